@@ -1,0 +1,253 @@
+package devices
+
+import (
+	"embed"
+	"fmt"
+	"io/fs"
+	"path"
+	"sort"
+	"strings"
+	"sync"
+	"unicode"
+
+	"go.yaml.in/yaml/v3"
+)
+
+//go:embed data
+var dataFS embed.FS
+
+// Catalog is a set of devices, looked up by name or alias. A Catalog is never
+// modified: With returns a new one.
+type Catalog struct {
+	devices []Device
+	index   map[string]int // normalised name or alias → devices index
+}
+
+var builtin = sync.OnceValues(func() (*Catalog, error) {
+	c := &Catalog{index: map[string]int{}}
+	files, err := fs.Glob(dataFS, "data/gpus/*.yaml")
+	if err != nil {
+		return nil, err
+	}
+	for _, f := range files {
+		data, err := dataFS.ReadFile(f)
+		if err != nil {
+			return nil, err
+		}
+		if c, err = c.with("builtin:"+path.Base(f), data, false); err != nil {
+			return nil, err
+		}
+	}
+	return c, nil
+})
+
+// Builtin returns the embedded catalog.
+func Builtin() (*Catalog, error) { return builtin() }
+
+// Lookup finds a device of the embedded catalog; see Catalog.Lookup.
+func Lookup(name string) (Device, error) {
+	c, err := Builtin()
+	if err != nil {
+		return Device{}, err
+	}
+	return c.Lookup(name)
+}
+
+// With returns a catalog with the device file data (named file in errors)
+// applied: a file whose name matches a device of c overrides the fields it
+// gives; any other adds a device, which must then be complete.
+func (c *Catalog) With(file string, data []byte) (*Catalog, error) {
+	return c.with(file, data, true)
+}
+
+func (c *Catalog) with(file string, data []byte, mayOverride bool) (*Catalog, error) {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return nil, fmt.Errorf("%s: %w", file, err)
+	}
+	if doc.Kind == 0 {
+		return nil, fmt.Errorf("%s: empty device file", file)
+	}
+	p := &fileParser{file: file}
+	name, nameNode := "", &doc
+	if m := doc.Content[0]; m.Kind == yaml.MappingNode {
+		for i := 0; i+1 < len(m.Content); i += 2 {
+			if m.Content[i].Value == "name" {
+				name, nameNode = m.Content[i+1].Value, m.Content[i+1]
+			}
+		}
+	}
+	if strings.TrimSpace(name) == "" {
+		return nil, p.errorf(nameNode, "missing name")
+	}
+	out := &Catalog{devices: append([]Device(nil), c.devices...), index: make(map[string]int, len(c.index))}
+	for k, v := range c.index {
+		out.index[k] = v
+	}
+	var d Device
+	i, exists := c.index[normalize(name)]
+	if exists {
+		if !mayOverride {
+			return nil, p.errorf(nameNode, "device %q is defined twice", name)
+		}
+		d = c.devices[i].clone()
+	} else {
+		d.Name = name
+		i = len(out.devices)
+		out.devices = append(out.devices, Device{})
+	}
+	d.Origin = append(d.Origin, file)
+	if err := p.parse(&doc, &d); err != nil {
+		return nil, err
+	}
+	if err := d.validate(); err != nil {
+		return nil, fmt.Errorf("%s: device %q: %w", file, d.Name, err)
+	}
+	out.devices[i] = d
+	for _, n := range append([]string{d.Name}, d.Aliases...) {
+		k := normalize(n)
+		if j, ok := out.index[k]; ok && j != i {
+			return nil, fmt.Errorf("%s: name %q of %q is already used by %q", file, n, d.Name, out.devices[j].Name)
+		}
+		out.index[k] = i
+	}
+	return out, nil
+}
+
+func (d Device) clone() Device {
+	e := d
+	e.Aliases = append([]string(nil), d.Aliases...)
+	e.Origin = append([]string(nil), d.Origin...)
+	e.Dense, e.Sparse, e.Sources = map[string]Peak{}, map[string]Peak{}, map[string]string{}
+	for k, v := range d.Dense {
+		e.Dense[k] = v
+	}
+	for k, v := range d.Sparse {
+		e.Sparse[k] = v
+	}
+	for k, v := range d.Sources {
+		e.Sources[k] = v
+	}
+	return e
+}
+
+// normalize folds case and drops punctuation and spaces, so that
+// "NVIDIA H100 80GB HBM3", "h100-80gb-hbm3" and "nvidia_h100_80gb_hbm3" meet.
+func normalize(s string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(s) {
+		if unicode.IsLetter(r) || unicode.IsDigit(r) {
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// Lookup finds a device by name or alias, ignoring case, spaces and
+// punctuation, and a leading "NVIDIA" or "Tesla" as nvidia-smi prints them. An
+// unknown name fails with the closest names.
+func (c *Catalog) Lookup(name string) (Device, error) {
+	k := normalize(name)
+	for _, cand := range []string{k, strings.TrimPrefix(k, "nvidia"), strings.TrimPrefix(strings.TrimPrefix(k, "nvidia"), "tesla")} {
+		if i, ok := c.index[cand]; ok {
+			return c.devices[i], nil
+		}
+	}
+	return Device{}, fmt.Errorf("unknown device %q; closest: %s (see 'gpucalc devices')", name, strings.Join(c.closest(k, 3), ", "))
+}
+
+// closest returns the n catalog names nearest to k by edit distance.
+func (c *Catalog) closest(k string, n int) []string {
+	type cand struct {
+		name string
+		d    int
+	}
+	best := map[int]cand{}
+	for key, i := range c.index {
+		d := distance(k, key)
+		if strings.Contains(key, k) || strings.Contains(k, key) {
+			d = d / 2
+		}
+		if b, ok := best[i]; !ok || d < b.d {
+			best[i] = cand{c.devices[i].Name, d}
+		}
+	}
+	var cs []cand
+	for _, b := range best {
+		cs = append(cs, b)
+	}
+	sort.Slice(cs, func(i, j int) bool {
+		if cs[i].d != cs[j].d {
+			return cs[i].d < cs[j].d
+		}
+		return cs[i].name < cs[j].name
+	})
+	var out []string
+	for i := 0; i < len(cs) && i < n; i++ {
+		out = append(out, cs[i].name)
+	}
+	return out
+}
+
+// distance is the Levenshtein edit distance.
+func distance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
+
+// Devices lists the catalog's devices in catalog order (vendor, then
+// compute capability, then name).
+func (c *Catalog) Devices() []Device {
+	out := append([]Device(nil), c.devices...)
+	sort.SliceStable(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if a.Vendor != b.Vendor {
+			return a.Vendor > b.Vendor // NVIDIA first
+		}
+		if a.CC != b.CC {
+			if a.CC.Major != b.CC.Major {
+				return a.CC.Major < b.CC.Major
+			}
+			return a.CC.Minor < b.CC.Minor
+		}
+		return a.Name < b.Name
+	})
+	return out
+}
+
+// Names lists every name and alias, for shell completion.
+func (c *Catalog) Names() []string {
+	var out []string
+	for _, d := range c.Devices() {
+		out = append(out, d.Name)
+	}
+	return out
+}
+
+// Limits resolves a device name or an architecture (sm_90, 9.0) to the
+// occupancy limits, for inputs that may give either.
+func (c *Catalog) Limits(nameOrArch string) (Arch, error) {
+	if cc, err := ParseCC(nameOrArch); err == nil {
+		return ArchFor(cc)
+	}
+	d, err := c.Lookup(nameOrArch)
+	if err != nil {
+		return Arch{}, fmt.Errorf("%w, or an architecture such as sm_90 or 9.0", err)
+	}
+	return d.Limits()
+}

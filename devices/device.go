@@ -1,0 +1,143 @@
+// Package devices is gpucalc's catalog of GPUs and of the per-architecture
+// limits that occupancy depends on.
+//
+// The catalog is data: one YAML file per GPU under data/gpus and one file of
+// compute-capability limits under data/arch, embedded in the binary. Every
+// number in them names its source. Users add devices, or override fields of a
+// catalog entry (a measured bandwidth, say), with files of the same schema;
+// see Catalog.With.
+//
+// Peak rates are dense. 2:4-sparse rates are kept apart, in Device.Sparse, and
+// never used for a roofline unless a caller asks for them by name.
+package devices
+
+import (
+	"fmt"
+	"sort"
+)
+
+// Device is one GPU model.
+type Device struct {
+	Name         string   `json:"name"`
+	Vendor       string   `json:"vendor"`
+	Aliases      []string `json:"aliases,omitempty"`
+	Architecture string   `json:"architecture"`
+	// CC is the compute capability; zero for non-NVIDIA parts.
+	CC  CC  `json:"compute_capability"`
+	SMs int `json:"sms"`
+	// BoostClockHz is the maximum SM clock; TensorClockHz is the clock the
+	// datasheet's tensor peaks assume (lower than boost on some parts).
+	BoostClockHz  float64 `json:"boost_clock_hz"`
+	TensorClockHz float64 `json:"tensor_clock_hz"`
+	Memory        Memory  `json:"memory"`
+	L2            Cache   `json:"l2"`
+	HostLink      Link    `json:"host_link"`
+	TDPWatts      float64 `json:"tdp_watts"`
+	// Dense peak rates in operations per second, by PeakKey.
+	Dense map[string]Peak `json:"dense_peaks"`
+	// Sparse holds 2:4 structured-sparsity rates, by PeakKey; never mixed
+	// into Dense.
+	Sparse map[string]Peak `json:"sparse_peaks,omitempty"`
+	// Sources maps a field path ("memory.bandwidth", "dense.bf16_tensor")
+	// to the source of its number.
+	Sources map[string]string `json:"sources"`
+	// Origin is the file the entry came from ("builtin" or a user file).
+	Origin []string `json:"origin"`
+}
+
+// Memory is device (DRAM) memory.
+type Memory struct {
+	Type           string  `json:"type"`
+	Bytes          int64   `json:"bytes"`
+	BytesPerSecond float64 `json:"bytes_per_second"`
+}
+
+// Cache is a cache level. BytesPerSecond is zero where no public source gives
+// a measured bandwidth.
+type Cache struct {
+	Bytes          int64   `json:"bytes"`
+	BytesPerSecond float64 `json:"bytes_per_second,omitempty"`
+}
+
+// Link is the connection to the host or to peer GPUs.
+type Link struct {
+	Type           string  `json:"type"`
+	BytesPerSecond float64 `json:"bytes_per_second"`
+}
+
+// Peak is a peak rate and how it arises.
+type Peak struct {
+	// PerSecond is operations (FLOPs, or integer ops) per second.
+	PerSecond float64 `json:"per_second"`
+	// PerSMPerClock is the operations per SM per clock the peak is built
+	// from; zero when the source does not give it.
+	PerSMPerClock float64 `json:"per_sm_per_clock,omitempty"`
+	// Clock says which clock the peak assumes: "boost" or "tensor".
+	Clock string `json:"clock,omitempty"`
+}
+
+// Level is a level of the memory hierarchy.
+type Level string
+
+// Memory levels.
+const (
+	DRAM Level = "dram"
+	L2   Level = "l2"
+)
+
+// Peak returns the dense peak rate, in operations per second, for data type
+// d on path p.
+func (d Device) Peak(dt DType, p Path) (float64, error) {
+	k := PeakKey(dt, p)
+	if pk, ok := d.Dense[k]; ok && pk.PerSecond > 0 {
+		return pk.PerSecond, nil
+	}
+	return 0, fmt.Errorf("device %q has no %s peak (it has %v)", d.Name, k, d.PeakKeys())
+}
+
+// PeakKeys lists the dense peaks the device has, sorted.
+func (d Device) PeakKeys() []string {
+	keys := make([]string, 0, len(d.Dense))
+	for k := range d.Dense {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// Bandwidth returns the datasheet bandwidth of a memory level in bytes per
+// second, or zero where the catalog has none (L2 on most parts).
+func (d Device) Bandwidth(l Level) float64 {
+	switch l {
+	case DRAM:
+		return d.Memory.BytesPerSecond
+	case L2:
+		return d.L2.BytesPerSecond
+	}
+	return 0
+}
+
+// Ridge is the arithmetic intensity (FLOP per DRAM byte) at which the dense
+// peak of dt on p meets the DRAM bandwidth.
+func (d Device) Ridge(dt DType, p Path) (float64, error) {
+	pk, err := d.Peak(dt, p)
+	if err != nil {
+		return 0, err
+	}
+	if d.Memory.BytesPerSecond <= 0 {
+		return 0, fmt.Errorf("device %q has no memory bandwidth", d.Name)
+	}
+	return pk / d.Memory.BytesPerSecond, nil
+}
+
+// Source returns the source of a field ("memory.bandwidth", "dense.fp32").
+func (d Device) Source(field string) string { return d.Sources[field] }
+
+// Limits returns the occupancy limits of the device's compute capability. It
+// fails for parts outside NVIDIA's occupancy model.
+func (d Device) Limits() (Arch, error) {
+	if d.Vendor != "NVIDIA" {
+		return Arch{}, fmt.Errorf("device %q is a %s GPU: occupancy follows NVIDIA's CUDA rules and cannot be computed for it (roofline works)", d.Name, d.Vendor)
+	}
+	return ArchFor(d.CC)
+}
