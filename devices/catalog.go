@@ -128,6 +128,11 @@ func (d Device) clone() Device {
 	for k, v := range d.Sources {
 		e.Sources[k] = v
 	}
+	if d.Measured != nil {
+		m := *d.Measured
+		m.Peaks, m.LatencyCycles = clone(m.Peaks), clone(m.LatencyCycles)
+		e.Measured = &m
+	}
 	return e
 }
 

@@ -41,8 +41,33 @@ type Device struct {
 	// Sources maps a field path ("memory.bandwidth", "dense.bf16_tensor")
 	// to the source of its number.
 	Sources map[string]string `json:"sources"`
+	// Measured holds ceilings measured on a real part (tools/measure), which
+	// override the datasheet where a model wants achievable figures.
+	Measured *Measured `json:"measured,omitempty"`
 	// Origin is the file the entry came from ("builtin" or a user file).
 	Origin []string `json:"origin"`
+}
+
+// Measured is what a measurement run found on one GPU. Zero means not
+// measured.
+type Measured struct {
+	// How and When say how and when it was measured (tool, versions, clocks).
+	How  string `json:"how"`
+	When string `json:"when"`
+	// Bandwidths in bytes per second.
+	DRAMRead  float64 `json:"dram_read_bytes_per_second,omitempty"`
+	DRAMWrite float64 `json:"dram_write_bytes_per_second,omitempty"`
+	DRAMCopy  float64 `json:"dram_copy_bytes_per_second,omitempty"`
+	L2        float64 `json:"l2_bytes_per_second,omitempty"`
+	Smem      float64 `json:"smem_bytes_per_second,omitempty"`
+	// Peaks are achieved rates in operations per second, by PeakKey
+	// (fp32, fp64, bf16_tensor, ...).
+	Peaks map[string]float64 `json:"peaks,omitempty"`
+	// LaunchOverhead is the time of an empty kernel launch, in seconds.
+	LaunchOverhead float64 `json:"launch_overhead_seconds,omitempty"`
+	// LatencyCycles are unloaded latencies in SM cycles, by name: l1, l2,
+	// dram, smem, fma.
+	LatencyCycles map[string]float64 `json:"latency_cycles,omitempty"`
 }
 
 // Memory is device (DRAM) memory.

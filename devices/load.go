@@ -3,6 +3,7 @@ package devices
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
@@ -169,7 +170,7 @@ func (p *fileParser) parse(doc *yaml.Node, d *Device) error {
 	}
 	set := func(field string, q quantity) { d.Sources[field] = q.source }
 	known := []string{"name", "vendor", "aliases", "architecture", "compute_capability", "sources", "sms",
-		"boost_clock", "tensor_clock", "memory", "l2", "host_link", "tdp", "dense", "sparse"}
+		"boost_clock", "tensor_clock", "memory", "l2", "host_link", "tdp", "dense", "sparse", "measured"}
 	for _, kv := range top {
 		k, v := kv[0], kv[1]
 		switch k.Value {
@@ -253,6 +254,10 @@ func (p *fileParser) parse(doc *yaml.Node, d *Device) error {
 				}
 				(*m)[name] = Peak{PerSecond: q.value, PerSMPerClock: q.perSMPerClock, Clock: q.clock}
 				set(k.Value+"."+name, q)
+			}
+		case "measured":
+			if err := p.measured(v, d); err != nil {
+				return err
 			}
 		default:
 			return p.unknown(k, "device file", known...)
@@ -384,4 +389,106 @@ func (d *Device) validate() error {
 		}
 	}
 	return nil
+}
+
+// measured reads the `measured` section: how, when, bandwidths, achieved
+// peaks, launch overhead and latencies in cycles.
+func (p *fileParser) measured(n *yaml.Node, d *Device) error {
+	ps, err := p.pairs(n, "measured")
+	if err != nil {
+		return err
+	}
+	if d.Measured == nil {
+		d.Measured = &Measured{}
+	} else {
+		m := *d.Measured
+		m.Peaks, m.LatencyCycles = clone(m.Peaks), clone(m.LatencyCycles)
+		d.Measured = &m
+	}
+	m := d.Measured
+	rates := map[string]*float64{"dram_read": &m.DRAMRead, "dram_write": &m.DRAMWrite, "dram_copy": &m.DRAMCopy, "l2": &m.L2, "smem": &m.Smem}
+	known := []string{"how", "when", "dram_read", "dram_write", "dram_copy", "l2", "smem", "peaks", "launch_overhead", "latency_cycles"}
+	for _, kv := range ps {
+		k, v := kv[0], kv[1]
+		field := "measured." + k.Value
+		switch k.Value {
+		case "how", "when":
+			s, err := p.str(v, field)
+			if err != nil {
+				return err
+			}
+			if k.Value == "how" {
+				m.How = s
+			} else {
+				m.When = s
+			}
+		case "dram_read", "dram_write", "dram_copy", "l2", "smem":
+			q, err := p.quantity(v, field, units.ParseBandwidth, false)
+			if err != nil {
+				return err
+			}
+			*rates[k.Value] = q.value
+			d.Sources[field] = q.source
+		case "launch_overhead":
+			q, err := p.quantity(v, field, units.ParseDuration, false)
+			if err != nil {
+				return err
+			}
+			m.LaunchOverhead = q.value
+			d.Sources[field] = q.source
+		case "peaks", "latency_cycles":
+			sub, err := p.pairs(v, field)
+			if err != nil {
+				return err
+			}
+			for _, e := range sub {
+				name := e[0].Value
+				var q quantity
+				if k.Value == "peaks" {
+					if !validPeakKey(name) {
+						return p.errorf(e[0], "unknown peak %q in %s (known: %s)", name, field, strings.Join(peakKeys(), ", "))
+					}
+					if q, err = p.quantity(e[1], field+"."+name, units.ParseFLOPS, false); err != nil {
+						return err
+					}
+					if m.Peaks == nil {
+						m.Peaks = map[string]float64{}
+					}
+					m.Peaks[name] = q.value
+				} else {
+					if !slices.Contains(latencyNames, name) {
+						return p.errorf(e[0], "unknown latency %q in %s (known: %s)", name, field, strings.Join(latencyNames, ", "))
+					}
+					if q, err = p.quantity(e[1], field+"."+name, parseCount, false); err != nil {
+						return err
+					}
+					if m.LatencyCycles == nil {
+						m.LatencyCycles = map[string]float64{}
+					}
+					m.LatencyCycles[name] = q.value
+				}
+				d.Sources[field+"."+name] = q.source
+			}
+		default:
+			return p.unknown(k, "measured", known...)
+		}
+	}
+	if m.How == "" || m.When == "" {
+		return p.errorf(n, "measured: give `how` (tool, versions, clocks) and `when` (date) the figures were measured")
+	}
+	return nil
+}
+
+// latencyNames are the latencies a measured section may give, in SM cycles.
+var latencyNames = []string{"l1", "l2", "dram", "smem", "fma"}
+
+func clone[K comparable, V any](m map[K]V) map[K]V {
+	if m == nil {
+		return nil
+	}
+	out := make(map[K]V, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
 }
