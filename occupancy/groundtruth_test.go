@@ -212,3 +212,87 @@ func TestReference(t *testing.T) {
 	}
 	t.Logf("%d rows, %d mismatches", n, fails)
 }
+
+// TestH100Potential checks cudaOccupancyMaxPotentialBlockSize on the H100,
+// with fixed and per-thread dynamic shared memory and block-size limits.
+func TestH100Potential(t *testing.T) {
+	a := arch(t, "9.0")
+	kernels := h100Kernels(t)
+	eachRow(t, "occ_potential.csv", func(r *row) {
+		k := kernels[r.str("kernel")]
+		if r.int("err") != 0 {
+			t.Fatalf("%v: unexpected runtime error", r)
+		}
+		o := SuggestOptions{DynamicSmem: r.int("dyn_smem"), SmemPerThread: r.int("smem_per_thread"), BlockSizeLimit: r.int("block_limit"), SMs: 132}
+		if o.SmemPerThread > 0 {
+			o.DynamicSmem = 0 // -1 in the file: the VariableSMem form has none
+		}
+		s, err := Suggest(a, k, o)
+		if err != nil || s.BlockSize != r.int("block") || s.MinGridSize != r.int("min_grid") {
+			t.Errorf("%v: got block %d, min grid %d (%v)", r, s.BlockSize, s.MinGridSize, err)
+		}
+	})
+}
+
+// TestReferencePotential checks cudaOccMaxPotentialOccupancyBlockSize for the
+// nine reference architectures.
+func TestReferencePotential(t *testing.T) {
+	eachRow(t, "occ_ref_potential.csv", func(r *row) {
+		a := arch(t, r.str("cc"))
+		if r.int("err") != 0 {
+			t.Fatalf("%v: reference rows are all valid", r)
+		}
+		k := Kernel{Regs: r.int("regs"), StaticSmem: r.int("static_smem")}
+		s, err := Suggest(a, k, SuggestOptions{DynamicSmem: r.int("dyn_smem"), SMs: refSMs[r.str("arch")]})
+		if err != nil || s.BlockSize != r.int("block") || s.MinGridSize != r.int("min_grid") {
+			t.Errorf("%v: got block %d, min grid %d (%v)", r, s.BlockSize, s.MinGridSize, err)
+		}
+	})
+}
+
+// TestH100AvailSmem checks cudaOccupancyAvailableDynamicSMemPerBlock on the
+// H100 (err 1, cudaErrorInvalidValue, where the blocks cannot be resident),
+// and that the size gpucalc says really fits does fit while 128 bytes more
+// does not.
+func TestH100AvailSmem(t *testing.T) {
+	a := arch(t, "9.0")
+	kernels := h100Kernels(t)
+	overReports := 0
+	eachRow(t, "occ_avail_smem.csv", func(r *row) {
+		k := kernels[r.str("kernel")]
+		nb, threads := r.int("num_blocks"), r.int("block")
+		if threads > k.MaxThreads {
+			// The runtime ignores launch bounds here too.
+			if _, err := AvailableSmem(a, k, nb, threads, Carveout{}); !errors.Is(err, ErrLaunchBounds) {
+				t.Errorf("%v: beyond launch bounds, got %v", r, err)
+			}
+			k.MaxThreads = 0
+		}
+		s, err := AvailableSmem(a, k, nb, threads, Carveout{})
+		if r.int("err") != 0 {
+			if !errors.Is(err, ErrUnreachable) {
+				t.Errorf("%v: got %+v, %v; runtime failed", r, s, err)
+			}
+			return
+		}
+		if err != nil || s.Runtime != r.int("avail_dyn_smem") {
+			t.Errorf("%v: got %d (%v), runtime %d", r, s.Runtime, err, r.int("avail_dyn_smem"))
+			return
+		}
+		if s.RuntimeBlocks < nb {
+			overReports++
+		}
+		l := Launch{Threads: threads, DynamicSmem: s.Fits}
+		if got := Calculate(a, k, l).Blocks; got < nb {
+			t.Errorf("%v: %d B said to fit gives %d blocks", r, s.Fits, got)
+		}
+		l.DynamicSmem += a.SmemAllocUnit
+		if got := Calculate(a, k, l).Blocks; got >= nb && l.DynamicSmem <= a.SmemPerBlockOptin-k.StaticSmem {
+			t.Errorf("%v: %d B more than said to fit still gives %d blocks", r, a.SmemAllocUnit, got)
+		}
+	})
+	if overReports == 0 {
+		t.Error("the runtime's documented 1 KiB over-report never showed")
+	}
+	t.Logf("runtime answer too large for the asked blocks in %d rows", overReports)
+}
