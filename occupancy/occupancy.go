@@ -73,6 +73,9 @@ func CarveoutPercent(p int) Carveout { return Carveout{carveoutPercent, p} }
 // per SM.
 func CarveoutBytes(b int) Carveout { return Carveout{carveoutBytes, b} }
 
+// Size returns the preference in bytes if it was given as a size.
+func (c Carveout) Size() (int, bool) { return c.value, c.kind == carveoutBytes }
+
 // IsDefault reports whether c is the driver's default.
 func (c Carveout) IsDefault() bool { return c.kind == carveoutDefault }
 

@@ -1,6 +1,8 @@
 package occupancy
 
 import (
+	"errors"
+
 	"github.com/gpucalc/gpucalc/devices"
 )
 
@@ -143,4 +145,33 @@ func AvailableSmem(a devices.Arch, k Kernel, blocks, threads int, c Carveout) (A
 		}
 	}
 	return s, nil
+}
+
+// Waves describes how a grid runs on the whole GPU.
+type Waves struct {
+	Grid int `json:"grid"`
+	// PerWave is blocks resident on the GPU at once: blocks per SM × SMs.
+	PerWave int `json:"blocks_per_wave"`
+	// Waves is the number of waves, the last possibly partial.
+	Waves int `json:"waves"`
+	// LastWaveBlocks is the blocks in the last wave; LastWaveFill that over
+	// PerWave, 0 to 1.
+	LastWaveBlocks int     `json:"last_wave_blocks"`
+	LastWaveFill   float64 `json:"last_wave_fill"`
+}
+
+// GridWaves returns the waves a grid of grid blocks takes with blocksPerSM
+// resident blocks on each of sms SMs. It fails when nothing is resident.
+func GridWaves(grid, blocksPerSM, sms int) (Waves, error) {
+	w := Waves{Grid: grid, PerWave: blocksPerSM * sms}
+	if grid < 1 {
+		return w, errors.New("the grid must have at least 1 block")
+	}
+	if w.PerWave < 1 {
+		return w, errors.New("no block is resident, so the grid never runs")
+	}
+	w.Waves = (grid + w.PerWave - 1) / w.PerWave
+	w.LastWaveBlocks = grid - (w.Waves-1)*w.PerWave
+	w.LastWaveFill = float64(w.LastWaveBlocks) / float64(w.PerWave)
+	return w, nil
 }
