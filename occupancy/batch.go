@@ -39,7 +39,7 @@ type archEntry struct {
 type BatchRow struct {
 	Fields []string
 	// Line is the row's line in the input.
-	Line int
+	Line   int
 	Arch   devices.Arch
 	Kernel Kernel
 	Launch Launch

@@ -164,7 +164,7 @@ func (o Occupancy) Tables() []Table {
 	tables := []Table{summary, limits}
 	if w := o.Waves; w != nil {
 		tables = append(tables, Table{Title: "Waves", Header: []string{"Grid (blocks)", "Blocks per wave", "Waves", "Blocks in last wave", "Last wave fill"},
-			Rows: [][]string{{strconv.Itoa(w.Grid), strconv.Itoa(w.PerWave), strconv.Itoa(w.Waves), strconv.Itoa(w.LastWaveBlocks), pct(w.LastWaveFill)}},
+			Rows:  [][]string{{strconv.Itoa(w.Grid), strconv.Itoa(w.PerWave), strconv.Itoa(w.Waves), strconv.Itoa(w.LastWaveBlocks), pct(w.LastWaveFill)}},
 			Notes: []string{fmt.Sprintf("Blocks per wave = %d blocks per SM × %d SMs.", r.Blocks, o.Target.SMs)}})
 	}
 	return tables
