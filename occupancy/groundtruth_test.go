@@ -129,6 +129,7 @@ func carveout(r *row) Carveout {
 // gpucalc reports 0 blocks with ErrLaunchBounds, and without the launch
 // bounds it must agree with the runtime.
 func TestH100Blocks(t *testing.T) {
+	t.Parallel()
 	a := arch(t, "9.0")
 	kernels := h100Kernels(t)
 	var bounded, fails int
@@ -171,6 +172,7 @@ var refSMs = map[string]int{"V100": 80, "T4": 40, "A100": 108, "A10": 72, "Orin"
 // architectures: blocks, the limiting mask, the per-limit block counts and
 // the allocated registers and shared memory per block.
 func TestReference(t *testing.T) {
+	t.Parallel()
 	archs := map[string]devices.Arch{}
 	fails := 0
 	n := eachRow(t, "occ_ref.csv.gz", func(r *row) {

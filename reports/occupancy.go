@@ -1,7 +1,6 @@
 package reports
 
 import (
-	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -249,15 +248,16 @@ func AvailSmem(t Target, k occupancy.Kernel, blocks, threads int, s occupancy.Av
 // BatchColumns are the result columns `gpucalc occupancy batch` appends.
 var BatchColumns = []string{"blocks_per_sm", "warps_per_sm", "occupancy", "limiters", "blocks_by_warps", "blocks_by_regs", "blocks_by_smem", "blocks_by_blocks", "regs_per_block", "smem_per_block", "error"}
 
-// OccupancyBatch writes batch results row by row: CSV streams; JSON streams
-// an array of objects (numbers as numbers, empty cells as null); table and
+// OccupancyBatch writes batch results row by row: CSV streams (written by
+// hand: a million rows must take well under two seconds); JSON streams an
+// array of objects (numbers as numbers, empty cells as null); table and
 // Markdown collect the rows and render them at Flush.
 type OccupancyBatch struct {
 	w      io.Writer
 	f      Format
-	cw     *csv.Writer
 	header []string
 	rec    []string
+	buf    []byte
 	table  Table
 	rows   int
 }
@@ -268,8 +268,14 @@ func NewOccupancyBatch(w io.Writer, f Format, inputHeader []string) (*OccupancyB
 	b := &OccupancyBatch{w: w, f: f, header: append(append([]string(nil), inputHeader...), BatchColumns...)}
 	switch f {
 	case FormatCSV:
-		b.cw = csv.NewWriter(w)
-		return b, b.cw.Write(b.header)
+		for i, h := range b.header {
+			if i > 0 {
+				b.buf = append(b.buf, ',')
+			}
+			b.buf = appendCSV(b.buf, h)
+		}
+		_, err := w.Write(append(b.buf, '\n'))
+		return b, err
 	case FormatJSON:
 		_, err := io.WriteString(w, "[")
 		return b, err
@@ -291,37 +297,97 @@ func limitCell(n int) string {
 // columns), then the result, or only err in the error column. A result with a
 // reason for 0 blocks has the reason there.
 func (b *OccupancyBatch) Write(fields []string, n int, r occupancy.Result, err error) error {
+	if err == nil {
+		err = r.Err
+	}
+	b.rows++
+	if b.f == FormatCSV {
+		return b.csvRow(fields, n, r, err)
+	}
 	b.rec = append(b.rec[:0], fields...)
 	for len(b.rec) < n {
 		b.rec = append(b.rec, "")
 	}
 	b.rec = b.rec[:n]
-	if err == nil {
-		err = r.Err
-	}
 	if err != nil {
 		for range BatchColumns[:len(BatchColumns)-1] {
 			b.rec = append(b.rec, "")
 		}
 		b.rec = append(b.rec, err.Error())
 	} else {
-		reason := ""
-		if r.Reason != nil {
-			reason = r.Reason.Error()
-		}
 		b.rec = append(b.rec, strconv.Itoa(r.Blocks), strconv.Itoa(r.Warps), strconv.FormatFloat(r.Occupancy(), 'f', 4, 64), r.Limiters.String(),
 			limitCell(r.ByWarps), limitCell(r.ByRegisters), limitCell(r.BySharedMemory), limitCell(r.ByBlocks),
-			strconv.Itoa(r.RegsPerBlock), strconv.Itoa(r.SmemPerBlock), reason)
+			strconv.Itoa(r.RegsPerBlock), strconv.Itoa(r.SmemPerBlock), reasonText(r))
 	}
-	b.rows++
-	switch b.f {
-	case FormatCSV:
-		return b.cw.Write(b.rec)
-	case FormatJSON:
+	if b.f == FormatJSON {
 		return b.jsonRow()
 	}
 	b.table.Rows = append(b.table.Rows, append([]string(nil), b.rec...))
 	return nil
+}
+
+func reasonText(r occupancy.Result) string {
+	if r.Reason != nil {
+		return r.Reason.Error()
+	}
+	return ""
+}
+
+// csvRow writes one CSV record straight into a buffer, quoting as
+// encoding/csv does: a million rows must take well under two seconds.
+func (b *OccupancyBatch) csvRow(fields []string, n int, r occupancy.Result, err error) error {
+	b.buf = b.buf[:0]
+	for i := range n {
+		if i > 0 {
+			b.buf = append(b.buf, ',')
+		}
+		if i < len(fields) {
+			b.buf = appendCSV(b.buf, fields[i])
+		}
+	}
+	if err != nil {
+		b.buf = append(b.buf, ",,,,,,,,,,,"...)
+		b.buf = appendCSV(b.buf, err.Error())
+	} else {
+		num := func(v int) {
+			b.buf = append(b.buf, ',')
+			if v != occupancy.Unlimited {
+				b.buf = strconv.AppendInt(b.buf, int64(v), 10)
+			}
+		}
+		num(r.Blocks)
+		num(r.Warps)
+		b.buf = append(b.buf, ',')
+		b.buf = strconv.AppendFloat(b.buf, r.Occupancy(), 'f', 4, 64)
+		b.buf = append(b.buf, ',')
+		b.buf = append(b.buf, r.Limiters.String()...)
+		num(r.ByWarps)
+		num(r.ByRegisters)
+		num(r.BySharedMemory)
+		num(r.ByBlocks)
+		num(r.RegsPerBlock)
+		num(r.SmemPerBlock)
+		b.buf = append(b.buf, ',')
+		b.buf = appendCSV(b.buf, reasonText(r))
+	}
+	b.buf = append(b.buf, '\n')
+	_, err = b.w.Write(b.buf)
+	return err
+}
+
+// appendCSV appends one field, quoted where encoding/csv would quote it.
+func appendCSV(buf []byte, f string) []byte {
+	quote := f != "" && (f[0] == ' ' || f[0] == '\t' || f == `\.`)
+	for i := 0; i < len(f) && !quote; i++ {
+		c := f[i]
+		quote = c == ',' || c == '"' || c == '\r' || c == '\n'
+	}
+	if !quote {
+		return append(buf, f...)
+	}
+	buf = append(buf, '"')
+	buf = append(buf, strings.ReplaceAll(f, `"`, `""`)...)
+	return append(buf, '"')
 }
 
 func (b *OccupancyBatch) jsonRow() error {
@@ -355,8 +421,7 @@ func (b *OccupancyBatch) jsonRow() error {
 func (b *OccupancyBatch) Flush() error {
 	switch b.f {
 	case FormatCSV:
-		b.cw.Flush()
-		return b.cw.Error()
+		return nil
 	case FormatJSON:
 		end := "\n]\n"
 		if b.rows == 0 {
