@@ -118,6 +118,7 @@ func (d Device) clone() Device {
 	e := d
 	e.Aliases = append([]string(nil), d.Aliases...)
 	e.Origin = append([]string(nil), d.Origin...)
+	e.ClusterGPCs = append([]int(nil), d.ClusterGPCs...)
 	e.Dense, e.Sparse, e.Sources = map[string]Peak{}, map[string]Peak{}, map[string]string{}
 	for k, v := range d.Dense {
 		e.Dense[k] = v

@@ -25,6 +25,10 @@ type Device struct {
 	// CC is the compute capability; zero for non-NVIDIA parts.
 	CC  CC  `json:"compute_capability"`
 	SMs int `json:"sms"`
+	// ClusterGPCs is the SM count of each GPC as thread-block clusters see
+	// it (a cluster's blocks run on distinct SMs of one GPC); empty when
+	// unknown.
+	ClusterGPCs []int `json:"cluster_gpcs,omitempty"`
 	// BoostClockHz is the maximum SM clock; TensorClockHz is the clock the
 	// datasheet's tensor peaks assume (lower than boost on some parts).
 	BoostClockHz  float64 `json:"boost_clock_hz"`

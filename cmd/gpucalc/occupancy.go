@@ -76,7 +76,7 @@ func (f *kernelFlags) target(a *app) (reports.Target, error) {
 	if err != nil {
 		return reports.Target{}, usageError{err}
 	}
-	return reports.Target{Device: d.Name, Origin: origin, Arch: arch, CC: d.CC, SMs: d.SMs}, nil
+	return reports.Target{Device: d.Name, Origin: origin, Arch: arch, CC: d.CC, SMs: d.SMs, GPCs: d.ClusterGPCs}, nil
 }
 
 // parseSize parses a shared-memory size flag (binary units).
@@ -177,7 +177,7 @@ func inputError(a devices.Arch, k occupancy.Kernel, l occupancy.Launch, r occupa
 
 func (a *app) newOccupancyCmd() *cobra.Command {
 	var f kernelFlags
-	var grid int
+	var grid, cluster int
 	cmd := &cobra.Command{
 		Use:   "occupancy",
 		Short: "Resident blocks per SM and what limits them, as CUDA computes it",
@@ -186,7 +186,9 @@ cudaOccupancyMaxActiveBlocksPerMultiprocessor does (cuda_occupancy.h, CUDA 13),
 with every limit (warps, registers, shared memory, blocks, barriers) and the
 block count each allows, the registers and shared memory allocated after
 rounding (with the 1 KiB CUDA reserves per block from cc 8.0), and the
-carveout chosen. With --grid: waves and how full the last one is.
+carveout chosen. With --grid: waves and how full the last one is. With
+--cluster N (cc 9.0+): clusters of N blocks active on the whole GPU (a model
+that reproduces every measured H100 answer; see the README).
 
 Sizes are binary (48K = 49152 bytes). --smem is the block's shared memory,
 static plus dynamic; --static-smem splits off the static part. More than 48K
@@ -196,6 +198,7 @@ registers.`,
 		Example: `  gpucalc occupancy --regs 64 --smem 48K
   gpucalc occupancy --arch sm_80 --threads 128 --regs 37 --smem 8K
   gpucalc occupancy -d h100 --threads 512 --regs 40 --carveout 50% --grid 4096
+  gpucalc occupancy --threads 128 --smem 100K --cluster 4
   gpucalc occupancy suggest --regs 96
   gpucalc occupancy avail-smem --blocks 2 --threads 128
   gpucalc occupancy batch --input configs.csv`,
@@ -228,7 +231,18 @@ registers.`,
 				}
 				waves = &w
 			}
-			rep := reports.NewOccupancy(t, k, l, defaults, r, waves)
+			var clusters *occupancy.Clusters
+			if cmd.Flags().Changed("cluster") {
+				if t.SMs == 0 {
+					return usageError{errors.New("--cluster counts clusters on the whole GPU and needs the device's SM count: give --device instead of --arch")}
+				}
+				c, err := occupancy.ActiveClusters(t.Arch, r, cluster, t.SMs, t.GPCs)
+				if err != nil {
+					return usageError{fmt.Errorf("--cluster %d on %s: %w", cluster, t.Device, err)}
+				}
+				clusters = &c
+			}
+			rep := reports.NewOccupancy(t, k, l, defaults, r, waves, clusters)
 			if format == reports.FormatJSON {
 				return reports.JSON(a.stdout, rep)
 			}
@@ -237,6 +251,7 @@ registers.`,
 	}
 	f.add(a, cmd, true)
 	cmd.Flags().IntVar(&grid, "grid", 0, "blocks in the grid: report waves and the last wave's fill")
+	cmd.Flags().IntVar(&cluster, "cluster", 0, "thread-block cluster size (cc 9.0+): clusters active on the whole GPU; above 8 needs the non-portable opt-in")
 	cmd.AddCommand(a.newOccupancySuggestCmd(), a.newOccupancyAvailCmd(), a.newOccupancyBatchCmd())
 	return cmd
 }
