@@ -53,14 +53,17 @@ type Occupancy struct {
 	// Reason says why no block is resident, when none is.
 	Reason string           `json:"reason,omitempty"`
 	Waves  *occupancy.Waves `json:"waves,omitempty"`
+	// Cliffs are the nearest register counts and shared-memory sizes that
+	// change resident blocks.
+	Cliffs *occupancy.Cliffs `json:"cliffs,omitempty"`
 	// Clusters is set with --cluster.
 	Clusters *occupancy.Clusters `json:"clusters,omitempty"`
 	Notes    []string            `json:"notes"`
 }
 
 // NewOccupancy assembles the report and its notes.
-func NewOccupancy(t Target, k occupancy.Kernel, l occupancy.Launch, defaults []string, r occupancy.Result, w *occupancy.Waves, c *occupancy.Clusters) Occupancy {
-	o := Occupancy{Target: t, Kernel: k, Launch: l, Defaults: defaults, Result: r, Occupancy: r.Occupancy(), Waves: w, Clusters: c}
+func NewOccupancy(t Target, k occupancy.Kernel, l occupancy.Launch, defaults []string, r occupancy.Result, w *occupancy.Waves, cliffs *occupancy.Cliffs, c *occupancy.Clusters) Occupancy {
+	o := Occupancy{Target: t, Kernel: k, Launch: l, Defaults: defaults, Result: r, Occupancy: r.Occupancy(), Waves: w, Cliffs: cliffs, Clusters: c}
 	if r.Reason != nil {
 		o.Reason = r.Reason.Error()
 	}
@@ -129,7 +132,7 @@ func (o Occupancy) Tables() []Table {
 	if o.Reason != "" {
 		add("cannot launch", o.Reason)
 	} else {
-		add("limited by", strings.ReplaceAll(strings.ReplaceAll(r.Limiters.String(), "|", ", "), "_", " "))
+		add("limited by", limiterText(r.Limiters))
 	}
 	add("registers per warp (allocated)", fmt.Sprintf("%d (%d × 32 rounded up to %d)", r.RegsPerWarp, o.Kernel.Regs, a.RegAllocUnit))
 	add("registers per block (allocated)", fmt.Sprintf("%d (%d warps)", r.RegsPerBlock, r.WarpsPerBlock))
@@ -170,10 +173,35 @@ func (o Occupancy) Tables() []Table {
 			Rows:  [][]string{{strconv.Itoa(w.Grid), strconv.Itoa(w.PerWave), strconv.Itoa(w.Waves), strconv.Itoa(w.LastWaveBlocks), pct(w.LastWaveFill)}},
 			Notes: []string{fmt.Sprintf("Blocks per wave = %d blocks per SM × %d SMs.", r.Blocks, o.Target.SMs)}})
 	}
+	if c := o.Cliffs; c != nil {
+		tables = append(tables, cliffTable(*c, o.Kernel, o.Launch))
+	}
 	if c := o.Clusters; c != nil {
 		tables = append(tables, clusterTable(*c, o.Target))
 	}
 	return tables
+}
+
+func limiterText(l occupancy.Limiter) string {
+	return strings.ReplaceAll(strings.ReplaceAll(l.String(), "|", ", "), "_", " ")
+}
+
+func cliffTable(c occupancy.Cliffs, k occupancy.Kernel, l occupancy.Launch) Table {
+	tab := Table{Title: "Cliffs: the nearest values that change resident blocks", Header: []string{"Nearest change", "Value", "Blocks per SM"}}
+	add := func(what string, cl *occupancy.Cliff, f func(int) string, cur int, unit string) {
+		if cl == nil {
+			tab.Rows = append(tab.Rows, []string{what, "none", "-"})
+			return
+		}
+		tab.Rows = append(tab.Rows, []string{what, f(cl.Value), fmt.Sprintf("%d (now %d)", cl.Blocks, c.Blocks)})
+		tab.Notes = append(tab.Notes, fmt.Sprintf("With %s%s instead of %s: %s instead of %d.", f(cl.Value), unit, f(cur), plural(cl.Blocks, "block"), c.Blocks))
+	}
+	smem := k.StaticSmem + l.DynamicSmem
+	add("fewer registers", c.RegsDown, strconv.Itoa, k.Regs, " registers")
+	add("more registers", c.RegsUp, strconv.Itoa, k.Regs, " registers")
+	add("less shared memory", c.SmemDown, size, smem, " of shared memory")
+	add("more shared memory", c.SmemUp, size, smem, " of shared memory")
+	return tab
 }
 
 func joinGPCs(g []int) string {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/gpucalc/gpucalc/devices"
@@ -242,7 +243,11 @@ registers.`,
 				}
 				clusters = &c
 			}
-			rep := reports.NewOccupancy(t, k, l, defaults, r, waves, clusters)
+			cliffs, err := occupancy.FindCliffs(t.Arch, k, l)
+			if err != nil {
+				return err
+			}
+			rep := reports.NewOccupancy(t, k, l, defaults, r, waves, &cliffs, clusters)
 			if format == reports.FormatJSON {
 				return reports.JSON(a.stdout, rep)
 			}
@@ -252,7 +257,7 @@ registers.`,
 	f.add(a, cmd, true)
 	cmd.Flags().IntVar(&grid, "grid", 0, "blocks in the grid: report waves and the last wave's fill")
 	cmd.Flags().IntVar(&cluster, "cluster", 0, "thread-block cluster size (cc 9.0+): clusters active on the whole GPU; above 8 needs the non-portable opt-in")
-	cmd.AddCommand(a.newOccupancySuggestCmd(), a.newOccupancyAvailCmd(), a.newOccupancyBatchCmd())
+	cmd.AddCommand(a.newOccupancySuggestCmd(), a.newOccupancyAvailCmd(), a.newOccupancyBatchCmd(), a.newOccupancySweepCmd())
 	return cmd
 }
 
@@ -461,4 +466,83 @@ func runBatch(in io.Reader, out io.Writer, format reports.Format, lookup func(st
 		return err
 	}
 	return bw.Flush()
+}
+
+func (a *app) newOccupancySweepCmd() *cobra.Command {
+	var f kernelFlags
+	var vary, plotFile string
+	cmd := &cobra.Command{
+		Use:   "sweep --vary threads|regs|smem",
+		Short: "Occupancy against block size, register count or shared memory, with a chart",
+		Long: `Vary one quantity of the configuration over its whole range, like the "impact
+of varying block size / register count / shared memory" graphs of NVIDIA's
+calculator: block sizes in steps of 32, every register count 0..255, shared
+memory at every allocation boundary up to the opt-in maximum. The table groups
+values with the same result; --plot writes a PNG or SVG chart (by the file's
+extension) with the current configuration marked. Takes the flags of
+'gpucalc occupancy'.`,
+		Example: `  gpucalc occupancy sweep --vary regs --threads 256
+  gpucalc occupancy sweep --vary threads --regs 64 --plot threads.png
+  gpucalc occupancy sweep --vary smem --regs 32 --smem 48K --plot smem.svg`,
+		Args: args(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			format, err := a.outFormat(nil)
+			if err != nil {
+				return err
+			}
+			q, err := occupancy.ParseQuantity(vary)
+			if err != nil {
+				return usageError{fmt.Errorf("--vary: %w", err)}
+			}
+			ext := strings.ToLower(strings.TrimPrefix(filepath.Ext(plotFile), "."))
+			if plotFile != "" && ext != "png" && ext != "svg" {
+				return usageError{fmt.Errorf("--plot %s: the chart is PNG or SVG; name the file .png or .svg", plotFile)}
+			}
+			t, err := f.target(a)
+			if err != nil {
+				return err
+			}
+			k, l, _, err := f.kernelLaunch(cmd)
+			if err != nil {
+				return err
+			}
+			if err := inputError(t.Arch, k, l, occupancy.Calculate(t.Arch, k, l)); err != nil && !errors.Is(err, occupancy.ErrSmemPerBlock) {
+				return err
+			}
+			pts, err := occupancy.Sweep(t.Arch, k, l, q)
+			if err != nil {
+				return usageError{err}
+			}
+			current := map[occupancy.Quantity]int{occupancy.VaryThreads: l.Threads, occupancy.VaryRegs: k.Regs, occupancy.VarySmem: k.StaticSmem + l.DynamicSmem}[q]
+			if plotFile != "" {
+				fh, err := os.Create(plotFile)
+				if err != nil {
+					return fmt.Errorf("--plot: %w", err)
+				}
+				err = reports.SweepPlot(fh, ext, t, q, pts, current)
+				if cerr := fh.Close(); err == nil {
+					err = cerr
+				}
+				if err != nil {
+					return fmt.Errorf("--plot %s: %w", plotFile, err)
+				}
+			}
+			if format == reports.FormatJSON {
+				return reports.JSON(a.stdout, struct {
+					Target  reports.Target     `json:"target"`
+					Kernel  occupancy.Kernel   `json:"kernel"`
+					Launch  occupancy.Launch   `json:"launch"`
+					Vary    occupancy.Quantity `json:"vary"`
+					Current int                `json:"current"`
+					Points  []occupancy.Point  `json:"points"`
+				}{t, k, l, q, current, pts})
+			}
+			return reports.Render(a.stdout, format, reports.SweepTable(t, q, pts, current))
+		},
+	}
+	f.add(a, cmd, true)
+	cmd.Flags().StringVar(&vary, "vary", "threads", "quantity to vary: threads, regs or smem")
+	cmd.Flags().StringVar(&plotFile, "plot", "", "write a chart to `FILE`.png or FILE.svg")
+	_ = cmd.RegisterFlagCompletionFunc("vary", cobra.FixedCompletions([]string{"threads", "regs", "smem"}, cobra.ShellCompDirectiveNoFileComp))
+	return cmd
 }
