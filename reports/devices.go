@@ -113,7 +113,7 @@ func DeviceDetail(d devices.Device, inline bool) Table {
 	}
 	for _, k := range d.PeakKeys() {
 		p := d.Dense[k]
-		v := units.FormatFLOPS(p.PerSecond)
+		v := formatPeak(k, p.PerSecond)
 		if p.PerSMPerClock > 0 {
 			v += " = " + strconv.FormatFloat(p.PerSMPerClock, 'f', -1, 64) + "/clk/SM at " + p.Clock + " clock"
 		}
@@ -121,7 +121,7 @@ func DeviceDetail(d devices.Device, inline bool) Table {
 	}
 	for _, k := range d.PeakKeys() {
 		if p, ok := d.Sparse[k]; ok {
-			add(k+" (2:4 sparse)", units.FormatFLOPS(p.PerSecond), "sparse."+k)
+			add(k+" (2:4 sparse)", formatPeak(k, p.PerSecond), "sparse."+k)
 		}
 	}
 	for _, dt := range []devices.DType{devices.BF16, devices.FP16} {
@@ -142,7 +142,7 @@ func DeviceDetail(d devices.Device, inline bool) Table {
 		addRate("L2", m.L2, "l2")
 		addRate("shared memory", m.Smem, "smem")
 		for _, k := range peakOrder(m.Peaks) {
-			add("measured "+k, units.FormatFLOPS(m.Peaks[k]), "measured.peaks."+k)
+			add("measured "+k, formatPeak(k, m.Peaks[k]), "measured.peaks."+k)
 		}
 		if m.LaunchOverhead > 0 {
 			add("measured launch overhead", units.FormatDuration(m.LaunchOverhead), "measured.launch_overhead")
@@ -152,9 +152,18 @@ func DeviceDetail(d devices.Device, inline bool) Table {
 		}
 		t.Notes = append(t.Notes, "Measured ("+m.When+"): "+m.How)
 	}
-	t.Notes = append(t.Notes, "Integer rates are operations per second (OP/s), shown in the FLOP/s column's units. Host link: one direction.")
+	t.Notes = append(t.Notes, "Peaks: x/clk/SM is operations per clock per SM; rates are decimal (1 TFLOP/s = 1e12). Host link: one direction.")
 	t.Notes = append(t.Notes, src.notes()...)
 	return t
+}
+
+// formatPeak writes a rate of the peak key k: OP/s for integer types.
+func formatPeak(k string, v float64) string {
+	s := units.FormatFLOPS(v)
+	if strings.HasPrefix(k, "int") {
+		s = strings.Replace(s, "FLOP/s", "OP/s", 1)
+	}
+	return s
 }
 
 // peakOrder lists the keys of m in the catalog's peak order.
