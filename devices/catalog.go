@@ -25,17 +25,21 @@ type Catalog struct {
 
 var builtin = sync.OnceValues(func() (*Catalog, error) {
 	c := &Catalog{index: map[string]int{}}
-	files, err := fs.Glob(dataFS, "data/gpus/*.yaml")
-	if err != nil {
-		return nil, err
-	}
-	for _, f := range files {
-		data, err := dataFS.ReadFile(f)
+	// Datasheet entries first, then the ceilings measured on real parts
+	// (tools/measure), which override the entries they name.
+	for _, dir := range []string{"gpus", "measured"} {
+		files, err := fs.Glob(dataFS, "data/"+dir+"/*.yaml")
 		if err != nil {
 			return nil, err
 		}
-		if c, err = c.with("builtin:"+path.Base(f), data, false); err != nil {
-			return nil, err
+		for _, f := range files {
+			data, err := dataFS.ReadFile(f)
+			if err != nil {
+				return nil, err
+			}
+			if c, err = c.with("builtin:"+dir+"/"+path.Base(f), data, dir == "measured"); err != nil {
+				return nil, err
+			}
 		}
 	}
 	return c, nil

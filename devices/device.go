@@ -154,6 +154,14 @@ func (d Device) Ridge(dt DType, p Path) (float64, error) {
 	return pk / d.Memory.BytesPerSecond, nil
 }
 
+// Datasheet returns the device without its measured figures, for figures
+// that must rest on the datasheet alone (a lower bound, or a comparison of
+// the model with and without calibration).
+func (d Device) Datasheet() Device {
+	d.Measured = nil
+	return d
+}
+
 // Source returns the source of a field ("memory.bandwidth", "dense.fp32").
 func (d Device) Source(field string) string { return d.Sources[field] }
 

@@ -11,8 +11,8 @@ import (
 
 // measuredFiles are the device files tools/measure wrote on real GPUs.
 var measuredFiles = []struct{ file, name string }{
-	{"measured/h100-sxm.yaml", "H100 SXM"},
-	{"measured/h200-sxm.yaml", "H200 SXM"},
+	{"data/measured/h100-sxm.yaml", "H100 SXM"},
+	{"data/measured/h200-sxm.yaml", "H200 SXM"},
 }
 
 // loadMeasured applies a measured file on top of the builtin catalog, as
@@ -155,7 +155,7 @@ func h100GroundTruth(t *testing.T) (copyRate, bf16 float64) {
 // TestMeasuredH100GroundTruth compares the H100 file with the ground truth
 // measured on an H100 through PyTorch (issue 10: within 5%).
 func TestMeasuredH100GroundTruth(t *testing.T) {
-	d := loadMeasured(t, "measured/h100-sxm.yaml", "H100 SXM")
+	d := loadMeasured(t, "data/measured/h100-sxm.yaml", "H100 SXM")
 	copyRate, bf16 := h100GroundTruth(t)
 	for _, c := range []struct {
 		what       string
