@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/gpucalc/gpucalc/devices"
@@ -257,7 +258,7 @@ registers.`,
 	f.add(a, cmd, true)
 	cmd.Flags().IntVar(&grid, "grid", 0, "blocks in the grid: report waves and the last wave's fill")
 	cmd.Flags().IntVar(&cluster, "cluster", 0, "thread-block cluster size (cc 9.0+): clusters active on the whole GPU; above 8 needs the non-portable opt-in")
-	cmd.AddCommand(a.newOccupancySuggestCmd(), a.newOccupancyAvailCmd(), a.newOccupancyBatchCmd(), a.newOccupancySweepCmd())
+	cmd.AddCommand(a.newOccupancySuggestCmd(), a.newOccupancyAvailCmd(), a.newOccupancyBatchCmd(), a.newOccupancySweepCmd(), a.newOccupancyFromBuildCmd())
 	return cmd
 }
 
@@ -544,5 +545,105 @@ extension) with the current configuration marked. Takes the flags of
 	cmd.Flags().StringVar(&vary, "vary", "threads", "quantity to vary: threads, regs or smem")
 	cmd.Flags().StringVar(&plotFile, "plot", "", "write a chart to `FILE`.png or FILE.svg")
 	_ = cmd.RegisterFlagCompletionFunc("vary", cobra.FixedCompletions([]string{"threads", "regs", "smem"}, cobra.ShellCompDirectiveNoFileComp))
+	return cmd
+}
+
+func (a *app) newOccupancyFromBuildCmd() *cobra.Command {
+	var threads int
+	var launch []string
+	var dynamic, carveout string
+	cmd := &cobra.Command{
+		Use:   "from-build FILE|-",
+		Short: "Occupancy of every kernel in ptxas -v or cuobjdump --dump-resource-usage output",
+		Long: `Read the resource usage the CUDA tools print and report occupancy for every
+kernel, lowest first:
+  - nvcc -Xptxas -v (ptxas -v): "Compiling entry function '...' for 'sm_90'",
+    "Used 64 registers, used 1 barriers, 1024 bytes smem", stack and spills;
+  - cuobjdump --dump-resource-usage: "Function ...:" and "REG:64 STACK:0 SHARED:1024 ...".
+The architecture is the log's. cuobjdump's SHARED includes the 1 KiB CUDA
+reserves per block for some sm_90+ objects: gpucalc takes it off where every
+kernel of an object shows at least 1 KiB, so it is not counted twice. Names
+are demangled; spills and local memory are flagged. Block size: --threads for
+all, or per kernel with --launch NAME=THREADS (NAME as printed, with or without
+template arguments, or the mangled symbol).`,
+		Example: `  nvcc -arch=sm_90 -Xptxas -v -c kernels.cu 2>&1 | gpucalc occupancy from-build -
+  cuobjdump --dump-resource-usage app | gpucalc occupancy from-build - --threads 128
+  gpucalc occupancy from-build build.log --launch saxpy=512 --launch block_reduce=128`,
+		Args: args(cobra.ExactArgs(1)),
+		RunE: func(cmd *cobra.Command, argv []string) error {
+			format, err := a.outFormat(nil)
+			if err != nil {
+				return err
+			}
+			dyn, err := parseSize("dynamic-smem", dynamic)
+			if err != nil {
+				return err
+			}
+			carve, err := parseCarveout(carveout)
+			if err != nil {
+				return err
+			}
+			perKernel := map[string]int{}
+			for _, l := range launch {
+				name, n, ok := strings.Cut(l, "=")
+				t, err := strconv.Atoi(strings.TrimSpace(n))
+				if !ok || err != nil || t < 1 {
+					return usageError{fmt.Errorf("--launch %q: expected NAME=THREADS, such as saxpy=256", l)}
+				}
+				perKernel[strings.TrimSpace(name)] = t
+			}
+			var in io.Reader = a.stdin
+			if argv[0] != "-" {
+				fh, err := os.Open(argv[0])
+				if err != nil {
+					return err
+				}
+				defer fh.Close()
+				in = fh
+			}
+			ks, err := occupancy.ParseBuildLog(in)
+			if err != nil {
+				return fmt.Errorf("%s: %w", argv[0], err)
+			}
+			used := map[string]bool{}
+			var rows []reports.BuildRow
+			for _, k := range ks {
+				arch, err := devices.ArchFor(k.CC)
+				if err != nil {
+					return fmt.Errorf("kernel %s: %w", k.Short, err)
+				}
+				t, from := threads, "--threads"
+				for name, n := range perKernel {
+					if k.Matches(name) {
+						t, from = n, "--launch "+name
+						used[name] = true
+					}
+				}
+				kern := occupancy.Kernel{Regs: k.Regs, StaticSmem: k.StaticSmem, Barriers: k.Barriers}
+				l := occupancy.Launch{Threads: t, DynamicSmem: dyn, Carveout: carve}
+				r := occupancy.Calculate(arch, kern, l)
+				if err := inputError(arch, kern, l, r); err != nil && !errors.Is(r.Reason, occupancy.ErrSmemPerBlock) {
+					return fmt.Errorf("kernel %s: %w", k.Short, err)
+				}
+				rows = append(rows, reports.NewBuildRow(k, t, from, r, occupancy.MaxThreadsByRegs(arch, k.Regs)))
+			}
+			for name := range perKernel {
+				if !used[name] {
+					return usageError{fmt.Errorf("--launch %s: no kernel of that name in the log", name)}
+				}
+			}
+			reports.SortBuildRows(rows)
+			if format == reports.FormatJSON {
+				return reports.JSON(a.stdout, rows)
+			}
+			notes := []string{fmt.Sprintf("Threads per block: %d unless --launch says otherwise; dynamic shared memory %s; carveout %s.", threads, units.FormatSize(int64(dyn)), carve),
+				"Static shared memory excludes the 1 KiB CUDA reserves per block (cc 8.0+); the calculation adds it once. Launch bounds are not in the logs: give the block size with --launch."}
+			return reports.Render(a.stdout, format, reports.BuildTable(rows, notes))
+		},
+	}
+	cmd.Flags().IntVarP(&threads, "threads", "t", defaultThreads, "threads per block for kernels without --launch")
+	cmd.Flags().StringArrayVar(&launch, "launch", nil, "`NAME=THREADS` block size of one kernel (repeatable)")
+	cmd.Flags().StringVar(&dynamic, "dynamic-smem", "0", "dynamic shared memory per block for every kernel (binary: 48K = 49152 bytes)")
+	cmd.Flags().StringVar(&carveout, "carveout", "default", "shared-memory carveout preference: default, a percentage (50%) or a size (100K)")
 	return cmd
 }
