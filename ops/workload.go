@@ -57,7 +57,7 @@ func ParseWorkload(file string, data []byte) (Workload, error) {
 		if errors.Is(err, io.EOF) {
 			return Workload{}, fmt.Errorf("%s: empty workload file", file)
 		}
-		return Workload{}, fmt.Errorf("%s: %w", file, err)
+		return Workload{}, fmt.Errorf("%s: %s", file, yamlError(err))
 	}
 	var extra any
 	if err := dec.Decode(&extra); err == nil || !errors.Is(err, io.EOF) {
@@ -100,4 +100,27 @@ func ParseWorkload(file string, data []byte) (Workload, error) {
 		w.Entries = append(w.Entries, Entry{Name: e.Name, Op: op, Count: n})
 	}
 	return w, nil
+}
+
+// yamlError rewrites the YAML decoder's errors into one line without Go
+// type names: "line 3: unknown field "repeat" (an op takes name, op, count)".
+func yamlError(err error) string {
+	var te *yaml.TypeError
+	if !errors.As(err, &te) {
+		return strings.TrimPrefix(err.Error(), "yaml: ")
+	}
+	var msgs []string
+	for _, e := range te.Errors {
+		if i := strings.Index(e, "field "); i >= 0 && strings.Contains(e, " not found in type ") {
+			field := strings.TrimPrefix(e[i:], "field ")
+			field = field[:strings.Index(field, " not found")]
+			where := "the file takes name, description, dtype, ops"
+			if strings.Contains(e, `yaml:\"count\"`) {
+				where = "an op takes name, op, count"
+			}
+			e = fmt.Sprintf("%sunknown field %q (%s)", e[:i], field, where)
+		}
+		msgs = append(msgs, e)
+	}
+	return strings.Join(msgs, "; ")
 }

@@ -40,7 +40,7 @@ const (
 // B/s), times in seconds.
 type Point struct {
 	Name   string `json:"name"`
-	Op     string `json:"op"`
+	Op     ops.Op `json:"op"`
 	Device string `json:"device"`
 	Count  int    `json:"count"`
 
@@ -181,7 +181,7 @@ func (m *Model) Analyze(op ops.Op) (Point, error) {
 		return Point{}, err
 	}
 	p := Point{
-		Op: op.String(), Device: m.dev.Name, Count: 1,
+		Op: op, Device: m.dev.Name, Count: 1,
 		FLOPs: c.FLOPs(), MatrixFLOPs: c.MatrixFLOPs, Transcendentals: c.Transcendentals, Bytes: c.Bytes, AI: c.AI(),
 		PeakKey: key, ComputeCeiling: peak, MemoryLevel: devices.DRAM, MemoryCeiling: m.dram, Notes: notes,
 	}
