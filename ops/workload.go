@@ -67,7 +67,7 @@ func ParseWorkload(file string, data []byte) (Workload, error) {
 		return Workload{}, fmt.Errorf("%s: missing name", file)
 	}
 	if len(f.Ops) == 0 {
-		return Workload{}, fmt.Errorf("%s: no ops; give a list under ops:", file)
+		return Workload{}, fmt.Errorf("%s: no ops; give a list under \"ops\"", file)
 	}
 	dt := DefaultDType
 	if f.DType != "" {
