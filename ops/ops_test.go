@@ -198,3 +198,25 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+func TestShape(t *testing.T) {
+	for spec, want := range map[string]string{
+		"matmul m=1 n=2 k=3":                 "1x2x3",
+		"attention b=1 h=2 s=3 d=4":          "1x2x3x4",
+		"attention b=1 h=2 sq=1 sk=9 d=4":    "1x2x1x9x4",
+		"conv2d n=1 c=2 h=3 w=4 k=5 r=1 s=1": "1x2x3x4x5x1x1",
+		"softmax rows=7 cols=8":              "7x8",
+		"gelu n=9":                           "9",
+	} {
+		o, err := Parse(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := o.Shape(); got != want {
+			t.Errorf("%s: %s, want %s", spec, got, want)
+		}
+		if back, err := ParseBench(string(o.Kind), "bf16", o.Shape(), ""); err == nil && back.Cost() != o.Cost() && o.Kind != Conv2D && o.SeqQ == o.SeqK {
+			t.Errorf("%s: shape does not round-trip", spec)
+		}
+	}
+}

@@ -310,3 +310,32 @@ func (o Op) String() string {
 	}
 	return b.String()
 }
+
+// Shape is the op's size in roof_bench's form: MxNxK, ROWSxCOLS, N,
+// BxHxSxD (BxHxSQxSKxD when the lengths differ) or NxCxHxWxKxRxS.
+func (o Op) Shape() string {
+	var d []int64
+	switch o.Kind {
+	case Matmul, Linear:
+		d = []int64{o.M, o.N, o.K}
+		if o.Batch > 1 {
+			d = append([]int64{o.Batch}, d...)
+		}
+	case LayerNorm, RMSNorm, Softmax:
+		d = []int64{o.Rows, o.Cols}
+	case GELU, ReLU, SiLU, Add, Mul, Copy:
+		d = []int64{o.Elems}
+	case Attention:
+		d = []int64{o.B, o.Heads, o.SeqQ, o.HeadDim}
+		if o.SeqQ != o.SeqK {
+			d = []int64{o.B, o.Heads, o.SeqQ, o.SeqK, o.HeadDim}
+		}
+	case Conv2D:
+		d = []int64{o.N, o.C, o.H, o.W, o.K, o.R, o.S}
+	}
+	s := make([]string, len(d))
+	for i, v := range d {
+		s[i] = strconv.FormatInt(v, 10)
+	}
+	return strings.Join(s, "x")
+}

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/gpucalc/gpucalc/devices"
 	"github.com/gpucalc/gpucalc/ops"
 	"github.com/gpucalc/gpucalc/roofline"
 	"github.com/gpucalc/gpucalc/units"
@@ -202,4 +203,66 @@ func RooflineBatchJSON(b ops.Batch, pts []roofline.Point) []map[string]any {
 		out[i] = o
 	}
 	return out
+}
+
+// ceilingName names a peak key for a chart: bf16_tensor → "BF16 tensor".
+func ceilingName(key string) string {
+	k, tensor := strings.CutSuffix(key, "_tensor")
+	n := strings.ToUpper(k)
+	if tensor {
+		n += " tensor"
+	}
+	return n
+}
+
+// chartLabel is a short label for an op: its name, else kind, shape and
+// the variant ("attention 8x16x4096x128 causal").
+func chartLabel(p roofline.Point) string {
+	if p.Name != "" {
+		return p.Name
+	}
+	shape := p.Op.Shape()
+	if p.Op.Elems > 0 {
+		shape = count(float64(p.Op.Elems))
+		shape = strings.ReplaceAll(strings.TrimSpace(shape), " ", "")
+	}
+	s := string(p.Op.Kind) + " " + shape + " " + string(p.Op.DType)
+	if p.Op.Causal {
+		s += " causal"
+	}
+	if p.Op.Kind == ops.GELU && p.Op.Tanh {
+		s += " tanh"
+	}
+	return s
+}
+
+// RooflineChartOf draws analysed ops: one device per slice of points
+// (pts[d][i] is op i on device d), the compute ceilings the ops use, the
+// DRAM and (where known) L2 slopes, each op at its attainable rate (labelled
+// once) and at its measured rate where it has one.
+func RooflineChartOf(title string, devs []devices.Device, pts [][]roofline.Point) RooflineChart {
+	c := RooflineChart{Title: title}
+	for d, dev := range devs {
+		cd := ChartDevice{Name: dev.Name, DRAM: dev.Memory.BytesPerSecond, L2: dev.L2.BytesPerSecond}
+		if cd.L2 == 0 && dev.Measured != nil {
+			cd.L2 = dev.Measured.L2
+		}
+		seen := map[string]bool{}
+		for _, p := range pts[d] {
+			if !seen[p.PeakKey] {
+				seen[p.PeakKey] = true
+				cd.Ceilings = append(cd.Ceilings, ChartCeiling{Name: ceilingName(p.PeakKey), FLOPS: p.ComputeCeiling})
+			}
+			label := ""
+			if d == 0 {
+				label = chartLabel(p)
+			}
+			c.Points = append(c.Points, ChartPoint{Label: label, Device: d, FLOPs: p.FLOPs, Bytes: p.Bytes, Rate: p.Attainable})
+			if p.Measured > 0 {
+				c.Points = append(c.Points, ChartPoint{Device: d, FLOPs: p.FLOPs, Bytes: p.Bytes, Rate: p.FLOPs / p.Measured, Measured: true})
+			}
+		}
+		c.Devices = append(c.Devices, cd)
+	}
+	return c
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/gpucalc/gpucalc/devices"
 	"github.com/gpucalc/gpucalc/ops"
@@ -18,6 +19,73 @@ type rooflineOptions struct {
 	devices  []string
 	ops      []string
 	workload string
+	chart    chartOptions
+}
+
+// chartOptions are --plot, --size and --dpi.
+type chartOptions struct {
+	file, size string
+	dpi        int
+}
+
+func addChartFlags(cmd *cobra.Command, o *chartOptions) {
+	cmd.Flags().StringVar(&o.file, "plot", "", "also draw a roofline chart to `FILE`.png or FILE.svg")
+	cmd.Flags().StringVar(&o.size, "size", "16x10cm", "chart `size`, WIDTHxHEIGHT in cm, mm or in")
+	cmd.Flags().IntVar(&o.dpi, "dpi", reports.DefaultDPI, "PNG chart resolution in dots per inch")
+	_ = cmd.MarkFlagFilename("plot", "png", "svg")
+}
+
+// check validates the chart flags before any work is done.
+func (o chartOptions) check() (format string, size reports.ChartSize, err error) {
+	if o.file == "" {
+		return "", size, nil
+	}
+	if format, err = reports.ChartFormat(o.file); err != nil {
+		return "", size, usageError{err}
+	}
+	if size, err = reports.ParseChartSize(o.size); err != nil {
+		return "", size, usageError{err}
+	}
+	if o.dpi < 10 || o.dpi > 1200 {
+		return "", size, usageError{fmt.Errorf("--dpi %d: expected 10 to 1200", o.dpi)}
+	}
+	return format, size, nil
+}
+
+// write draws the chart to the --plot file and returns the notes to print:
+// the ops it could not place, with the reason.
+func (o chartOptions) write(c reports.RooflineChart, format string, size reports.ChartSize) ([]string, error) {
+	fh, err := os.Create(o.file)
+	if err != nil {
+		return nil, fmt.Errorf("chart: %w", err)
+	}
+	if err := c.Write(fh, format, size, o.dpi); err != nil {
+		fh.Close()
+		return nil, fmt.Errorf("chart %s: %w", o.file, err)
+	}
+	if err := fh.Close(); err != nil {
+		return nil, fmt.Errorf("chart: %w", err)
+	}
+	notes := []string{"chart written to " + o.file}
+	for _, u := range c.Unplaced() {
+		notes = append(notes, "not on the chart: "+u)
+	}
+	return notes, nil
+}
+
+// printNotes adds chart notes under the first table, or writes them to
+// stderr for CSV and JSON, which must stay machine-readable.
+func (a *app) chartNotes(f reports.Format, tables []reports.Table, notes []string) {
+	if len(notes) == 0 {
+		return
+	}
+	if (f == reports.FormatTable || f == reports.FormatMarkdown) && len(tables) > 0 {
+		tables[0].Notes = append(tables[0].Notes, notes...)
+		return
+	}
+	for _, n := range notes {
+		fmt.Fprintln(a.stderr, "gpucalc: "+n)
+	}
 }
 
 const rooflineConventions = `Conventions: an FMA counts 2 FLOPs; transcendentals (exp, erf, tanh, rsqrt)
@@ -57,11 +125,13 @@ workload file; --devices compares several GPUs side by side.
   gpucalc roofline --op "attention b=8 h=16 s=4096 d=128 causal" --op "softmax rows=4096 cols=32768"
   gpucalc roofline --workload examples/llama3-8b-decode.yaml --device h100
   gpucalc roofline --workload examples/llama3-8b-prefill.yaml --devices h100,a100,h200
+  gpucalc roofline --workload examples/llama3-8b-prefill.yaml --plot prefill.png --size 16x10cm --dpi 200
   gpucalc roofline batch --device h100 --input shapes.csv --format csv`,
 		Args: args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error { return a.runRoofline(opt) },
 	}
 	a.addDeviceFlag(cmd, &opt.device)
+	addChartFlags(cmd, &opt.chart)
 	cmd.Flags().StringSliceVar(&opt.devices, "devices", nil, "compare several GPUs, comma-separated `names` (overrides --device)")
 	cmd.Flags().StringArrayVar(&opt.ops, "op", nil, "op `spec`, e.g. \"matmul m=4096 n=4096 k=4096 dtype=bf16\" (repeatable)")
 	cmd.Flags().StringVar(&opt.workload, "workload", "", "workload YAML `file` (a named list of ops)")
@@ -99,6 +169,7 @@ func (a *app) rooflineInput(opt rooflineOptions) (ops.Workload, error) {
 
 // deviceAnalysis is one device's result, as JSON writes it.
 type deviceAnalysis struct {
+	dev        devices.Device
 	Device     string             `json:"device"`
 	Origin     string             `json:"device_origin,omitempty"`
 	Efficiency devices.Efficiency `json:"efficiency"`
@@ -122,7 +193,7 @@ func (a *app) analyzeOn(names []string, w ops.Workload) ([]deviceAnalysis, error
 		if err != nil {
 			return nil, err
 		}
-		r := deviceAnalysis{Device: d.Name, Origin: origin, Efficiency: m.Efficiency(), Notes: m.Notes, Points: pts}
+		r := deviceAnalysis{dev: d, Device: d.Name, Origin: origin, Efficiency: m.Efficiency(), Notes: m.Notes, Points: pts}
 		if len(w.Entries) > 1 {
 			s := roofline.Summarize(pts)
 			r.Summary = &s
@@ -134,6 +205,10 @@ func (a *app) analyzeOn(names []string, w ops.Workload) ([]deviceAnalysis, error
 
 func (a *app) runRoofline(opt rooflineOptions) error {
 	f, err := a.outFormat(nil)
+	if err != nil {
+		return err
+	}
+	chartFormat, chartSize, err := opt.chart.check()
 	if err != nil {
 		return err
 	}
@@ -149,7 +224,24 @@ func (a *app) runRoofline(opt rooflineOptions) error {
 	if err != nil {
 		return err
 	}
+	var notes []string
+	if opt.chart.file != "" {
+		var devs []devices.Device
+		var pts [][]roofline.Point
+		var title []string
+		for _, r := range res {
+			devs, pts, title = append(devs, r.dev), append(pts, r.Points), append(title, r.Device)
+		}
+		t := "Roofline: " + strings.Join(title, " vs ")
+		if w.Name != "ops" {
+			t += "\n" + w.Name
+		}
+		if notes, err = opt.chart.write(reports.RooflineChartOf(t, devs, pts), chartFormat, chartSize); err != nil {
+			return err
+		}
+	}
 	if f == reports.FormatJSON {
+		a.chartNotes(f, nil, notes)
 		if len(res) == 1 {
 			return reports.JSON(a.stdout, res[0])
 		}
@@ -167,6 +259,7 @@ func (a *app) runRoofline(opt rooflineOptions) error {
 		}
 		tables = append(tables, reports.RooflineCompare(devs, pts, plain))
 		if plain {
+			a.chartNotes(f, tables, notes)
 			return reports.Render(a.stdout, f, tables...)
 		}
 	}
@@ -186,6 +279,7 @@ func (a *app) runRoofline(opt rooflineOptions) error {
 			tables = append(tables, reports.RooflineSummary("Totals on "+r.Device, *r.Summary, r.Points))
 		}
 	}
+	a.chartNotes(f, tables, notes)
 	return reports.Render(a.stdout, f, tables...)
 }
 
@@ -201,6 +295,7 @@ func modelNotes(r deviceAnalysis) []string {
 
 func (a *app) newRooflineBatchCmd() *cobra.Command {
 	var device, input string
+	var chart chartOptions
 	cmd := &cobra.Command{
 		Use:   "batch --input FILE|-",
 		Short: "Analyse a CSV of ops (op,dtype,shape,note) on one GPU",
@@ -213,7 +308,8 @@ Shapes: matmul MxNxK; layernorm, rmsnorm, softmax ROWSxCOLS; elementwise ops
 BxHxSxD; conv2d NxCxHxWxKxRxS (stride 1, same padding). The note carries the
 variant: erf or tanh (gelu), causal or full (attention), "stride2", "valid",
 "e4m3 in, bf16 out" (output type); other words are ignored. An optional ms or
-measured_us column carries a measured time; other extra columns are echoed.
+measured_us column carries a measured time, drawn as a measured point by
+--plot; other extra columns are echoed.
 
 flops is counted as roof_bench counts it (and torch.utils.flop_counter):
 matrix FLOPs only, so 0 for norms, softmax and elementwise ops; ai is
@@ -225,6 +321,10 @@ flops/bytes. bound, ceiling_tflops and the times use every FLOP.
 		Args: args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			f, err := a.outFormat(nil)
+			if err != nil {
+				return err
+			}
+			chartFormat, chartSize, err := chart.check()
 			if err != nil {
 				return err
 			}
@@ -256,7 +356,15 @@ flops/bytes. bound, ceiling_tflops and the times use every FLOP.
 				}
 				pts[i].Measured = row.Measured
 			}
+			var notes []string
+			if chart.file != "" {
+				c := reports.RooflineChartOf("Roofline: "+d.Name, []devices.Device{d}, [][]roofline.Point{pts})
+				if notes, err = chart.write(c, chartFormat, chartSize); err != nil {
+					return err
+				}
+			}
 			if f == reports.FormatJSON {
+				a.chartNotes(f, nil, notes)
 				return reports.JSON(a.stdout, reports.RooflineBatchJSON(b, pts))
 			}
 			t := reports.RooflineBatch(b, pts)
@@ -267,10 +375,13 @@ flops/bytes. bound, ceiling_tflops and the times use every FLOP.
 				}
 				t.Notes = append(modelNotes(deviceAnalysis{Efficiency: m.Efficiency()}), m.Notes...)
 			}
-			return reports.Render(a.stdout, f, t)
+			tables := []reports.Table{t}
+			a.chartNotes(f, tables, notes)
+			return reports.Render(a.stdout, f, tables...)
 		},
 	}
 	a.addDeviceFlag(cmd, &device)
+	addChartFlags(cmd, &chart)
 	cmd.Flags().StringVarP(&input, "input", "i", "", "CSV `file` to read, or - for standard input")
 	_ = cmd.MarkFlagRequired("input")
 	return cmd
