@@ -36,8 +36,11 @@ type Efficiency struct {
 	GEMM map[string]float64 `json:"gemm"`
 	// SFUPerSMPerClock is the transcendental (exp, rsqrt, tanh) rate.
 	SFUPerSMPerClock float64 `json:"sfu_per_sm_per_clock"`
-	// LaunchOverhead is the fixed time of one op, in seconds.
+	// LaunchOverhead is the time of one kernel launch and Ramp the
+	// start-up and drain of a kernel, in seconds: together the fixed cost
+	// of an op.
 	LaunchOverhead float64 `json:"launch_overhead_seconds"`
+	Ramp           float64 `json:"ramp_seconds"`
 	// Tiles are the GEMM CTA tiles the model chooses from.
 	Tiles []Tile `json:"gemm_tiles"`
 	// Sources maps each figure ("memory.HBM3", "gemm.bf16_tensor") to its
@@ -64,6 +67,7 @@ type efficiencyFile struct {
 	LaunchOverhead sourced            `yaml:"launch_overhead"`
 	Memory         map[string]sourced `yaml:"memory"`
 	Kernels        struct {
+		Ramp           sourced `yaml:"ramp"`
 		Reduction      sourced `yaml:"reduction"`
 		GEMMMemory     sourced `yaml:"gemm_memory"`
 		GEMMUnaligned  sourced `yaml:"gemm_unaligned"`
@@ -134,6 +138,7 @@ func parseEfficiency(data []byte) (*efficiencyTable, error) {
 		parse func(string) (float64, error)
 	}{
 		{"launch_overhead", f.LaunchOverhead, &b.LaunchOverhead, units.ParseDuration},
+		{"kernels.ramp", f.Kernels.Ramp, &b.Ramp, units.ParseDuration},
 		{"kernels.reduction", f.Kernels.Reduction, &b.Reduction, frac},
 		{"kernels.gemm_memory", f.Kernels.GEMMMemory, &b.GEMMMemory, frac},
 		{"kernels.gemm_unaligned", f.Kernels.GEMMUnaligned, &b.GEMMUnaligned, frac},

@@ -11,9 +11,9 @@ import (
 	"github.com/gpucalc/gpucalc/units"
 )
 
-// count formats a count with a decimal prefix and about four significant
+// siCount formats a count with a decimal prefix and about four significant
 // digits: 137438953472 → "137.4 G".
-func count(v float64) string {
+func siCount(v float64) string {
 	for _, p := range []struct {
 		s string
 		m float64
@@ -78,7 +78,7 @@ func RooflinePoints(title string, pts []roofline.Point, notes []string, plain bo
 		if p.Count > 1 {
 			name += " ×" + strconv.Itoa(p.Count)
 		}
-		t.Rows = append(t.Rows, []string{name, count(p.FLOPs), count(p.Bytes) + "B", strconv.FormatFloat(p.AI, 'f', digits(p.AI), 64),
+		t.Rows = append(t.Rows, []string{name, siCount(p.FLOPs), siCount(p.Bytes) + "B", strconv.FormatFloat(p.AI, 'f', digits(p.AI), 64),
 			p.PeakKey + " " + tflops(p.ComputeCeiling) + "T, " + strings.ToUpper(string(p.MemoryLevel)) + " " + units.FormatBandwidth(p.MemoryCeiling),
 			strconv.FormatFloat(p.Ridge, 'f', 0, 64), string(p.Bound), units.FormatFLOPS(p.Attainable),
 			units.FormatDuration(p.LowerBound), units.FormatDuration(p.Expected), p.ExpectedBound})
@@ -99,8 +99,8 @@ func RooflineSummary(title string, s roofline.Summary, pts []roofline.Point) Tab
 		{"ops (with counts)", strconv.Itoa(s.Ops)},
 		{"expected time", units.FormatDuration(s.Expected)},
 		{"lower bound", units.FormatDuration(s.LowerBound)},
-		{"FLOPs", count(s.FLOPs)},
-		{"bytes", count(s.Bytes) + "B"},
+		{"FLOPs", siCount(s.FLOPs)},
+		{"bytes", siCount(s.Bytes) + "B"},
 		{"memory-bound share of expected time", strconv.FormatFloat(100*s.MemoryBoundShare, 'f', 0, 64) + "%"},
 	}
 	for i, k := range s.Top {
@@ -160,16 +160,16 @@ func RooflineCompare(names []string, pts [][]roofline.Point, plain bool) Table {
 	return t
 }
 
-// BatchColumns are the columns roofline batch adds to its input.
-var BatchColumns = []string{"flops", "bytes", "ai", "bound", "ceiling_tflops", "lower_bound_us", "expected_us"}
+// RooflineBatchColumns are the columns roofline batch adds to its input.
+var RooflineBatchColumns = []string{"flops", "bytes", "ai", "bound", "ceiling_tflops", "lower_bound_us", "expected_us"}
 
 // RooflineBatch is roofline batch's output: the input columns, then
-// BatchColumns. flops counts matrix FLOPs only (the roof_bench and
+// RooflineBatchColumns. flops counts matrix FLOPs only (the roof_bench and
 // torch.utils.flop_counter convention: 0 for norms, softmax and
 // elementwise ops), and ai is flops/bytes in that convention; bound and the
 // times use every FLOP.
 func RooflineBatch(b ops.Batch, pts []roofline.Point) Table {
-	t := Table{Header: append(append([]string{}, b.Header...), BatchColumns...)}
+	t := Table{Header: append(append([]string{}, b.Header...), RooflineBatchColumns...)}
 	for i, r := range b.Rows {
 		p := pts[i]
 		ai := 0.0
@@ -183,7 +183,7 @@ func RooflineBatch(b ops.Batch, pts []roofline.Point) Table {
 }
 
 // RooflineBatchJSON is roofline batch's JSON: one object per row with the
-// input columns (as strings) and the BatchColumns as numbers.
+// input columns (as strings) and the RooflineBatchColumns as numbers.
 func RooflineBatchJSON(b ops.Batch, pts []roofline.Point) []map[string]any {
 	out := make([]map[string]any, len(b.Rows))
 	for i, r := range b.Rows {
@@ -223,7 +223,7 @@ func chartLabel(p roofline.Point) string {
 	}
 	shape := p.Op.Shape()
 	if p.Op.Elems > 0 {
-		shape = count(float64(p.Op.Elems))
+		shape = siCount(float64(p.Op.Elems))
 		shape = strings.ReplaceAll(strings.TrimSpace(shape), " ", "")
 	}
 	s := string(p.Op.Kind) + " " + shape + " " + string(p.Op.DType)
@@ -238,15 +238,13 @@ func chartLabel(p roofline.Point) string {
 
 // RooflineChartOf draws analysed ops: one device per slice of points
 // (pts[d][i] is op i on device d), the compute ceilings the ops use, the
-// DRAM and (where known) L2 slopes, each op at its attainable rate (labelled
+// DRAM and (where the datasheet gives it) L2 slopes, each op at its attainable rate (labelled
 // once) and at its measured rate where it has one.
 func RooflineChartOf(title string, devs []devices.Device, pts [][]roofline.Point) RooflineChart {
 	c := RooflineChart{Title: title}
 	for d, dev := range devs {
+		// The datasheet's L2 bandwidth, as the roofline's ceiling uses.
 		cd := ChartDevice{Name: dev.Name, DRAM: dev.Memory.BytesPerSecond, L2: dev.L2.BytesPerSecond}
-		if cd.L2 == 0 && dev.Measured != nil {
-			cd.L2 = dev.Measured.L2
-		}
 		seen := map[string]bool{}
 		for _, p := range pts[d] {
 			if !seen[p.PeakKey] {

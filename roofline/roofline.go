@@ -21,6 +21,8 @@ package roofline
 import (
 	"fmt"
 	"math"
+	"sort"
+	"strings"
 
 	"github.com/gpucalc/gpucalc/devices"
 	"github.com/gpucalc/gpucalc/ops"
@@ -77,9 +79,8 @@ type Model struct {
 	eff devices.Efficiency
 
 	dram, l2      float64 // datasheet ceilings, B/s (l2 0: unknown)
-	l2Measured    bool
 	stream        float64 // achievable streaming bandwidth, B/s
-	launch        float64
+	fixed         float64 // launch overhead + kernel ramp, s
 	sfu           float64 // transcendentals per second
 	measuredPeaks map[string]float64
 	// Notes apply to every op on the device (defaults, measured figures).
@@ -98,40 +99,50 @@ func New(d devices.Device) (*Model, error) {
 	}
 	m.Notes = append(m.Notes, e.Notes...)
 	m.stream = m.dram * e.Stream
-	m.launch = e.LaunchOverhead
-	clock := d.BoostClockHz
-	m.sfu = e.SFUPerSMPerClock * float64(d.SMs) * clock
+	launch := e.LaunchOverhead
+	m.sfu = e.SFUPerSMPerClock * float64(d.SMs) * d.BoostClockHz
 	if me := d.Measured; me != nil {
 		var used []string
 		if me.DRAMCopy > 0 {
 			m.stream = me.DRAMCopy
 			used = append(used, "DRAM copy "+units.FormatBandwidth(me.DRAMCopy))
 		}
-		if me.L2 > 0 && m.l2 == 0 {
-			m.l2, m.l2Measured = me.L2, true
-		}
 		if me.LaunchOverhead > 0 {
-			m.launch = me.LaunchOverhead
+			launch = me.LaunchOverhead
 			used = append(used, "launch overhead "+units.FormatDuration(me.LaunchOverhead))
 		}
-		if len(me.Peaks) > 0 {
-			m.measuredPeaks = me.Peaks
-			used = append(used, "achieved peaks")
+		// Tensor peaks are measured with GEMMs and replace the GEMM
+		// rates; CUDA-core peaks are FMA-loop rates, not GEMM rates, so
+		// SGEMM/DGEMM keep the catalog fraction.
+		for _, k := range sortedKeys(me.Peaks) {
+			if strings.HasSuffix(k, "_tensor") && me.Peaks[k] > 0 {
+				if m.measuredPeaks == nil {
+					m.measuredPeaks = map[string]float64{}
+				}
+				m.measuredPeaks[k] = me.Peaks[k]
+				used = append(used, k+" GEMM "+units.FormatFLOPS(me.Peaks[k]))
+			}
 		}
 		if len(used) > 0 {
-			m.Notes = append(m.Notes, fmt.Sprintf("expected times use the device's measured figures (%v; %s, %s)", used, me.How, me.When))
+			m.Notes = append(m.Notes, fmt.Sprintf("expected times use the device's measured figures (%s; measured %s)", strings.Join(used, ", "), me.When))
 		}
 	}
+	m.fixed = launch + e.Ramp
 	if m.l2 == 0 {
-		m.Notes = append(m.Notes, fmt.Sprintf("the catalog has no L2 bandwidth for %s: the memory ceiling is DRAM even where the working set fits in L2", d.Name))
-	} else if m.l2Measured {
-		m.Notes = append(m.Notes, "the L2 ceiling is the measured L2 bandwidth (no datasheet figure)")
+		m.Notes = append(m.Notes, fmt.Sprintf("the catalog has no datasheet L2 bandwidth for %s: the memory ceiling is DRAM even where the working set fits in L2", d.Name))
 	}
 	return m, nil
 }
 
 // Device is the model's device.
 func (m *Model) Device() devices.Device { return m.dev }
+
+// FixedCost is the time every op costs besides its work: launch overhead
+// (measured where the device has it) plus kernel ramp, in seconds.
+func (m *Model) FixedCost() float64 { return m.fixed }
+
+// Stream is the achievable streaming DRAM bandwidth the model uses, B/s.
+func (m *Model) Stream() float64 { return m.stream }
 
 // Efficiency is the set of achievable fractions the model uses.
 func (m *Model) Efficiency() devices.Efficiency { return m.eff }
@@ -241,10 +252,10 @@ func (m *Model) expected(op ops.Op, c ops.Cost, key string, peak float64) (float
 	if compute > memory {
 		bound = string(ComputeBound)
 	}
-	if m.launch > t {
+	if m.fixed > t {
 		bound = "launch"
 	}
-	return m.launch + t, bound
+	return m.fixed + t, bound
 }
 
 func (m *Model) vectorPeak() float64 {
@@ -364,6 +375,15 @@ func (m *Model) naiveAttention(op ops.Op, key string, peak float64) (float64, st
 		}
 	}
 	return total, bound
+}
+
+func sortedKeys(m map[string]float64) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }
 
 func ceilDiv(a, b int64) float64 { return float64((a + b - 1) / b) }

@@ -51,7 +51,7 @@ func near(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Abs(b) }
 // calculations from the H100 SXM datasheet (989.4 TFLOP/s dense BF16,
 // 66.9 TFLOP/s FP32, 3.35 TB/s).
 func TestCeilings(t *testing.T) {
-	h := device(t, "h100")
+	h := device(t, "h100").Datasheet()
 	p := analyze(t, h, "matmul m=4096 n=4096 k=4096 dtype=bf16")
 	flops, bytes := 2*math.Pow(4096, 3), 3*4096*4096*2.0
 	if p.PeakKey != "bf16_tensor" || !near(p.ComputeCeiling, 989.4e12) || !near(p.Ridge, 989.4e12/3.35e12) {
@@ -60,7 +60,7 @@ func TestCeilings(t *testing.T) {
 	if p.Bound != ComputeBound || !near(p.AI, flops/bytes) || !near(p.LowerBound, flops/989.4e12) || !near(p.Attainable, 989.4e12) {
 		t.Errorf("bf16 matmul: %s AI %g lower %g attainable %g", p.Bound, p.AI, p.LowerBound, p.Attainable)
 	}
-	if p.MemoryLevel != devices.DRAM || !strings.Contains(strings.Join(mustNew(t, h).Notes, " "), "no L2 bandwidth") {
+	if p.MemoryLevel != devices.DRAM || !strings.Contains(strings.Join(mustNew(t, h).Notes, " "), "no datasheet L2 bandwidth") {
 		t.Errorf("H100 without an L2 figure should use DRAM and say so: %s %v", p.MemoryLevel, mustNew(t, h).Notes)
 	}
 	p = analyze(t, h, "copy n=1073741824 dtype=fp32")
@@ -110,14 +110,15 @@ func TestL2Ceiling(t *testing.T) {
 // TestMeasured: a device's measured figures replace the catalog fractions
 // in the expected time, and the model says so.
 func TestMeasured(t *testing.T) {
-	plain := device(t, "h100")
+	plain := device(t, "h100").Datasheet()
 	meas := device(t, "h100", "h100-measured.yaml")
+	meas.Measured.Peaks = map[string]float64{"bf16_tensor": 700e12, "fp32": 1e12}
 	m := mustNew(t, meas)
 	if !strings.Contains(strings.Join(m.Notes, " "), "measured figures") {
 		t.Errorf("notes %v do not mention measured figures", m.Notes)
 	}
 	const n = 1 << 30
-	want := 5e-6 + 8.0*n/3.0e12
+	want := 5e-6 + mustNew(t, plain).Efficiency().Ramp + 8.0*n/3.0e12
 	if p := analyze(t, meas, "copy n=1073741824 dtype=fp32"); !near(p.Expected, want) {
 		t.Errorf("copy with measured 3.0 TB/s and 5 us: %g, want %g", p.Expected, want)
 	}
@@ -128,17 +129,23 @@ func TestMeasured(t *testing.T) {
 	if a.LowerBound != b.LowerBound {
 		t.Error("measured figures must not change the datasheet lower bound")
 	}
+	// A measured CUDA-core peak is an FMA-loop rate, not an SGEMM rate.
+	a, b = analyze(t, plain, "matmul m=4096 n=4096 k=4096 dtype=fp32"), analyze(t, meas, "matmul m=4096 n=4096 k=4096 dtype=fp32")
+	if math.Abs((a.Expected-mustNew(t, plain).FixedCost())-(b.Expected-m.FixedCost())) > 1e-12 {
+		t.Errorf("fp32 GEMM moved with the measured FMA peak: %g vs %g", a.Expected, b.Expected)
+	}
 }
 
 // TestOtherGPUs: the same model holds elsewhere; an H200 (HBM3e, 4.8 TB/s)
 // runs a memory-bound op faster than an H100 by its bandwidth ratio times
 // the streaming fractions, and a compute-bound GEMM at the same speed.
 func TestOtherGPUs(t *testing.T) {
-	h100, h200, a100 := device(t, "h100"), device(t, "h200", "h200.yaml"), device(t, "a100", "a100.yaml")
+	h100, h200, a100 := device(t, "h100").Datasheet(), device(t, "h200").Datasheet(), device(t, "a100 sxm4 80gb").Datasheet()
 	copy100 := analyze(t, h100, "copy n=1073741824 dtype=fp32")
 	copy200 := analyze(t, h200, "copy n=1073741824 dtype=fp32")
+	fixed := mustNew(t, h100).FixedCost()
 	want := (4.8e12 * 0.84) / (3.35e12 * 0.905)
-	got := (copy100.Expected - 4.6e-6) / (copy200.Expected - 4.6e-6)
+	got := (copy100.Expected - fixed) / (copy200.Expected - fixed)
 	if math.Abs(got-want) > 1e-6 {
 		t.Errorf("H200/H100 copy speed-up %g, want %g", got, want)
 	}
@@ -149,7 +156,7 @@ func TestOtherGPUs(t *testing.T) {
 	}
 	// A100 large GEMM: Ampere's 0.80 of 312 TFLOP/s.
 	ga := analyze(t, a100, "matmul m=8192 n=8192 k=8192 dtype=bf16")
-	if tf := ga.FLOPs / (ga.Expected - 4.6e-6) / 1e12; tf < 230 || tf > 250 {
+	if tf := ga.FLOPs / (ga.Expected - fixed) / 1e12; tf < 230 || tf > 250 {
 		t.Errorf("A100 8192³ bf16 at %.0f TFLOP/s; want about 0.80×312 less wave losses", tf)
 	}
 	// No fp8 tensor cores on the A100: CUDA cores cannot run fp8 either.

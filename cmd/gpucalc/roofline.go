@@ -170,6 +170,7 @@ func (a *app) rooflineInput(opt rooflineOptions) (ops.Workload, error) {
 // deviceAnalysis is one device's result, as JSON writes it.
 type deviceAnalysis struct {
 	dev        devices.Device
+	model      *roofline.Model
 	Device     string             `json:"device"`
 	Origin     string             `json:"device_origin,omitempty"`
 	Efficiency devices.Efficiency `json:"efficiency"`
@@ -193,7 +194,7 @@ func (a *app) analyzeOn(names []string, w ops.Workload) ([]deviceAnalysis, error
 		if err != nil {
 			return nil, err
 		}
-		r := deviceAnalysis{dev: d, Device: d.Name, Origin: origin, Efficiency: m.Efficiency(), Notes: m.Notes, Points: pts}
+		r := deviceAnalysis{dev: d, model: m, Device: d.Name, Origin: origin, Efficiency: m.Efficiency(), Notes: m.Notes, Points: pts}
 		if len(w.Entries) > 1 {
 			s := roofline.Summarize(pts)
 			r.Summary = &s
@@ -271,7 +272,7 @@ func (a *app) runRoofline(opt rooflineOptions) error {
 		if w.Name != "ops" {
 			title += ": " + w.Name
 		}
-		tables = append(tables, reports.RooflinePoints(title, r.Points, append(modelNotes(r), r.Notes...), plain))
+		tables = append(tables, reports.RooflinePoints(title, r.Points, append(modelNotes(r.model), r.Notes...), plain))
 		if plain {
 			break
 		}
@@ -284,11 +285,11 @@ func (a *app) runRoofline(opt rooflineOptions) error {
 }
 
 // modelNotes states the figures behind a device's expected times.
-func modelNotes(r deviceAnalysis) []string {
-	e := r.Efficiency
+func modelNotes(m *roofline.Model) []string {
+	e := m.Efficiency()
 	return []string{
-		"Lower bound: datasheet dense peak and bandwidth. Expected: cold L2, launch " + units.FormatDuration(e.LaunchOverhead) +
-			", " + e.Family + " GEMM efficiency, streaming DRAM at " + fmt.Sprintf("%.0f%%", 100*e.Stream) + " of datasheet (devices/data/arch/efficiency.yaml).",
+		"Lower bound: datasheet dense peak and bandwidth. Expected: cold L2, fixed cost " + units.FormatDuration(m.FixedCost()) +
+			" per op (launch + ramp), " + e.Family + " GEMM efficiency, streaming DRAM " + units.FormatBandwidth(m.Stream()) + " (devices/data/arch/efficiency.yaml).",
 		"FLOPs count FMA as 2; transcendentals apart; see 'gpucalc roofline --help' for the per-op conventions.",
 	}
 }
@@ -337,7 +338,7 @@ flops/bytes. bound, ceiling_tflops and the times use every FLOP.
 				defer fh.Close()
 				r = fh
 			}
-			b, err := ops.ReadBatch(r, reports.BatchColumns)
+			b, err := ops.ReadBatch(r, reports.RooflineBatchColumns)
 			if err != nil {
 				return usageError{err}
 			}
@@ -373,7 +374,7 @@ flops/bytes. bound, ceiling_tflops and the times use every FLOP.
 				if origin != "" {
 					t.Title += " (" + origin + ")"
 				}
-				t.Notes = append(modelNotes(deviceAnalysis{Efficiency: m.Efficiency()}), m.Notes...)
+				t.Notes = append(modelNotes(m), m.Notes...)
 			}
 			tables := []reports.Table{t}
 			a.chartNotes(f, tables, notes)
