@@ -188,16 +188,17 @@ func (k Kernel) program() []instr {
 
 type warp struct {
 	pc, iter, iters int
-	// readyAt is when the next instruction's operands are ready and the
-	// warp may issue (the FMA pipe aside).
-	readyAt int64
-	stall   int64
-	reg     [maxRegs + 2]int64 // indexed by register; noReg stays 0
+	stall           int64
+	reg             [maxRegs + 2]int64 // indexed by register; noReg stays 0
 }
 
+// scheduler keeps its warps' ready times in small arrays of its own, which
+// the issue scan reads, indexed by the warp's slot.
 type scheduler struct {
-	warps   []int // ascending: the last is the youngest
-	last    int   // warp issued last, or -1
+	warps   []int   // by slot, ascending: the last is the youngest
+	readyAt []int64 // operands ready, FMA pipe aside; never when done
+	fma     []bool  // next instruction is an FMA
+	last    int     // slot issued last, or -1
 	fmaFree int64
 	next    int64 // earliest cycle it may issue
 }
@@ -224,7 +225,7 @@ type machine struct {
 	prog  []instr
 	ws    []warp
 	sched []scheduler
-	rng   *rand.Rand
+	rng   *rand.PCG
 
 	fmaLat, fmaInt, bubble, smemLat int64
 	loadBytes, storeBytes           int
@@ -245,7 +246,7 @@ func newMachine(p Params, k Kernel, warps int) *machine {
 		prog:        k.program(),
 		ws:          make([]warp, warps),
 		sched:       make([]scheduler, p.Schedulers),
-		rng:         rand.New(rand.NewPCG(p.Seed, 0x9e3779b97f4a7c15)),
+		rng:         rand.NewPCG(p.Seed, 0x9e3779b97f4a7c15),
 		fmaLat:      int64(math.Round(p.FMALatency)),
 		fmaInt:      int64(math.Round(p.FMAInterval)),
 		bubble:      int64(math.Round(p.BranchBubble)),
@@ -270,22 +271,22 @@ func newMachine(p Params, k Kernel, warps int) *machine {
 		}
 		m.ws[w].iters = iters
 		if iters == 0 {
-			m.ws[w].readyAt = never
 			continue
 		}
 		s := &m.sched[w%p.Schedulers]
 		s.warps = append(s.warps, w)
+		s.readyAt = append(s.readyAt, 0)
+		s.fma = append(s.fma, m.prog[0].op == opFMA)
 	}
 	return m
 }
 
-// ready returns when warp w can issue on scheduler s.
-func (m *machine) ready(s *scheduler, w int) int64 {
-	t := m.ws[w].readyAt
-	if m.prog[m.ws[w].pc].op == opFMA && s.fmaFree > t {
-		t = s.fmaFree
+// ready returns when the warp in slot i of s can issue.
+func (s *scheduler) ready(i int) int64 {
+	if s.fma[i] {
+		return max(s.readyAt[i], s.fmaFree)
 	}
-	return t
+	return s.readyAt[i]
 }
 
 func (m *machine) run() {
@@ -311,17 +312,16 @@ func (m *machine) run() {
 // issue next.
 func (m *machine) step(s *scheduler) int64 {
 	now := m.now
-	if s.last >= 0 && m.ready(s, s.last) <= now {
+	if s.last >= 0 && s.ready(s.last) <= now {
 		m.issue(s, s.last)
 		return now + 1
 	}
 	next := int64(never)
 	for i := len(s.warps) - 1; i >= 0; i-- {
-		w := s.warps[i]
-		t := m.ready(s, w)
+		t := s.ready(i)
 		if t <= now {
-			s.last = w
-			m.issue(s, w)
+			s.last = i
+			m.issue(s, i)
 			return now + 1
 		}
 		next = min(next, t)
@@ -329,9 +329,10 @@ func (m *machine) step(s *scheduler) int64 {
 	return next
 }
 
-func (m *machine) issue(s *scheduler, w int) {
+// issue issues the next instruction of the warp in slot i of s.
+func (m *machine) issue(s *scheduler, i int) {
 	now := m.now
-	wp := &m.ws[w]
+	wp := &m.ws[s.warps[i]]
 	in := m.prog[wp.pc]
 	m.instructions++
 	switch in.op {
@@ -362,14 +363,16 @@ func (m *machine) issue(s *scheduler, w int) {
 		wp.pc = 0
 		wp.iter++
 		if wp.iter == wp.iters {
-			wp.readyAt = never
+			s.readyAt[i] = never
+			s.fma[i] = false
 			m.end = max(m.end, now+1)
 			s.last = -1
 			return
 		}
 	}
 	next := m.prog[wp.pc]
-	wp.readyAt = max(now+1, wp.stall, wp.reg[next.src1], wp.reg[next.src2])
+	s.readyAt[i] = max(now+1, wp.stall, wp.reg[next.src1], wp.reg[next.src2])
+	s.fma[i] = next.op == opFMA
 }
 
 // global queues a warp access of n bytes issued at now and returns when its
@@ -378,17 +381,14 @@ func (m *machine) global(now int64, n int) int64 {
 	m.bytes += float64(n)
 	done := 0.0
 	for left := n; left > 0; left -= lineBytes {
-		c := 0
-		if len(m.chanFree) > 1 {
-			c = m.rng.IntN(len(m.chanFree))
-		}
+		// One random draw per line: the high half picks the channel, the
+		// low half the jitter.
+		x := m.rng.Uint64()
+		c := int((x >> 32) * uint64(len(m.chanFree)) >> 32)
 		start := max(float64(now), m.chanFree[c])
 		m.chanFree[c] = start + m.lineService*float64(min(left, lineBytes))/lineBytes
-		t := m.chanFree[c] + m.p.DRAMLatency
-		if m.p.Jitter > 0 {
-			t += m.p.Jitter * (2*m.rng.Float64() - 1)
-		}
-		done = max(done, t)
+		u := float64(uint32(x)) / (1 << 32)
+		done = max(done, m.chanFree[c]+m.p.DRAMLatency+m.p.Jitter*(2*u-1))
 	}
 	return int64(math.Ceil(done))
 }

@@ -147,3 +147,19 @@ func TestH100(t *testing.T) {
 		}
 	}
 }
+
+// TestH100FourChains predicts, with the same parameters, the FMA kernel with
+// four independent chains per thread, measured on the H100 (simulation.md
+// §4.4: 4 warps/SM 54644, 8 → 62637, 64 → 63689 GFLOP/s), within 10 %.
+func TestH100FourChains(t *testing.T) {
+	s := h100(t)
+	pts := []point{
+		{kind: "fma", ilp: 4, block: 128, warps: 4, gflops: 54644},
+		{kind: "fma", ilp: 4, block: 128, warps: 8, gflops: 62637},
+		{kind: "fma", ilp: 4, block: 128, warps: 64, gflops: 63689},
+	}
+	e := compare(t, s, "fma 4 chains, 128 threads", pts, func(p point) Kernel { return FMAChains(p.ilp) }, true)
+	if e.mae > 0.10 || e.plateau > 0.10 {
+		t.Errorf("4 chains: mean absolute error %.1f%%, plateau error %.1f%% (limit 10%%)", 100*e.mae, 100*e.plateau)
+	}
+}
