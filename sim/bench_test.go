@@ -34,7 +34,7 @@ func BenchmarkSweep(b *testing.B) {
 	for n := 4; n <= 64; n += 4 {
 		warps = append(warps, n)
 	}
-	mixed, err := Mixed(8)
+	mixed, err := Mixed(8, 1)
 	if err != nil {
 		b.Fatal(err)
 	}

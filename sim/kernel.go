@@ -97,16 +97,16 @@ func FMAChains(chains int) Kernel {
 }
 
 // Mixed is the arithmetic-intensity kernel of the H100 measurements: each
-// thread loads a float4 and runs a chain of dependent FMAs on each of its
-// four components, flopsPerByte/2·4 FMAs per chain (FLOP/byte = F/2 for F
-// FMAs per component), in a grid-stride loop; flopsPerByte must be a
-// positive multiple of 0.5.
-func Mixed(flopsPerByte float64) (Kernel, error) {
+// thread loads ilp float4s per iteration and runs a chain of dependent FMAs
+// on each of their components, 2·flopsPerByte FMAs per chain (F FMAs per
+// 4-byte component is F/2 FLOP per byte), in a grid-stride loop;
+// flopsPerByte must be a positive multiple of 0.5.
+func Mixed(flopsPerByte float64, ilp int) (Kernel, error) {
 	f := 2 * flopsPerByte
 	if !(f >= 1) || f != math.Trunc(f) || f > 1<<16 {
 		return Kernel{}, fmt.Errorf("flops per byte %g: expected a multiple of 0.5 from 0.5 to 32768 (each float4 component gets 2×that many FMAs)", flopsPerByte)
 	}
-	return Kernel{Loads: 1, LoadBytes: 16, Chains: 4, ChainFMAs: int(f), Overhead: loopOverhead,
+	return Kernel{Loads: ilp, LoadBytes: 16, Chains: 4 * ilp, ChainFMAs: int(f), Overhead: loopOverhead,
 		Iterations: mixedIterationsPerSM, Shared: true}, nil
 }
 
@@ -117,7 +117,7 @@ const (
 	// plateau (77 % of peak at 64 warps/SM) implies 0.3 loop-control issue
 	// slots per step, i.e. 3 instructions per 10 steps.
 	fmaUnroll = 10
-	fmaSteps  = 8192
+	fmaSteps  = 8200
 	// streamBytesPerSM is the measured 2 GiB array's share of one of 132
 	// SMs, rounded.
 	streamBytesPerSM = 16 << 20

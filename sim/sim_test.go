@@ -135,7 +135,7 @@ func TestBounds(t *testing.T) {
 	if !near(pts[2].BoundGBps, 3350, 1e-9) {
 		t.Errorf("bound at 64 warps %.1f GB/s, want the datasheet 3350", pts[2].BoundGBps)
 	}
-	k, err := Mixed(4)
+	k, err := Mixed(4, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -178,7 +178,7 @@ func TestInvalid(t *testing.T) {
 		}
 	}
 	for _, ai := range []float64{0, 0.3, -1, math.NaN(), math.Inf(1), 1e9} {
-		if _, err := Mixed(ai); err == nil {
+		if _, err := Mixed(ai, 1); err == nil {
 			t.Errorf("Mixed(%g): no error", ai)
 		}
 	}

@@ -130,7 +130,7 @@ func TestH100(t *testing.T) {
 		{"read ILP 1, 128 threads", filter(pts, "read", 1, 128), func(p point) Kernel { return Stream(p.ilp) }, false},
 		{"fma 1 chain, 128 threads", filter(pts, "fma", 1, 128), func(p point) Kernel { return FMAChains(p.ilp) }, true},
 		{"AI sweep, 64 warps", filter(pts, "ai", 0, 0)[1:], func(p point) Kernel {
-			k, err := Mixed(p.flopsByte)
+			k, err := Mixed(p.flopsByte, 1)
 			if err != nil {
 				t.Fatal(err)
 			}
