@@ -183,3 +183,34 @@ func TestInvalid(t *testing.T) {
 		}
 	}
 }
+
+// FuzzRun: no kernel or parameter set may panic or hang; valid runs move
+// the bytes and FLOPs the kernel describes.
+func FuzzRun(f *testing.F) {
+	f.Add(1, 16, 0, 0, 0, 0, 4, 3, 10, false, 8, 4, uint64(1))
+	f.Add(0, 0, 4, 10, 0, 0, 0, 3, 20, false, 1, 64, uint64(2))
+	f.Add(2, 8, 8, 3, 2, 1, 4, 1, 64, true, 3, 17, uint64(3))
+	f.Fuzz(func(t *testing.T, loads, loadBytes, chains, fmas, smem, stores, storeBytes, overhead, iters int, shared bool, channels, warps int, seed uint64) {
+		if iters > 200 || fmas > 200 || overhead > 100 {
+			return // keep each run short
+		}
+		p := simple()
+		p.Channels, p.Seed = channels, seed
+		k := Kernel{Loads: loads, LoadBytes: loadBytes, Chains: chains, ChainFMAs: fmas, Smem: smem,
+			Stores: stores, StoreBytes: storeBytes, Overhead: overhead, Iterations: iters, Shared: shared}
+		r, err := Run(p, k, warps)
+		if err != nil {
+			return
+		}
+		n := float64(warps * iters)
+		if shared {
+			n = float64(iters)
+		}
+		if want := n * float64(warpSize*(loads*loadBytes+stores*storeBytes)); r.Bytes != want {
+			t.Errorf("bytes %g, want %g", r.Bytes, want)
+		}
+		if want := n * float64(chains*fmas*warpSize*2); r.FLOPs != want {
+			t.Errorf("FLOPs %g, want %g", r.FLOPs, want)
+		}
+	})
+}
