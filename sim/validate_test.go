@@ -96,7 +96,7 @@ func compare(t *testing.T, s Setup, name string, pts []point, kernel func(point)
 			got, want = s.GFLOPs(r), p.gflops
 		}
 		e := (got - want) / want
-		t.Logf("%s warps=%2d ilp=%d: sim %8.0f measured %8.0f (%+5.1f%%) latency %.0f", name, p.warps, p.ilp, got, want, 100*e, r.MeanLoadLatency)
+		t.Logf("%s warps=%2d ilp|F=%d: sim %8.0f measured %8.0f (%+5.1f%%) latency %.0f", name, p.warps, p.ilp, got, want, 100*e, r.MeanLoadLatency)
 		sum += math.Abs(e)
 		last = e
 	}
