@@ -25,17 +25,21 @@ type Catalog struct {
 
 var builtin = sync.OnceValues(func() (*Catalog, error) {
 	c := &Catalog{index: map[string]int{}}
-	files, err := fs.Glob(dataFS, "data/gpus/*.yaml")
-	if err != nil {
-		return nil, err
-	}
-	for _, f := range files {
-		data, err := dataFS.ReadFile(f)
+	// Datasheet entries first, then the ceilings measured on real parts
+	// (tools/measure), which override the entries they name.
+	for _, dir := range []string{"gpus", "measured"} {
+		files, err := fs.Glob(dataFS, "data/"+dir+"/*.yaml")
 		if err != nil {
 			return nil, err
 		}
-		if c, err = c.with("builtin:"+path.Base(f), data, false); err != nil {
-			return nil, err
+		for _, f := range files {
+			data, err := dataFS.ReadFile(f)
+			if err != nil {
+				return nil, err
+			}
+			if c, err = c.with("builtin:"+dir+"/"+path.Base(f), data, dir == "measured"); err != nil {
+				return nil, err
+			}
 		}
 	}
 	return c, nil
@@ -101,13 +105,17 @@ func (c *Catalog) with(file string, data []byte, mayOverride bool) (*Catalog, er
 		return nil, err
 	}
 	if err := d.validate(); err != nil {
-		return nil, fmt.Errorf("%s: device %q: %w", file, d.Name, err)
+		return nil, fmt.Errorf("%s:%d: device %q: %w", file, p.line(err, nameNode), d.Name, err)
 	}
 	out.devices[i] = d
 	for _, n := range append([]string{d.Name}, d.Aliases...) {
 		k := normalize(n)
 		if j, ok := out.index[k]; ok && j != i {
-			return nil, fmt.Errorf("%s: name %q of %q is already used by %q", file, n, d.Name, out.devices[j].Name)
+			line := nameNode.Line
+			if l, ok := p.lines["aliases"]; ok && n != d.Name {
+				line = l
+			}
+			return nil, fmt.Errorf("%s:%d: name %q of %q is already used by %q; choose another", file, line, n, d.Name, out.devices[j].Name)
 		}
 		out.index[k] = i
 	}

@@ -40,23 +40,9 @@ func TestLatencyFor(t *testing.T) {
 }
 
 func TestDeviceLatencyMeasured(t *testing.T) {
-	c, err := Builtin()
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err = c.With("m.yaml", []byte(`name: h100
-sources:
-  run: "pointer chase on our H100"
-measured:
-  how: "pointer chase on our H100"
-  when: "2026-11-21"
-  latency_cycles:
-    dram: {value: 650, source: run}
-`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	d, err := c.Lookup("h100")
+	// The catalog's H100 carries tools/measure's latencies: DRAM 678 and L2
+	// 274 cycles (devices/data/measured/h100-sxm.yaml).
+	d, err := Lookup("h100")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,14 +50,20 @@ measured:
 	if err != nil {
 		t.Fatal(err)
 	}
-	if l.DRAMLatency != 650 || !strings.HasPrefix(l.Sources["dram_latency"], "measured") {
-		t.Errorf("measured DRAM latency not used: %g (%s)", l.DRAMLatency, l.Sources["dram_latency"])
+	if l.DRAMLatency != 678 || l.L2Latency != 274 || !strings.HasPrefix(l.Sources["dram_latency"], "measured: ") {
+		t.Errorf("measured latencies not used: DRAM %g (%s), L2 %g", l.DRAMLatency, l.Sources["dram_latency"], l.L2Latency)
 	}
-	if l.L2Latency != 291 || strings.HasPrefix(l.Sources["l2_latency"], "measured") {
-		t.Errorf("L2 latency changed: %g (%s)", l.L2Latency, l.Sources["l2_latency"])
+	// Without them, the catalog's pointer-chase figures.
+	l, err = d.Datasheet().Latency()
+	if err != nil {
+		t.Fatal(err)
 	}
-	base, _ := LatencyFor(d.CC)
-	if base.DRAMLatency != 700 {
-		t.Errorf("catalog figure modified: %g", base.DRAMLatency)
+	if l.DRAMLatency != 700 || l.L2Latency != 291 || strings.HasPrefix(l.Sources["dram_latency"], "measured") {
+		t.Errorf("datasheet latencies: DRAM %g (%s), L2 %g", l.DRAMLatency, l.Sources["dram_latency"], l.L2Latency)
+	}
+	// A figure the device does not measure keeps the catalog's.
+	d.Measured = &Measured{How: "ours", LatencyCycles: map[string]float64{"dram": 650}}
+	if l, err = d.Latency(); err != nil || l.DRAMLatency != 650 || l.L2Latency != 291 || l.Sources["dram_latency"] != "measured: ours" {
+		t.Errorf("partial measurement: %+v, %v", l, err)
 	}
 }

@@ -14,10 +14,12 @@ const (
 	// per SM on V100, A100 and H100 (RRZE-HPC/gpu-benches README, gpu-cache).
 	smemBytesPerCycle = 128
 	// channels the SM's DRAM share is spread over; fewer channels mean more
-	// collisions and so latency that grows earlier under load. A grid over
-	// 1-16 channels and 0-40 % jitter put the read curve's mean absolute
-	// error between 2 % and 13 %; 8 channels with 5 % jitter was best.
-	channels = 8
+	// collisions and so latency that grows earlier under load, more
+	// channels a longer service per line. With the H100's measured DRAM
+	// figures, a grid over 4-16 channels and 0-20 % jitter put the read
+	// curve's mean absolute error between 1.9 % and 13 %; 6 channels with
+	// 5 % jitter was best.
+	channels = 6
 	// jitter is the half-width of the DRAM latency spread, as a fraction of
 	// the DRAM latency.
 	jitter = 0.05
@@ -33,8 +35,9 @@ type Setup struct {
 	// Sources maps a parameter (the JSON name in Params) to its source.
 	Sources map[string]string `json:"sources"`
 	// Measured lists the parameters taken from the device's measured
-	// section.
-	Measured []string `json:"measured,omitempty"`
+	// section, and MeasuredBy says how and when they were measured.
+	Measured   []string `json:"measured,omitempty"`
+	MeasuredBy string   `json:"measured_by,omitempty"`
 	// PeakFLOPS is the device's dense FP32 peak and DRAMBandwidth its
 	// datasheet DRAM bandwidth, for the roofline bounds.
 	PeakFLOPS     float64 `json:"fp32_peak_flops"`
@@ -74,7 +77,7 @@ func ForDevice(d devices.Device, seed uint64) (Setup, error) {
 		d.Source("memory.bandwidth"), l.DRAMEfficiency, l.Sources["dram_efficiency"], d.SMs, d.BoostClockHz/1e6)
 	if d.Measured != nil && d.Measured.DRAMRead > 0 {
 		bw = d.Measured.DRAMRead
-		s.Sources["dram_bytes_per_cycle"] = fmt.Sprintf("measured DRAM read bandwidth (%s), over %d SMs at %g MHz", d.Measured.How, d.SMs, d.BoostClockHz/1e6)
+		s.Sources["dram_bytes_per_cycle"] = fmt.Sprintf("measured: DRAM read bandwidth, %s, over %d SMs at %g MHz", d.Measured.How, d.SMs, d.BoostClockHz/1e6)
 		s.Measured = append(s.Measured, "dram_bytes_per_cycle")
 	}
 	s.Params = Params{
@@ -95,6 +98,9 @@ func ForDevice(d devices.Device, seed uint64) (Setup, error) {
 		if len(l.Sources[f]) > 9 && l.Sources[f][:9] == "measured:" {
 			s.Measured = append(s.Measured, f)
 		}
+	}
+	if len(s.Measured) > 0 {
+		s.MeasuredBy = d.Measured.How + " (" + d.Measured.When + ")"
 	}
 	s.Sources["smem_bytes_per_cycle"] = "RRZE-HPC/gpu-benches README (gpu-cache: about 128 B/clock/SM on V100, A100, H100)"
 	s.Sources["channels"] = "model constant, fitted once to the H100 read curve (sim/testdata/lat_hide.csv)"

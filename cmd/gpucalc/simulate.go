@@ -181,19 +181,26 @@ func residentWarps(lim devices.Arch, threads int, list string) ([]int, error) {
 
 func simulationNotes(s sim.Setup, what, dev string, o simulateOptions) []string {
 	p := s.Params
-	src := func(k string) string { return s.Sources[k] }
+	// Measured figures name their measurement once, in a note of its own.
+	src := func(k string) string {
+		if strings.HasPrefix(s.Sources[k], "measured") {
+			return "measured"
+		}
+		return s.Sources[k]
+	}
 	notes := []string{
 		"kernel " + what,
 		fmt.Sprintf("device %s: %d SMs at %g MHz; one SM simulated, every SM alike; seed %d", dev, s.SMs, s.ClockHz/1e6, o.seed),
 		fmt.Sprintf("FMA latency %g cycles (%s), one warp FMA per %g cycle(s) per scheduler (%s), %d schedulers (%s)",
 			p.FMALatency, src("fma_latency"), p.FMAInterval, src("fma_interval"), p.Schedulers, src("schedulers")),
-		fmt.Sprintf("DRAM latency %g cycles (%s); SM share %.2f B/cycle: %s", p.DRAMLatency, src("dram_latency"), p.DRAMBytesPerCycle, src("dram_bytes_per_cycle")),
+		fmt.Sprintf("DRAM latency %g cycles (%s); SM share of DRAM bandwidth %.2f B/cycle, %.0f GB/s per GPU (%s)", p.DRAMLatency, src("dram_latency"),
+			p.DRAMBytesPerCycle, p.DRAMBytesPerCycle*float64(s.SMs)*s.ClockHz/1e9, src("dram_bytes_per_cycle")),
 		fmt.Sprintf("branch bubble %g cycles (%s); memory queue of %d channels, latency ±%g cycles (%s)", p.BranchBubble, src("branch_bubble"), p.Channels, p.Jitter, src("channels")),
 		fmt.Sprintf("bounds: roofline %.0f GB/s DRAM, %.0f GFLOP/s FP32 (datasheet); Little's law over the %g-cycle DRAM and %g-cycle FMA latencies",
 			s.DRAMBandwidth/1e9, s.PeakFLOPS/1e9, p.DRAMLatency, p.FMALatency),
 	}
 	if len(s.Measured) > 0 {
-		notes = append(notes, "measured figures used: "+strings.Join(s.Measured, ", "))
+		notes = append(notes, "measured figures used: "+strings.Join(s.Measured, ", ")+"; measured with "+s.MeasuredBy)
 	}
 	if o.warps == "" {
 		notes = append(notes, "warps per SM: every multiple of the block's warps up to the limit (default; --warps-per-sm to choose)")
