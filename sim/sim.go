@@ -281,30 +281,23 @@ func newMachine(p Params, k Kernel, warps int) *machine {
 	return m
 }
 
-// ready returns when the warp in slot i of s can issue.
-func (s *scheduler) ready(i int) int64 {
-	if s.fma[i] {
-		return max(s.readyAt[i], s.fmaFree)
-	}
-	return s.readyAt[i]
-}
-
 func (m *machine) run() {
-	for {
-		now := int64(never)
-		for i := range m.sched {
-			now = min(now, m.sched[i].next)
-		}
-		if now == never {
-			return
-		}
-		m.now = now
+	// Schedulers interact only through the memory queues, whose effects
+	// are fixed at issue, so one pass per cycle both steps the schedulers
+	// due now and finds the next cycle any of them is due.
+	for m.now = 0; ; {
+		next := int64(never)
 		for i := range m.sched {
 			s := &m.sched[i]
-			if s.next == now {
+			if s.next == m.now {
 				s.next = m.step(s)
 			}
+			next = min(next, s.next)
 		}
+		if next == never {
+			return
+		}
+		m.now = next
 	}
 }
 
@@ -312,13 +305,17 @@ func (m *machine) run() {
 // issue next.
 func (m *machine) step(s *scheduler) int64 {
 	now := m.now
-	if s.last >= 0 && s.ready(s.last) <= now {
-		m.issue(s, s.last)
+	fmaBusy := s.fmaFree > now
+	if i := s.last; i >= 0 && s.readyAt[i] <= now && !(fmaBusy && s.fma[i]) {
+		m.issue(s, i)
 		return now + 1
 	}
 	next := int64(never)
-	for i := len(s.warps) - 1; i >= 0; i-- {
-		t := s.ready(i)
+	for i := len(s.readyAt) - 1; i >= 0; i-- {
+		t := s.readyAt[i]
+		if fmaBusy && s.fma[i] {
+			t = max(t, s.fmaFree)
+		}
 		if t <= now {
 			s.last = i
 			m.issue(s, i)
