@@ -117,6 +117,7 @@ Peak rates are dense; 2:4-sparse rates are never used unless asked for.`,
 		a.newDevicesCmd(),
 		a.newOccupancyCmd(),
 		a.newRooflineCmd(),
+		a.newSimulateCmd(),
 	)
 	return root
 }

@@ -1,0 +1,209 @@
+package main
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/gpucalc/gpucalc/devices"
+	"github.com/gpucalc/gpucalc/reports"
+	"github.com/gpucalc/gpucalc/sim"
+	"github.com/spf13/cobra"
+)
+
+type simulateOptions struct {
+	device       string
+	kernel       string
+	ilp          int
+	flopsPerByte float64
+	threads      int
+	warps        string
+	sweep        bool
+	seed         uint64
+	plot         string
+}
+
+func (a *app) newSimulateCmd() *cobra.Command {
+	o := simulateOptions{}
+	cmd := &cobra.Command{
+		Use:   "simulate",
+		Short: "Simulate a kernel on one SM to show latency hiding against occupancy",
+		Long: `Simulate a simple kernel on one SM, cycle by cycle (four warp schedulers, in-order
+warps with a scoreboard, DRAM served as a queue so latency grows under load),
+at several counts of resident warps per SM, and print per point the achieved
+throughput and its bound: the roofline (datasheet DRAM bandwidth and FP32 peak)
+and Little's law (loads in flight over the unloaded DRAM latency; FMA chains
+over the FMA latency). Rates are whole-GPU and decimal (GB/s = 1e9 B/s).
+
+Kernels (the ones measured on an H100, see the README):
+  stream  ILP float4 (16 B) loads per thread per iteration, summed
+  fma     ILP independent chains of dependent FP32 FMAs per thread
+  mixed   ILP float4 loads per thread, each component then runs a chain of
+          2 x FLOP/byte dependent FMAs (--flops-per-byte, default 8)
+
+Resident warps are blocks per SM x warps per block (--threads); by default
+every count from one block up to the architecture's limit is simulated.
+Latencies and bandwidth come from the catalog (gpucalc devices show), measured
+figures from a device file in their place. Runs are deterministic per --seed.`,
+		Example: `  gpucalc simulate --kernel stream
+  gpucalc simulate --kernel fma --ilp 4 --warps-per-sm 4,8,16,64
+  gpucalc simulate --kernel mixed --flops-per-byte 16 --threads 256 --format csv
+  gpucalc simulate --kernel stream --ilp 2 --plot stream.png`,
+		Args: args(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			f, err := a.outFormat(nil)
+			if err != nil {
+				return err
+			}
+			if cmd.Flags().Changed("flops-per-byte") && o.kernel != "mixed" {
+				return usageError{fmt.Errorf("--flops-per-byte applies to --kernel mixed only")}
+			}
+			d, origin, err := a.Device(o.device)
+			if err != nil {
+				return err
+			}
+			return a.simulate(o, f, d, origin)
+		},
+	}
+	a.addDeviceFlag(cmd, &o.device)
+	fl := cmd.Flags()
+	fl.StringVarP(&o.kernel, "kernel", "k", "stream", "`kernel`: stream, fma or mixed")
+	fl.IntVar(&o.ilp, "ilp", 1, "independent loads (stream, mixed) or FMA chains (fma) per thread, `N`")
+	fl.Float64Var(&o.flopsPerByte, "flops-per-byte", 8, "arithmetic intensity of --kernel mixed, FP32 `FLOP` per DRAM byte (multiple of 0.5)")
+	fl.IntVar(&o.threads, "threads", 128, "threads per block, `N`")
+	fl.StringVar(&o.warps, "warps-per-sm", "", "comma-separated resident warps per SM, each a multiple of the warps per block (default: --sweep)")
+	fl.BoolVar(&o.sweep, "sweep", false, "simulate every resident warp count from one block to the limit (the default)")
+	fl.Uint64Var(&o.seed, "seed", 1, "random `seed` of the memory model")
+	fl.StringVar(&o.plot, "plot", "", "also draw achieved against bound into `FILE` (.png, .svg or .pdf)")
+	cmd.MarkFlagsMutuallyExclusive("warps-per-sm", "sweep")
+	_ = cmd.RegisterFlagCompletionFunc("kernel", cobra.FixedCompletions([]string{"stream", "fma", "mixed"}, cobra.ShellCompDirectiveNoFileComp))
+	_ = cmd.MarkFlagFilename("plot", "png", "svg", "pdf")
+	return cmd
+}
+
+func (a *app) simulate(o simulateOptions, f reports.Format, d devices.Device, origin string) error {
+	if o.ilp < 1 || o.ilp > 12 {
+		return usageError{fmt.Errorf("--ilp %d: expected 1 to 12", o.ilp)}
+	}
+	var k sim.Kernel
+	var what string
+	switch o.kernel {
+	case "stream":
+		k = sim.Stream(o.ilp)
+		what = fmt.Sprintf("stream: %d float4 load(s) per thread per iteration, summed, grid-stride over a %d MiB share per SM", o.ilp, k.Iterations*o.ilp*16*32>>20)
+	case "fma":
+		k = sim.FMAChains(o.ilp)
+		what = fmt.Sprintf("fma: %d independent chain(s) of dependent FP32 FMAs per thread, %d steps in loop iterations of %d", o.ilp, k.Iterations*k.ChainFMAs, k.ChainFMAs)
+	case "mixed":
+		var err error
+		if k, err = sim.Mixed(o.flopsPerByte, o.ilp); err != nil {
+			return usageError{fmt.Errorf("--flops-per-byte: %w", err)}
+		}
+		what = fmt.Sprintf("mixed: %d float4 load(s) per thread per iteration, %d dependent FMAs on each component (%g FLOP/byte), grid-stride", o.ilp, k.ChainFMAs, k.FLOPsPerByte())
+	default:
+		return usageError{fmt.Errorf("--kernel %q: expected stream, fma or mixed", o.kernel)}
+	}
+	lim, err := d.Limits()
+	if err != nil {
+		return err
+	}
+	warps, err := residentWarps(lim, o.threads, o.warps)
+	if err != nil {
+		return usageError{err}
+	}
+	setup, err := sim.ForDevice(d, o.seed)
+	if err != nil {
+		return err
+	}
+	pts, err := setup.Sweep(k, warps)
+	if err != nil {
+		return err
+	}
+	dev := d.Name
+	if origin != "" {
+		dev += " (" + origin + ")"
+	}
+	s := reports.Simulation{
+		Title:  fmt.Sprintf("Simulated %s kernel on %s, %d-thread blocks", o.kernel, d.Name, o.threads),
+		Points: pts,
+		Notes:  simulationNotes(setup, what, dev, o),
+	}
+	if o.plot != "" {
+		if err := reports.SimulationChart(o.plot, s); err != nil {
+			return err
+		}
+	}
+	if f == reports.FormatJSON {
+		return reports.JSON(a.stdout, struct {
+			Device  string      `json:"device"`
+			Kernel  string      `json:"kernel"`
+			Desc    string      `json:"description"`
+			Threads int         `json:"threads_per_block"`
+			Model   sim.Kernel  `json:"model_kernel"`
+			Setup   sim.Setup   `json:"setup"`
+			Points  []sim.Point `json:"points"`
+		}{dev, o.kernel, what, o.threads, k, setup, pts})
+	}
+	return reports.Render(a.stdout, f, reports.SimulationTable(s))
+}
+
+// residentWarps returns the warps per SM to simulate for blocks of threads:
+// those listed (each a whole number of blocks) or, with an empty list, one
+// block, two blocks, ... up to the architecture's warp and block limits.
+// Registers and shared memory are not considered: the counts are what the
+// caller asks to be resident.
+func residentWarps(lim devices.Arch, threads int, list string) ([]int, error) {
+	if threads < 1 || threads > lim.MaxThreadsPerBlock {
+		return nil, fmt.Errorf("--threads %d: expected 1 to %d", threads, lim.MaxThreadsPerBlock)
+	}
+	perBlock := (threads + lim.WarpSize - 1) / lim.WarpSize
+	maxBlocks := min(lim.MaxBlocksPerSM, lim.MaxWarpsPerSM/perBlock, sim.MaxWarps/perBlock)
+	if list == "" {
+		var out []int
+		for b := 1; b <= maxBlocks; b++ {
+			out = append(out, b*perBlock)
+		}
+		return out, nil
+	}
+	var out []int
+	for _, f := range strings.Split(list, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 {
+			return nil, fmt.Errorf("--warps-per-sm %q: %q is not a positive whole number", list, f)
+		}
+		if n%perBlock != 0 || n/perBlock > maxBlocks {
+			return nil, fmt.Errorf("--warps-per-sm %d: with %d-thread blocks (%d warps each) resident warps are multiples of %d up to %d", n, threads, perBlock, perBlock, maxBlocks*perBlock)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+func simulationNotes(s sim.Setup, what, dev string, o simulateOptions) []string {
+	p := s.Params
+	// Measured figures name their measurement once, in a note of its own.
+	src := func(k string) string {
+		if strings.HasPrefix(s.Sources[k], "measured") {
+			return "measured"
+		}
+		return s.Sources[k]
+	}
+	notes := []string{
+		"kernel " + what,
+		fmt.Sprintf("device %s: %d SMs at %g MHz; one SM simulated, every SM alike; seed %d", dev, s.SMs, s.ClockHz/1e6, o.seed),
+		fmt.Sprintf("FMA latency %g cycles (%s), one warp FMA per %g cycle(s) per scheduler (%s), %d schedulers (%s)",
+			p.FMALatency, src("fma_latency"), p.FMAInterval, src("fma_interval"), p.Schedulers, src("schedulers")),
+		fmt.Sprintf("DRAM latency %g cycles (%s); SM share of DRAM bandwidth %.2f B/cycle, %.0f GB/s per GPU (%s)", p.DRAMLatency, src("dram_latency"),
+			p.DRAMBytesPerCycle, p.DRAMBytesPerCycle*float64(s.SMs)*s.ClockHz/1e9, src("dram_bytes_per_cycle")),
+		fmt.Sprintf("branch bubble %g cycles (%s); memory queue of %d channels, latency ±%g cycles (%s)", p.BranchBubble, src("branch_bubble"), p.Channels, p.Jitter, src("channels")),
+		fmt.Sprintf("bounds: roofline %.0f GB/s DRAM, %.0f GFLOP/s FP32 (datasheet); Little's law over the %g-cycle DRAM and %g-cycle FMA latencies",
+			s.DRAMBandwidth/1e9, s.PeakFLOPS/1e9, p.DRAMLatency, p.FMALatency),
+	}
+	if len(s.Measured) > 0 {
+		notes = append(notes, "measured figures used: "+strings.Join(s.Measured, ", ")+"; measured with "+s.MeasuredBy)
+	}
+	if o.warps == "" {
+		notes = append(notes, "warps per SM: every multiple of the block's warps up to the limit (default; --warps-per-sm to choose)")
+	}
+	return append(notes, "rates are whole-GPU, decimal: GB/s = 1e9 B/s, GFLOP/s = 1e9 FLOP/s")
+}
