@@ -1,0 +1,159 @@
+package ncu
+
+import (
+	"math"
+	"strings"
+
+	"github.com/gpucalc/gpucalc/devices"
+)
+
+// Analysis is one measured kernel set against a device's ceilings.
+type Analysis struct {
+	Kernel
+	// FLOPs is the work of every precision together.
+	FLOPs float64 `json:"total_flops"`
+	// Compute has one entry per precision in Kernel.Work, same order.
+	Compute []Rate `json:"compute"`
+	// Memory has one entry per level in Kernel.Traffic, same order.
+	Memory []LevelRate `json:"memory"`
+	// Bound is the ceiling the kernel comes closest to ("bf16_tensor",
+	// "dram"), with Share its fraction reached; empty when the device has
+	// none of the kernel's ceilings.
+	Bound      string  `json:"bound"`
+	BoundShare float64 `json:"bound_share"`
+	// Occupancy sets gpucalc's theoretical occupancy beside Nsight
+	// Compute's.
+	Occupancy Occupancy `json:"occupancy"`
+}
+
+// Rate is the achieved rate of one precision.
+type Rate struct {
+	Work
+	// PerSecond is FLOPs over the kernel's duration.
+	PerSecond float64 `json:"flops_per_second"`
+	// Peak is the device's dense peak for the precision (0: not in the
+	// catalog) and Share PerSecond/Peak.
+	Peak  float64 `json:"peak_flops_per_second,omitempty"`
+	Share float64 `json:"share_of_peak,omitempty"`
+}
+
+// LevelRate is the traffic of one memory level.
+type LevelRate struct {
+	Traffic
+	PerSecond float64 `json:"bytes_per_second"`
+	// Intensity is the kernel's FLOPs per byte at this level (0 when no
+	// bytes moved).
+	Intensity float64 `json:"flops_per_byte"`
+	// Ceiling is the device's bandwidth for the level (0: not in the
+	// catalog) and Share PerSecond/Ceiling.
+	Ceiling float64 `json:"ceiling_bytes_per_second,omitempty"`
+	Share   float64 `json:"share_of_ceiling,omitempty"`
+}
+
+// Occupancy compares occupancy figures, in percent of the SM's warp slots.
+type Occupancy struct {
+	// Theoretical is what gpucalc computes from the launch statistics;
+	// Limiter what limits it. Both are empty when it could not be computed
+	// (Error says why).
+	Theoretical float64 `json:"theoretical_pct"`
+	Limiter     string  `json:"limiter,omitempty"`
+	Error       string  `json:"error,omitempty"`
+	// NCU is Nsight Compute's theoretical occupancy and Match whether
+	// gpucalc's agrees with it to the two decimals ncu prints.
+	NCU   float64 `json:"ncu_theoretical_pct"`
+	Match bool    `json:"match"`
+	// Achieved is the measured average of active warps.
+	Achieved float64 `json:"achieved_pct"`
+}
+
+// OccupancyFunc computes the theoretical occupancy of a launch, in percent,
+// and its limiter.
+type OccupancyFunc func(arch devices.Arch, k Kernel) (pct float64, limiter string, err error)
+
+// Analyze sets a kernel against the ceilings of device d. occ computes
+// gpucalc's theoretical occupancy; nil leaves it out.
+func Analyze(k Kernel, d devices.Device, occ OccupancyFunc) Analysis {
+	a := Analysis{Kernel: k}
+	for _, w := range k.Work {
+		a.FLOPs += w.FLOPs
+	}
+	consider := func(name string, share float64) {
+		if share > a.BoundShare {
+			a.Bound, a.BoundShare = name, share
+		}
+	}
+	for _, w := range k.Work {
+		r := Rate{Work: w, PerSecond: perSecond(w.FLOPs, k.Duration)}
+		if p, err := d.Peak(w.DType, w.Path); err == nil {
+			r.Peak, r.Share = p, r.PerSecond/p
+			consider(w.Key(), r.Share)
+		}
+		a.Compute = append(a.Compute, r)
+	}
+	for _, t := range k.Traffic {
+		l := LevelRate{Traffic: t, PerSecond: perSecond(t.Bytes, k.Duration)}
+		if t.Bytes > 0 {
+			l.Intensity = a.FLOPs / t.Bytes
+		}
+		if c := ceiling(d, t.Level); c > 0 {
+			l.Ceiling, l.Share = c, l.PerSecond/c
+			consider(string(t.Level), l.Share)
+		}
+		a.Memory = append(a.Memory, l)
+	}
+	a.Occupancy = Occupancy{NCU: k.Occupancy.Theoretical, Achieved: k.Occupancy.Achieved}
+	if occ != nil {
+		arch, err := archOf(k, d)
+		if err == nil {
+			a.Occupancy.Theoretical, a.Occupancy.Limiter, err = occ(arch, k)
+		}
+		if err != nil {
+			a.Occupancy.Error = err.Error()
+		} else {
+			a.Occupancy.Match = math.Abs(a.Occupancy.Theoretical-a.Occupancy.NCU) < 0.005
+		}
+	}
+	return a
+}
+
+// archOf is the compute capability the kernel ran on (the export's), else
+// the device's.
+func archOf(k Kernel, d devices.Device) (devices.Arch, error) {
+	if k.CC != (devices.CC{}) {
+		return devices.ArchFor(k.CC)
+	}
+	return d.Limits()
+}
+
+func perSecond(n, seconds float64) float64 {
+	if seconds <= 0 {
+		return 0
+	}
+	return n / seconds
+}
+
+// ceiling is the device's bandwidth at a level; the catalog has none for L1.
+func ceiling(d devices.Device, l Level) float64 {
+	switch l {
+	case DRAM:
+		return d.Bandwidth(devices.DRAM)
+	case L2:
+		return d.Bandwidth(devices.L2)
+	}
+	return 0
+}
+
+// DeviceNames lists the distinct device names of the kernels, in order of
+// first appearance.
+func DeviceNames(ks []Kernel) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, k := range ks {
+		n := strings.TrimSpace(k.Device)
+		if !seen[n] {
+			seen[n] = true
+			out = append(out, n)
+		}
+	}
+	return out
+}
