@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/gpucalc/gpucalc/devices"
+	"github.com/gpucalc/gpucalc/occupancy"
 )
 
 // Analysis is one measured kernel set against a device's ceilings.
@@ -50,29 +51,33 @@ type LevelRate struct {
 	Share   float64 `json:"share_of_ceiling,omitempty"`
 }
 
-// Occupancy compares occupancy figures, in percent of the SM's warp slots.
+// Occupancy sets gpucalc's theoretical occupancy beside Nsight Compute's.
+// Percentages are of the SM's warp slots.
 type Occupancy struct {
-	// Theoretical is what gpucalc computes from the launch statistics;
-	// Limiter what limits it. Both are empty when it could not be computed
-	// (Error says why).
-	Theoretical float64 `json:"theoretical_pct"`
-	Limiter     string  `json:"limiter,omitempty"`
-	Error       string  `json:"error,omitempty"`
-	// NCU is Nsight Compute's theoretical occupancy and Match whether
-	// gpucalc's agrees with it to the two decimals ncu prints.
+	// Theoretical is what gpucalc computes from the launch statistics
+	// (occupancy.Calculate with the registers, block size, static and
+	// dynamic shared memory, barriers and the carveout the driver chose),
+	// with the resident blocks per SM and the limits that bind. Error says
+	// why it could not be computed; the rest is then zero.
+	Theoretical float64           `json:"theoretical_pct"`
+	BlocksPerSM int               `json:"blocks_per_sm"`
+	Limiters    occupancy.Limiter `json:"limiters"`
+	// By holds the blocks each limit allows on its own, indexed like
+	// occupancy.Limiters (occupancy.Unlimited where it does not bind).
+	By    [5]int `json:"blocks_by_limit"`
+	Error string `json:"error,omitempty"`
+	// NCU is Nsight Compute's theoretical occupancy
+	// (sm__maximum_warps_per_active_cycle_pct) and Match whether gpucalc's
+	// equals it to the two decimals ncu prints.
 	NCU   float64 `json:"ncu_theoretical_pct"`
 	Match bool    `json:"match"`
 	// Achieved is the measured average of active warps.
 	Achieved float64 `json:"achieved_pct"`
 }
 
-// OccupancyFunc computes the theoretical occupancy of a launch, in percent,
-// and its limiter.
-type OccupancyFunc func(arch devices.Arch, k Kernel) (pct float64, limiter string, err error)
-
-// Analyze sets a kernel against the ceilings of device d. occ computes
-// gpucalc's theoretical occupancy; nil leaves it out.
-func Analyze(k Kernel, d devices.Device, occ OccupancyFunc) Analysis {
+// Analyze sets a kernel against the ceilings of device d and computes its
+// theoretical occupancy on the compute capability it ran on.
+func Analyze(k Kernel, d devices.Device) Analysis {
 	a := Analysis{Kernel: k}
 	for _, w := range k.Work {
 		a.FLOPs += w.FLOPs
@@ -101,19 +106,41 @@ func Analyze(k Kernel, d devices.Device, occ OccupancyFunc) Analysis {
 		}
 		a.Memory = append(a.Memory, l)
 	}
-	a.Occupancy = Occupancy{NCU: k.Occupancy.Theoretical, Achieved: k.Occupancy.Achieved}
-	if occ != nil {
-		arch, err := archOf(k, d)
-		if err == nil {
-			a.Occupancy.Theoretical, a.Occupancy.Limiter, err = occ(arch, k)
-		}
-		if err != nil {
-			a.Occupancy.Error = err.Error()
-		} else {
-			a.Occupancy.Match = math.Abs(a.Occupancy.Theoretical-a.Occupancy.NCU) < 0.005
-		}
-	}
+	a.Occupancy = theoretical(k, d)
 	return a
+}
+
+// theoretical computes the launch's occupancy as the CUDA runtime does.
+func theoretical(k Kernel, d devices.Device) Occupancy {
+	o := Occupancy{NCU: k.Occupancy.Theoretical, Achieved: k.Occupancy.Achieved}
+	arch, err := archOf(k, d)
+	if err != nil {
+		o.Error = err.Error()
+		return o
+	}
+	l := occupancy.Launch{Threads: k.Block.Size(), DynamicSmem: k.Launch.DynamicSmem}
+	if k.Launch.SmemConfig > 0 {
+		l.Carveout = occupancy.CarveoutBytes(k.Launch.SmemConfig)
+	}
+	r := occupancy.Calculate(arch, occupancy.Kernel{
+		Regs:       k.Launch.RegistersPerThread,
+		StaticSmem: k.Launch.StaticSmem,
+		Barriers:   k.Launch.Barriers,
+	}, l)
+	switch {
+	case r.Err != nil:
+		o.Error = r.Err.Error()
+		return o
+	case r.Reason != nil:
+		o.Error = r.Reason.Error()
+	}
+	o.Theoretical = 100 * r.Occupancy()
+	o.BlocksPerSM, o.Limiters = r.Blocks, r.Limiters
+	for i, l := range occupancy.Limiters {
+		o.By[i] = r.By(l)
+	}
+	o.Match = math.Abs(o.Theoretical-o.NCU) < 0.005
+	return o
 }
 
 // archOf is the compute capability the kernel ran on (the export's), else

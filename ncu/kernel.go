@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/gpucalc/gpucalc/devices"
+	"github.com/gpucalc/gpucalc/occupancy"
 )
 
 // Kernel is one profiled launch as the export measured it.
@@ -69,6 +70,9 @@ type Launch struct {
 	SmemConfig int `json:"smem_config_bytes"`
 	// ClusterSize is the thread-block cluster size (0: no clusters).
 	ClusterSize int `json:"cluster_size,omitempty"`
+	// Barriers is the named barriers a block uses (launch__barrier_count;
+	// 0 when the export lacks it).
+	Barriers int `json:"barriers"`
 }
 
 // NCUOccupancy is Nsight Compute's occupancy report for a launch.
@@ -77,10 +81,12 @@ type NCUOccupancy struct {
 	// sm__warps_active.avg.pct_of_peak_sustained_active.
 	Theoretical float64 `json:"theoretical_pct"`
 	Achieved    float64 `json:"achieved_pct"`
-	// Limiter names the launch__occupancy_limit_* with the fewest blocks
-	// (ties joined with "+"); BlocksPerSM is that number.
-	Limiter     string `json:"limiter"`
-	BlocksPerSM int    `json:"blocks_per_sm"`
+	// BlocksPerSM is the fewest blocks any launch__occupancy_limit_*
+	// allows and Limiters the limits that allow that few; By holds each
+	// limit's count, indexed like occupancy.Limiters (0: not exported).
+	BlocksPerSM int               `json:"blocks_per_sm"`
+	Limiters    occupancy.Limiter `json:"limiters"`
+	By          [5]int            `json:"blocks_by_limit"`
 }
 
 // Work is the floating-point work of one precision.
@@ -131,6 +137,7 @@ const (
 	mDynamicSmem = "launch__shared_mem_per_block_dynamic"
 	mSmemConfig  = "launch__shared_mem_config_size"
 	mClusterSize = "launch__cluster_size"
+	mBarriers    = "launch__barrier_count"
 )
 
 // sectorBytes is the size of an L1/L2 sector.
@@ -243,10 +250,13 @@ func (e *Export) kernel(r Row) (Kernel, error) {
 	if v, ok := rd.value(mClusterSize); ok {
 		k.Launch.ClusterSize = int(v)
 	}
+	if v, ok := rd.value(mBarriers); ok {
+		k.Launch.Barriers = int(v)
+	}
 	k.Work = rd.work()
 	k.Traffic = rd.traffic()
 	k.Occupancy = NCUOccupancy{Theoretical: rd.need(mTheoretical), Achieved: rd.need(mAchieved)}
-	k.Occupancy.Limiter, k.Occupancy.BlocksPerSM = rd.limiter()
+	rd.limits(&k.Occupancy)
 	if rd.err != nil {
 		return Kernel{}, rd.err
 	}
@@ -383,26 +393,30 @@ func (rd *reader) traffic() []Traffic {
 	return t
 }
 
-// limiter reads Nsight Compute's per-limit block counts.
-func (rd *reader) limiter() (string, int) {
+// ncuLimits are Nsight Compute's per-limit block counts, in the order of
+// occupancy.Limiters.
+var ncuLimits = [5]string{"warps", "registers", "shared_mem", "blocks", "barriers"}
+
+// limits reads Nsight Compute's per-limit block counts.
+func (rd *reader) limits(o *NCUOccupancy) {
 	best := -1
-	var names []string
-	for _, l := range []string{"warps", "registers", "shared_mem", "blocks", "barriers"} {
+	for i, l := range ncuLimits {
 		v, ok := rd.value("launch__occupancy_limit_" + l)
 		if !ok {
 			continue
 		}
 		n := int(v)
+		o.By[i] = n
 		switch {
 		case best < 0 || n < best:
-			best, names = n, []string{l}
+			best, o.Limiters = n, occupancy.Limiters[i]
 		case n == best:
-			names = append(names, l)
+			o.Limiters |= occupancy.Limiters[i]
 		}
 	}
 	if best < 0 {
 		rd.missing = append(rd.missing, "launch__occupancy_limit_*")
-		return "", 0
+		return
 	}
-	return strings.Join(names, "+"), best
+	o.BlocksPerSM = best
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 
 	"github.com/gpucalc/gpucalc/ncu"
 	"github.com/gpucalc/gpucalc/units"
@@ -84,27 +85,33 @@ func ncuMemory(as []ncu.Analysis) Table {
 
 func ncuOccupancy(as []ncu.Analysis) Table {
 	t := Table{
-		Title:  "Occupancy (% of the SM's warp slots)",
-		Header: []string{"ID", "Registers", "Shared memory", "Theoretical (gpucalc)", "Theoretical (Nsight)", "Match", "Achieved", "Limiter (Nsight)"},
+		Title: "Occupancy (% of the SM's warp slots)",
+		Header: []string{"ID", "Registers", "Shared memory", "Theoretical (gpucalc)", "Theoretical (Nsight)", "Match",
+			"Achieved", "Blocks/SM", "Limiter"},
 	}
+	var mismatch []string
 	for _, a := range as {
-		ours, match := "-", "-"
-		switch {
-		case a.Occupancy.Error != "":
-			ours = "error"
-		case a.Occupancy.Limiter != "":
-			ours = occPct(a.Occupancy.Theoretical)
+		o := a.Occupancy
+		ours, match, blocks, limiter := "-", "-", "-", "-"
+		if o.Error == "" {
+			ours, blocks, limiter = occPct(o.Theoretical), strconv.Itoa(o.BlocksPerSM), o.Limiters.String()
 			match = "yes"
-			if !a.Occupancy.Match {
+			if !o.Match {
 				match = "NO"
+				mismatch = append(mismatch, strconv.Itoa(a.ID))
 			}
 		}
 		smem := a.Launch.StaticSmem + a.Launch.DynamicSmem
 		t.Rows = append(t.Rows, []string{strconv.Itoa(a.ID), strconv.Itoa(a.Launch.RegistersPerThread),
-			units.FormatSize(int64(smem)), ours, occPct(a.Occupancy.NCU), match, occPct(a.Occupancy.Achieved),
-			fmt.Sprintf("%s, %d block/SM", a.Kernel.Occupancy.Limiter, a.Kernel.Occupancy.BlocksPerSM)})
+			units.FormatSize(int64(smem)), ours, occPct(o.NCU), match, occPct(o.Achieved), blocks, limiter})
 	}
-	t.Notes = []string{"Shared memory is static + dynamic per block, without the 1 KiB the driver reserves."}
+	t.Notes = []string{
+		"Theoretical (gpucalc): the CUDA runtime's calculation from the launch statistics: registers, block size, static + dynamic shared memory (shown; the driver adds 1 KiB per block), barriers and the carveout the driver chose.",
+		"Theoretical (Nsight): sm__maximum_warps_per_active_cycle_pct. Achieved: sm__warps_active.avg.pct_of_peak_sustained_active.",
+	}
+	if len(mismatch) > 0 {
+		t.Notes = append(t.Notes, fmt.Sprintf("gpucalc and Nsight Compute disagree for ID %s: check the launch statistics in the export (a non-default launch attribute?).", strings.Join(mismatch, ", ")))
+	}
 	for _, a := range as {
 		if a.Occupancy.Error != "" {
 			t.Notes = append(t.Notes, fmt.Sprintf("ID %d: %s", a.ID, a.Occupancy.Error))
@@ -116,8 +123,6 @@ func ncuOccupancy(as []ncu.Analysis) Table {
 // occPct prints an occupancy percentage to the two decimals Nsight Compute
 // prints.
 func occPct(p float64) string { return strconv.FormatFloat(math.Round(p*100)/100, 'f', -1, 64) + "%" }
-
-func pct(share float64) string { return strconv.FormatFloat(share*100, 'f', 1, 64) + "%" }
 
 func duration(s float64) string {
 	if s <= 0 {

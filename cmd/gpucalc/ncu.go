@@ -76,7 +76,7 @@ func (a *app) runNCU(file string, opt ncuOptions) error {
 	}
 	as := make([]ncu.Analysis, len(ks))
 	for i, k := range ks {
-		as[i] = ncu.Analyze(k, d, nil)
+		as[i] = ncu.Analyze(k, d)
 	}
 	if f == reports.FormatJSON {
 		return reports.JSON(a.stdout, struct {
