@@ -22,8 +22,7 @@ type Analysis struct {
 	// none of the kernel's ceilings.
 	Bound      string  `json:"bound"`
 	BoundShare float64 `json:"bound_share"`
-	// Occupancy sets gpucalc's theoretical occupancy beside Nsight
-	// Compute's.
+	// Occupancy is gpucalc's theoretical occupancy.
 	Occupancy Occupancy `json:"occupancy"`
 }
 
@@ -51,8 +50,8 @@ type LevelRate struct {
 	Share   float64 `json:"share_of_ceiling,omitempty"`
 }
 
-// Occupancy sets gpucalc's theoretical occupancy beside Nsight Compute's.
-// Percentages are of the SM's warp slots.
+// Occupancy is gpucalc's theoretical occupancy of a launch, in percent of
+// the SM's warp slots, to set beside Nsight Compute's (Kernel.Occupancy).
 type Occupancy struct {
 	// Theoretical is what gpucalc computes from the launch statistics
 	// (occupancy.Calculate with the registers, block size, static and
@@ -66,13 +65,10 @@ type Occupancy struct {
 	// occupancy.Limiters (occupancy.Unlimited where it does not bind).
 	By    [5]int `json:"blocks_by_limit"`
 	Error string `json:"error,omitempty"`
-	// NCU is Nsight Compute's theoretical occupancy
-	// (sm__maximum_warps_per_active_cycle_pct) and Match whether gpucalc's
-	// equals it to the two decimals ncu prints.
-	NCU   float64 `json:"ncu_theoretical_pct"`
-	Match bool    `json:"match"`
-	// Achieved is the measured average of active warps.
-	Achieved float64 `json:"achieved_pct"`
+	// Match says whether Theoretical equals Nsight Compute's
+	// (Kernel.Occupancy.Theoretical) to the two decimals ncu prints; false
+	// when either is missing.
+	Match bool `json:"match"`
 }
 
 // Analyze sets a kernel against the ceilings of device d and computes its
@@ -112,7 +108,11 @@ func Analyze(k Kernel, d devices.Device) Analysis {
 
 // theoretical computes the launch's occupancy as the CUDA runtime does.
 func theoretical(k Kernel, d devices.Device) Occupancy {
-	o := Occupancy{NCU: k.Occupancy.Theoretical, Achieved: k.Occupancy.Achieved}
+	var o Occupancy
+	if k.Launch == nil || k.Block.Size() == 0 {
+		o.Error = "the export lacks the launch statistics (registers, shared memory, block size): profile with --section LaunchStats (or --set full)"
+		return o
+	}
 	arch, err := archOf(k, d)
 	if err != nil {
 		o.Error = err.Error()
@@ -139,7 +139,7 @@ func theoretical(k Kernel, d devices.Device) Occupancy {
 	for i, l := range occupancy.Limiters {
 		o.By[i] = r.By(l)
 	}
-	o.Match = math.Abs(o.Theoretical-o.NCU) < 0.005
+	o.Match = k.Occupancy.Theoretical != nil && math.Abs(o.Theoretical-*k.Occupancy.Theoretical) < 0.005
 	return o
 }
 

@@ -3,6 +3,7 @@ package ncu
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -26,7 +27,8 @@ type Kernel struct {
 	Grid   Dim3       `json:"grid"`
 	// Duration is gpu__time_duration.sum, in seconds.
 	Duration float64 `json:"duration_seconds"`
-	Launch   Launch  `json:"launch"`
+	// Launch is nil when the export lacks the launch statistics.
+	Launch *Launch `json:"launch,omitempty"`
 	// Work is the floating-point work by precision, largest first.
 	Work []Work `json:"work"`
 	// Traffic is the bytes moved at each memory level the export measures.
@@ -66,7 +68,7 @@ type Launch struct {
 	StaticSmem  int `json:"static_smem_bytes"`
 	DynamicSmem int `json:"dynamic_smem_bytes"`
 	// SmemConfig is the shared-memory carveout the driver chose for the
-	// launch, in bytes per SM.
+	// launch, in bytes per SM (0: not exported).
 	SmemConfig int `json:"smem_config_bytes"`
 	// ClusterSize is the thread-block cluster size (0: no clusters).
 	ClusterSize int `json:"cluster_size,omitempty"`
@@ -78,9 +80,10 @@ type Launch struct {
 // NCUOccupancy is Nsight Compute's occupancy report for a launch.
 type NCUOccupancy struct {
 	// Theoretical is sm__maximum_warps_per_active_cycle_pct; Achieved is
-	// sm__warps_active.avg.pct_of_peak_sustained_active.
-	Theoretical float64 `json:"theoretical_pct"`
-	Achieved    float64 `json:"achieved_pct"`
+	// sm__warps_active.avg.pct_of_peak_sustained_active; nil when the
+	// export lacks them.
+	Theoretical *float64 `json:"theoretical_pct,omitempty"`
+	Achieved    *float64 `json:"achieved_pct,omitempty"`
 	// BlocksPerSM is the fewest blocks any launch__occupancy_limit_*
 	// allows and Limiters the limits that allow that few; By holds each
 	// limit's count, indexed like occupancy.Limiters (0: not exported).
@@ -224,6 +227,41 @@ func (rd *reader) need(metric string) float64 {
 	return v
 }
 
+// launch reads the launch statistics; nil when the registers or shared
+// memory are missing. The carveout, cluster size and barriers are optional.
+func (rd *reader) launch() *Launch {
+	l := Launch{
+		RegistersPerThread: rd.int(mRegisters),
+		StaticSmem:         rd.int(mStaticSmem),
+		DynamicSmem:        rd.int(mDynamicSmem),
+	}
+	for _, m := range []string{mRegisters, mStaticSmem, mDynamicSmem} {
+		if slices.Contains(rd.missing, m) {
+			return nil
+		}
+	}
+	if v, ok := rd.value(mSmemConfig); ok {
+		l.SmemConfig = int(v)
+	}
+	if v, ok := rd.value(mClusterSize); ok {
+		l.ClusterSize = int(v)
+	}
+	if v, ok := rd.value(mBarriers); ok {
+		l.Barriers = int(v)
+	}
+	return &l
+}
+
+// optional reads a metric that may be missing (recorded as such).
+func (rd *reader) optional(metric string) *float64 {
+	v, ok := rd.value(metric)
+	if !ok {
+		rd.missing = append(rd.missing, metric)
+		return nil
+	}
+	return &v
+}
+
 func (rd *reader) int(metric string) int { return int(rd.need(metric)) }
 
 func (e *Export) kernel(r Row) (Kernel, error) {
@@ -241,21 +279,10 @@ func (e *Export) kernel(r Row) (Kernel, error) {
 	k.Block = rd.dim3("Block Size", "launch__block_dim")
 	k.Grid = rd.dim3("Grid Size", "launch__grid_dim")
 	k.Duration = rd.need(mDuration)
-	k.Launch = Launch{
-		RegistersPerThread: rd.int(mRegisters),
-		StaticSmem:         rd.int(mStaticSmem),
-		DynamicSmem:        rd.int(mDynamicSmem),
-		SmemConfig:         rd.int(mSmemConfig),
-	}
-	if v, ok := rd.value(mClusterSize); ok {
-		k.Launch.ClusterSize = int(v)
-	}
-	if v, ok := rd.value(mBarriers); ok {
-		k.Launch.Barriers = int(v)
-	}
+	k.Launch = rd.launch()
 	k.Work = rd.work()
 	k.Traffic = rd.traffic()
-	k.Occupancy = NCUOccupancy{Theoretical: rd.need(mTheoretical), Achieved: rd.need(mAchieved)}
+	k.Occupancy = NCUOccupancy{Theoretical: rd.optional(mTheoretical), Achieved: rd.optional(mAchieved)}
 	rd.limits(&k.Occupancy)
 	if rd.err != nil {
 		return Kernel{}, rd.err

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -80,7 +81,7 @@ func TestReadGroundTruth(t *testing.T) {
 		if len(k.Traffic) != 3 || k.Traffic[0].Level != DRAM || k.Traffic[0].Bytes != w.dramBytes {
 			t.Errorf("ID %d: traffic %v, want dram %g first of three levels", k.ID, k.Traffic, w.dramBytes)
 		}
-		if k.Occupancy.Theoretical != w.ncuTheoretical || k.Occupancy.Achieved != w.achieved {
+		if o := k.Occupancy; o.Theoretical == nil || *o.Theoretical != w.ncuTheoretical || o.Achieved == nil || *o.Achieved != w.achieved {
 			t.Errorf("ID %d: ncu occupancy %v, want theoretical %g achieved %g", k.ID, k.Occupancy, w.ncuTheoretical, w.achieved)
 		}
 	}
@@ -197,19 +198,10 @@ func TestReadSmall(t *testing.T) {
 		t.Errorf("work %v, want fp32 2·3.5·1000", k.Work)
 	}
 	for _, m := range []string{"launch__registers_per_thread", "l1tex__t_sectors.sum", "sm__ops_path_tensor_op_*.sum"} {
-		if !contains(k.Missing, m) {
+		if !slices.Contains(k.Missing, m) {
 			t.Errorf("missing %v, want it to list %s", k.Missing, m)
 		}
 	}
-}
-
-func contains(list []string, s string) bool {
-	for _, l := range list {
-		if l == s {
-			return true
-		}
-	}
-	return false
 }
 
 // What a user's redirect captures around the CSV is tolerated.

@@ -37,12 +37,39 @@ func ncuKernels(as []ncu.Analysis, device, origin string) Table {
 		"FLOP/s: FADD, FMUL and FFMA (2 FLOPs) thread instructions of each precision, and the tensor-core operation counters, over gpu__time_duration.",
 		"Bound: the device ceiling (dense datasheet peak or bandwidth) the kernel comes closest to, and the share of it reached.",
 	}
-	for _, a := range as {
-		if len(a.Missing) > 0 {
-			t.Notes = append(t.Notes, fmt.Sprintf("ID %d: the export lacks %v", a.ID, a.Missing))
+	t.Notes = append(t.Notes, grouped(as, func(a ncu.Analysis) string {
+		if len(a.Missing) == 0 {
+			return ""
 		}
-	}
+		return "the export lacks " + strings.Join(a.Missing, ", ") + " (profile with --set full for every figure)"
+	})...)
 	return t
+}
+
+// grouped returns one note per distinct text, naming the IDs it is about:
+// "IDs 0, 1: ...".
+func grouped(as []ncu.Analysis, note func(ncu.Analysis) string) []string {
+	var order []string
+	ids := map[string][]string{}
+	for _, a := range as {
+		n := note(a)
+		if n == "" {
+			continue
+		}
+		if _, ok := ids[n]; !ok {
+			order = append(order, n)
+		}
+		ids[n] = append(ids[n], strconv.Itoa(a.ID))
+	}
+	out := make([]string, 0, len(order))
+	for _, n := range order {
+		label := "ID "
+		if len(ids[n]) > 1 {
+			label = "IDs "
+		}
+		out = append(out, label+strings.Join(ids[n], ", ")+": "+n)
+	}
+	return out
 }
 
 func ncuCompute(as []ncu.Analysis) Table {
@@ -51,10 +78,13 @@ func ncuCompute(as []ncu.Analysis) Table {
 		for _, r := range a.Compute {
 			peak, share := "-", "-"
 			if r.Peak > 0 {
-				peak, share = units.FormatFLOPS(r.Peak), pct(r.Share)
+				peak = units.FormatFLOPS(r.Peak)
+				if a.Duration > 0 {
+					share = pct(r.Share)
+				}
 			}
 			t.Rows = append(t.Rows, []string{strconv.Itoa(a.ID), r.Key(), units.FormatDecimal(r.FLOPs, "FLOP"),
-				units.FormatFLOPS(r.PerSecond), peak, share})
+				rate(a, r.PerSecond, units.FormatFLOPS), peak, share})
 		}
 	}
 	t.Notes = []string{"fp16 on CUDA cores counts packed HADD2/HMUL2 as 2 FLOPs and HFMA2 as 4 (bf16 forms included), as Nsight Compute does."}
@@ -66,14 +96,14 @@ func ncuMemory(as []ncu.Analysis) Table {
 	for _, a := range as {
 		for _, l := range a.Memory {
 			ceil, ai := "-", "-"
-			if l.Ceiling > 0 {
+			if l.Ceiling > 0 && a.Duration > 0 {
 				ceil = pct(l.Share)
 			}
 			if l.Bytes > 0 {
 				ai = strconv.FormatFloat(l.Intensity, 'g', 4, 64)
 			}
 			t.Rows = append(t.Rows, []string{strconv.Itoa(a.ID), string(l.Level), units.FormatDecimal(l.Bytes, "B"),
-				units.FormatBandwidth(l.PerSecond), ceil, ai})
+				rate(a, l.PerSecond, units.FormatBandwidth), ceil, ai})
 		}
 	}
 	t.Notes = []string{
@@ -92,37 +122,56 @@ func ncuOccupancy(as []ncu.Analysis) Table {
 	var mismatch []string
 	for _, a := range as {
 		o := a.Occupancy
-		ours, match, blocks, limiter := "-", "-", "-", "-"
+		ours, theirs, match, blocks, limiter := "-", "-", "-", "-", "-"
+		if p := a.Kernel.Occupancy.Theoretical; p != nil {
+			theirs = occPct(*p)
+		}
 		if o.Error == "" {
 			ours, blocks, limiter = occPct(o.Theoretical), strconv.Itoa(o.BlocksPerSM), o.Limiters.String()
+		}
+		if o.Error == "" && a.Kernel.Occupancy.Theoretical != nil {
 			match = "yes"
 			if !o.Match {
 				match = "NO"
 				mismatch = append(mismatch, strconv.Itoa(a.ID))
 			}
 		}
-		smem := a.Launch.StaticSmem + a.Launch.DynamicSmem
-		t.Rows = append(t.Rows, []string{strconv.Itoa(a.ID), strconv.Itoa(a.Launch.RegistersPerThread),
-			units.FormatSize(int64(smem)), ours, occPct(o.NCU), match, occPct(o.Achieved), blocks, limiter})
+		regs, smem := "-", "-"
+		if l := a.Launch; l != nil {
+			regs, smem = strconv.Itoa(l.RegistersPerThread), units.FormatSize(int64(l.StaticSmem+l.DynamicSmem))
+		}
+		t.Rows = append(t.Rows, []string{strconv.Itoa(a.ID), regs, smem, ours, theirs, match,
+			optPct(a.Kernel.Occupancy.Achieved), blocks, limiter})
 	}
 	t.Notes = []string{
 		"Theoretical (gpucalc): the CUDA runtime's calculation from the launch statistics: registers, block size, static + dynamic shared memory (shown; the driver adds 1 KiB per block), barriers and the carveout the driver chose.",
 		"Theoretical (Nsight): sm__maximum_warps_per_active_cycle_pct. Achieved: sm__warps_active.avg.pct_of_peak_sustained_active.",
 	}
 	if len(mismatch) > 0 {
-		t.Notes = append(t.Notes, fmt.Sprintf("gpucalc and Nsight Compute disagree for ID %s: check the launch statistics in the export (a non-default launch attribute?).", strings.Join(mismatch, ", ")))
+		t.Notes = append(t.Notes, fmt.Sprintf("gpucalc and Nsight Compute disagree for ID %s: check the launch statistics in the export.", strings.Join(mismatch, ", ")))
 	}
-	for _, a := range as {
-		if a.Occupancy.Error != "" {
-			t.Notes = append(t.Notes, fmt.Sprintf("ID %d: %s", a.ID, a.Occupancy.Error))
-		}
-	}
+	t.Notes = append(t.Notes, grouped(as, func(a ncu.Analysis) string { return a.Occupancy.Error })...)
 	return t
 }
 
 // occPct prints an occupancy percentage to the two decimals Nsight Compute
 // prints.
 func occPct(p float64) string { return strconv.FormatFloat(math.Round(p*100)/100, 'f', -1, 64) + "%" }
+
+func optPct(p *float64) string {
+	if p == nil {
+		return "-"
+	}
+	return occPct(*p)
+}
+
+// rate formats a per-second figure, "-" when the export has no duration.
+func rate(a ncu.Analysis, v float64, format func(float64) string) string {
+	if a.Duration <= 0 {
+		return "-"
+	}
+	return format(v)
+}
 
 func duration(s float64) string {
 	if s <= 0 {
