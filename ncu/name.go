@@ -41,7 +41,9 @@ var (
 func ShortName(name string) string {
 	s := strings.TrimSpace(name)
 	if strings.HasPrefix(s, "_Z") {
-		s = demangle.Filter(s)
+		// Substitutions can make a short mangled name demangle to an
+		// enormous one; 64 Ki characters is plenty for a kernel.
+		s = demangle.Filter(s, demangle.MaxLength(16))
 	}
 	s = stripParams(stripReturnType(s))
 	s = lambdaRE.ReplaceAllString(s, "lambda$1$2")
