@@ -44,6 +44,7 @@ datasheet peaks and bandwidths (decimal: 1 TB/s = 1e12 B/s).`,
 		},
 	}
 	a.addDeviceFlag(cmd, &opt.device)
+	cmd.Flags().Lookup("device").Usage = "GPU `name` or alias from 'gpucalc devices' to measure against (default: the GPU the export names)"
 	return cmd
 }
 
