@@ -241,6 +241,11 @@ func FormatBandwidth(v float64) string { return decimal(v, "B/s") }
 // FormatFLOPS formats operations per second: "989.4 TFLOP/s".
 func FormatFLOPS(v float64) string { return decimal(v, "FLOP/s") }
 
+// FormatDecimal formats a count or amount with a decimal prefix:
+// FormatDecimal(178.6e6, "B") = "178.6 MB", FormatDecimal(1.37e11, "FLOP") =
+// "137.4 GFLOP".
+func FormatDecimal(v float64, unit string) string { return decimal(v, unit) }
+
 // FormatFrequency formats a clock: "1.98 GHz".
 func FormatFrequency(v float64) string { return decimal(v, "Hz") }
 

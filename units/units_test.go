@@ -102,6 +102,8 @@ func TestFormat(t *testing.T) {
 		{FormatFLOPS(66.9e12), "66.9 TFLOP/s"},
 		{FormatFLOPS(1978.9e12), "1979 TFLOP/s"},
 		{FormatFrequency(1.98e9), "1.98 GHz"},
+		{FormatDecimal(178553088, "B"), "178.6 MB"},
+		{FormatDecimal(1.099511627776e15, "FLOP"), "1.1 PFLOP"},
 		{FormatDuration(12.5e-6), "12.5 µs"},
 		{FormatDuration(1.2e-3), "1.2 ms"},
 		{FormatDuration(0.5e-9), "0.5 ns"},

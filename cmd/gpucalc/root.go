@@ -118,6 +118,7 @@ Peak rates are dense; 2:4-sparse rates are never used unless asked for.`,
 		a.newOccupancyCmd(),
 		a.newRooflineCmd(),
 		a.newSimulateCmd(),
+		a.newNCUCmd(),
 	)
 	return root
 }

@@ -1,0 +1,186 @@
+package ncu
+
+import (
+	"math"
+	"strings"
+
+	"github.com/gpucalc/gpucalc/devices"
+	"github.com/gpucalc/gpucalc/occupancy"
+)
+
+// Analysis is one measured kernel set against a device's ceilings.
+type Analysis struct {
+	Kernel
+	// FLOPs is the work of every precision together.
+	FLOPs float64 `json:"total_flops"`
+	// Compute has one entry per precision in Kernel.Work, same order.
+	Compute []Rate `json:"compute"`
+	// Memory has one entry per level in Kernel.Traffic, same order.
+	Memory []LevelRate `json:"memory"`
+	// Bound is the ceiling the kernel comes closest to ("bf16_tensor",
+	// "dram"), with Share its fraction reached; empty when the device has
+	// none of the kernel's ceilings.
+	Bound      string  `json:"bound"`
+	BoundShare float64 `json:"bound_share"`
+	// Occupancy is gpucalc's theoretical occupancy.
+	Occupancy Occupancy `json:"occupancy"`
+}
+
+// Rate is the achieved rate of one precision.
+type Rate struct {
+	Work
+	// PerSecond is FLOPs over the kernel's duration.
+	PerSecond float64 `json:"flops_per_second"`
+	// Peak is the device's dense peak for the precision (0: not in the
+	// catalog) and Share PerSecond/Peak.
+	Peak  float64 `json:"peak_flops_per_second,omitempty"`
+	Share float64 `json:"share_of_peak,omitempty"`
+}
+
+// LevelRate is the traffic of one memory level.
+type LevelRate struct {
+	Traffic
+	PerSecond float64 `json:"bytes_per_second"`
+	// Intensity is the kernel's FLOPs per byte at this level (0 when no
+	// bytes moved).
+	Intensity float64 `json:"flops_per_byte"`
+	// Ceiling is the device's bandwidth for the level (0: not in the
+	// catalog) and Share PerSecond/Ceiling.
+	Ceiling float64 `json:"ceiling_bytes_per_second,omitempty"`
+	Share   float64 `json:"share_of_ceiling,omitempty"`
+}
+
+// Occupancy is gpucalc's theoretical occupancy of a launch, in percent of
+// the SM's warp slots, to set beside Nsight Compute's (Kernel.Occupancy).
+type Occupancy struct {
+	// Theoretical is what gpucalc computes from the launch statistics
+	// (occupancy.Calculate with the registers, block size, static and
+	// dynamic shared memory, barriers and the carveout the driver chose),
+	// with the resident blocks per SM and the limits that bind. Error says
+	// why it could not be computed; the rest is then zero.
+	Theoretical float64           `json:"theoretical_pct"`
+	BlocksPerSM int               `json:"blocks_per_sm"`
+	Limiters    occupancy.Limiter `json:"limiters"`
+	// By holds the blocks each limit allows on its own, indexed like
+	// occupancy.Limiters (occupancy.Unlimited where it does not bind).
+	By    [5]int `json:"blocks_by_limit"`
+	Error string `json:"error,omitempty"`
+	// Match says whether Theoretical equals Nsight Compute's
+	// (Kernel.Occupancy.Theoretical) to the two decimals ncu prints; false
+	// when either is missing.
+	Match bool `json:"match"`
+}
+
+// Analyze sets a kernel against the ceilings of device d and computes its
+// theoretical occupancy on the compute capability it ran on.
+func Analyze(k Kernel, d devices.Device) Analysis {
+	a := Analysis{Kernel: k}
+	for _, w := range k.Work {
+		a.FLOPs += w.FLOPs
+	}
+	consider := func(name string, share float64) {
+		if share > a.BoundShare {
+			a.Bound, a.BoundShare = name, share
+		}
+	}
+	for _, w := range k.Work {
+		r := Rate{Work: w, PerSecond: perSecond(w.FLOPs, k.Duration)}
+		if p, err := d.Peak(w.DType, w.Path); err == nil {
+			r.Peak, r.Share = p, r.PerSecond/p
+			consider(w.Key(), r.Share)
+		}
+		a.Compute = append(a.Compute, r)
+	}
+	for _, t := range k.Traffic {
+		l := LevelRate{Traffic: t, PerSecond: perSecond(t.Bytes, k.Duration)}
+		if t.Bytes > 0 {
+			l.Intensity = a.FLOPs / t.Bytes
+		}
+		if c := ceiling(d, t.Level); c > 0 {
+			l.Ceiling, l.Share = c, l.PerSecond/c
+			consider(string(t.Level), l.Share)
+		}
+		a.Memory = append(a.Memory, l)
+	}
+	a.Occupancy = theoretical(k, d)
+	return a
+}
+
+// theoretical computes the launch's occupancy as the CUDA runtime does.
+func theoretical(k Kernel, d devices.Device) Occupancy {
+	var o Occupancy
+	if k.Launch == nil || k.Block.Size() == 0 {
+		o.Error = "the export lacks the launch statistics (registers, shared memory, block size): profile with --section LaunchStats (or --set full)"
+		return o
+	}
+	arch, err := archOf(k, d)
+	if err != nil {
+		o.Error = err.Error()
+		return o
+	}
+	l := occupancy.Launch{Threads: k.Block.Size(), DynamicSmem: k.Launch.DynamicSmem}
+	if k.Launch.SmemConfig > 0 {
+		l.Carveout = occupancy.CarveoutBytes(k.Launch.SmemConfig)
+	}
+	r := occupancy.Calculate(arch, occupancy.Kernel{
+		Regs:       k.Launch.RegistersPerThread,
+		StaticSmem: k.Launch.StaticSmem,
+		Barriers:   k.Launch.Barriers,
+	}, l)
+	switch {
+	case r.Err != nil:
+		o.Error = r.Err.Error()
+		return o
+	case r.Reason != nil:
+		o.Error = r.Reason.Error()
+	}
+	o.Theoretical = 100 * r.Occupancy()
+	o.BlocksPerSM, o.Limiters = r.Blocks, r.Limiters
+	for i, l := range occupancy.Limiters {
+		o.By[i] = r.By(l)
+	}
+	o.Match = k.Occupancy.Theoretical != nil && math.Abs(o.Theoretical-*k.Occupancy.Theoretical) < 0.005
+	return o
+}
+
+// archOf is the compute capability the kernel ran on (the export's), else
+// the device's.
+func archOf(k Kernel, d devices.Device) (devices.Arch, error) {
+	if k.CC != (devices.CC{}) {
+		return devices.ArchFor(k.CC)
+	}
+	return d.Limits()
+}
+
+func perSecond(n, seconds float64) float64 {
+	if seconds <= 0 {
+		return 0
+	}
+	return n / seconds
+}
+
+// ceiling is the device's bandwidth at a level; the catalog has none for L1.
+func ceiling(d devices.Device, l Level) float64 {
+	switch l {
+	case DRAM:
+		return d.Bandwidth(devices.DRAM)
+	case L2:
+		return d.Bandwidth(devices.L2)
+	}
+	return 0
+}
+
+// DeviceNames lists the distinct device names of the kernels, in order of
+// first appearance.
+func DeviceNames(ks []Kernel) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, k := range ks {
+		n := strings.TrimSpace(k.Device)
+		if !seen[n] {
+			seen[n] = true
+			out = append(out, n)
+		}
+	}
+	return out
+}

@@ -1,0 +1,181 @@
+package reports
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/gpucalc/gpucalc/ncu"
+	"github.com/gpucalc/gpucalc/units"
+)
+
+// NCU renders kernels measured by Nsight Compute: an overview, then compute,
+// memory and occupancy tables keyed by ncu's launch ID. device names the
+// catalog entry the shares are taken against and origin where it came from.
+func NCU(as []ncu.Analysis, device, origin string) []Table {
+	return []Table{ncuKernels(as, device, origin), ncuCompute(as), ncuMemory(as), ncuOccupancy(as)}
+}
+
+func ncuKernels(as []ncu.Analysis, device, origin string) Table {
+	t := Table{
+		Title:  fmt.Sprintf("Kernels on %s (%s)", device, origin),
+		Header: []string{"ID", "Kernel", "Block", "Grid", "Duration", "FLOP/s", "Bound"},
+	}
+	for _, a := range as {
+		flops, bound := "-", "-"
+		if a.FLOPs > 0 && a.Duration > 0 {
+			flops = units.FormatFLOPS(a.FLOPs / a.Duration)
+		}
+		if a.Bound != "" {
+			bound = a.Bound + " " + pct(a.BoundShare)
+		}
+		t.Rows = append(t.Rows, []string{strconv.Itoa(a.ID), a.Name, a.Block.String(), a.Grid.String(),
+			duration(a.Duration), flops, bound})
+	}
+	t.Notes = []string{
+		"FLOP/s: FADD, FMUL and FFMA (2 FLOPs) thread instructions of each precision, and the tensor-core operation counters, over gpu__time_duration.",
+		"Bound: the device ceiling (dense datasheet peak or bandwidth) the kernel comes closest to, and the share of it reached.",
+	}
+	t.Notes = append(t.Notes, grouped(as, func(a ncu.Analysis) string {
+		if len(a.Missing) == 0 {
+			return ""
+		}
+		return "the export lacks " + strings.Join(a.Missing, ", ") + " (profile with --set full for every figure)"
+	})...)
+	return t
+}
+
+// grouped returns one note per distinct text, naming the IDs it is about:
+// "IDs 0, 1: ...".
+func grouped(as []ncu.Analysis, note func(ncu.Analysis) string) []string {
+	var order []string
+	ids := map[string][]string{}
+	for _, a := range as {
+		n := note(a)
+		if n == "" {
+			continue
+		}
+		if _, ok := ids[n]; !ok {
+			order = append(order, n)
+		}
+		ids[n] = append(ids[n], strconv.Itoa(a.ID))
+	}
+	out := make([]string, 0, len(order))
+	for _, n := range order {
+		label := "ID "
+		if len(ids[n]) > 1 {
+			label = "IDs "
+		}
+		out = append(out, label+strings.Join(ids[n], ", ")+": "+n)
+	}
+	return out
+}
+
+func ncuCompute(as []ncu.Analysis) Table {
+	t := Table{Title: "Compute", Header: []string{"ID", "Precision", "FLOPs", "FLOP/s", "Peak", "Of peak"}}
+	for _, a := range as {
+		for _, r := range a.Compute {
+			peak, share := "-", "-"
+			if r.Peak > 0 {
+				peak = units.FormatFLOPS(r.Peak)
+				if a.Duration > 0 {
+					share = pct(r.Share)
+				}
+			}
+			t.Rows = append(t.Rows, []string{strconv.Itoa(a.ID), r.Key(), units.FormatDecimal(r.FLOPs, "FLOP"),
+				rate(a, r.PerSecond, units.FormatFLOPS), peak, share})
+		}
+	}
+	t.Notes = []string{"fp16 on CUDA cores counts packed HADD2/HMUL2 as 2 FLOPs and HFMA2 as 4 (bf16 forms included), as Nsight Compute does."}
+	return t
+}
+
+func ncuMemory(as []ncu.Analysis) Table {
+	t := Table{Title: "Memory", Header: []string{"ID", "Level", "Bytes", "Bandwidth", "Of ceiling", "FLOP/byte"}}
+	for _, a := range as {
+		for _, l := range a.Memory {
+			ceil, ai := "-", "-"
+			if l.Ceiling > 0 && a.Duration > 0 {
+				ceil = pct(l.Share)
+			}
+			if l.Bytes > 0 {
+				ai = strconv.FormatFloat(l.Intensity, 'g', 4, 64)
+			}
+			t.Rows = append(t.Rows, []string{strconv.Itoa(a.ID), string(l.Level), units.FormatDecimal(l.Bytes, "B"),
+				rate(a, l.PerSecond, units.FormatBandwidth), ceil, ai})
+		}
+	}
+	t.Notes = []string{
+		"dram: dram__bytes_read + dram__bytes_write. l2: bytes between the SMs and L2 (l1tex__m_xbar2l1tex_read_bytes + l1tex__m_l1tex2xbar_write_bytes).",
+		"l1: L1 tag-stage sectors × 32 B (l1tex__t_sectors); TMA and wgmma traffic bypasses it. Sizes and rates are decimal (1 MB = 1e6 B).",
+	}
+	return t
+}
+
+func ncuOccupancy(as []ncu.Analysis) Table {
+	t := Table{
+		Title: "Occupancy (% of the SM's warp slots)",
+		Header: []string{"ID", "Registers", "Shared memory", "Theoretical (gpucalc)", "Theoretical (Nsight)", "Match",
+			"Achieved", "Blocks/SM", "Limiter"},
+	}
+	var mismatch []string
+	for _, a := range as {
+		o := a.Occupancy
+		ours, theirs, match, blocks, limiter := "-", "-", "-", "-", "-"
+		if p := a.Kernel.Occupancy.Theoretical; p != nil {
+			theirs = occPct(*p)
+		}
+		if o.Error == "" {
+			ours, blocks, limiter = occPct(o.Theoretical), strconv.Itoa(o.BlocksPerSM), o.Limiters.String()
+		}
+		if o.Error == "" && a.Kernel.Occupancy.Theoretical != nil {
+			match = "yes"
+			if !o.Match {
+				match = "NO"
+				mismatch = append(mismatch, strconv.Itoa(a.ID))
+			}
+		}
+		regs, smem := "-", "-"
+		if l := a.Launch; l != nil {
+			regs, smem = strconv.Itoa(l.RegistersPerThread), units.FormatSize(int64(l.StaticSmem+l.DynamicSmem))
+		}
+		t.Rows = append(t.Rows, []string{strconv.Itoa(a.ID), regs, smem, ours, theirs, match,
+			optPct(a.Kernel.Occupancy.Achieved), blocks, limiter})
+	}
+	t.Notes = []string{
+		"Theoretical (gpucalc): the CUDA runtime's calculation from the launch statistics: registers, block size, static + dynamic shared memory (shown; the driver adds 1 KiB per block), barriers and the carveout the driver chose.",
+		"Theoretical (Nsight): sm__maximum_warps_per_active_cycle_pct. Achieved: sm__warps_active.avg.pct_of_peak_sustained_active.",
+	}
+	if len(mismatch) > 0 {
+		t.Notes = append(t.Notes, fmt.Sprintf("gpucalc and Nsight Compute disagree for ID %s: check the launch statistics in the export.", strings.Join(mismatch, ", ")))
+	}
+	t.Notes = append(t.Notes, grouped(as, func(a ncu.Analysis) string { return a.Occupancy.Error })...)
+	return t
+}
+
+// occPct prints an occupancy percentage to the two decimals Nsight Compute
+// prints.
+func occPct(p float64) string { return strconv.FormatFloat(math.Round(p*100)/100, 'f', -1, 64) + "%" }
+
+func optPct(p *float64) string {
+	if p == nil {
+		return "-"
+	}
+	return occPct(*p)
+}
+
+// rate formats a per-second figure, "-" when the export has no duration.
+func rate(a ncu.Analysis, v float64, format func(float64) string) string {
+	if a.Duration <= 0 {
+		return "-"
+	}
+	return format(v)
+}
+
+func duration(s float64) string {
+	if s <= 0 {
+		return "-"
+	}
+	return units.FormatDuration(s)
+}
