@@ -101,7 +101,7 @@ func (c *Catalog) with(file string, data []byte, mayOverride bool) (*Catalog, er
 		return nil, err
 	}
 	if err := d.validate(); err != nil {
-		return nil, fmt.Errorf("%s: device %q: %w", file, d.Name, err)
+		return nil, fmt.Errorf("%s:%d: device %q: %w", file, p.line(err, nameNode), d.Name, err)
 	}
 	out.devices[i] = d
 	for _, n := range append([]string{d.Name}, d.Aliases...) {

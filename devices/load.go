@@ -1,6 +1,7 @@
 package devices
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -21,6 +22,9 @@ import (
 type fileParser struct {
 	file    string
 	sources map[string]string
+	// lines records where each field was given, so that a contradiction
+	// found after parsing still names a line.
+	lines map[string]int
 }
 
 func (p *fileParser) errorf(n *yaml.Node, format string, args ...any) error {
@@ -168,11 +172,13 @@ func (p *fileParser) parse(doc *yaml.Node, d *Device) error {
 	if d.Sources == nil {
 		d.Sources = map[string]string{}
 	}
+	p.lines = map[string]int{}
 	set := func(field string, q quantity) { d.Sources[field] = q.source }
 	known := []string{"name", "vendor", "aliases", "architecture", "compute_capability", "sources", "sms",
 		"boost_clock", "tensor_clock", "memory", "l2", "host_link", "tdp", "dense", "sparse", "measured"}
 	for _, kv := range top {
 		k, v := kv[0], kv[1]
+		p.lines[k.Value] = k.Line
 		switch k.Value {
 		case "sources":
 		case "name":
@@ -254,6 +260,7 @@ func (p *fileParser) parse(doc *yaml.Node, d *Device) error {
 				}
 				(*m)[name] = Peak{PerSecond: q.value, PerSMPerClock: q.perSMPerClock, Clock: q.clock}
 				set(k.Value+"."+name, q)
+				p.lines[k.Value+"."+name] = pk[0].Line
 			}
 		case "measured":
 			if err := p.measured(v, d); err != nil {
@@ -342,6 +349,19 @@ func validPeakKey(k string) bool {
 	return false
 }
 
+// invalid is a validation failure; fields name what it concerns, so that
+// the error can point at the line of a file that gave one of them.
+type invalid struct {
+	fields []string
+	msg    string
+}
+
+func (e *invalid) Error() string { return e.msg }
+
+func invalidf(fields []string, format string, args ...any) error {
+	return &invalid{fields, fmt.Sprintf(format, args...)}
+}
+
 // validate checks that an entry is complete and consistent: the checks that
 // make a contradiction in a user file an error rather than a wrong answer.
 func (d *Device) validate() error {
@@ -362,30 +382,31 @@ func (d *Device) validate() error {
 		need(d.CC != (CC{}), "compute_capability")
 	}
 	if len(missing) > 0 {
-		return fmt.Errorf("missing %s", strings.Join(missing, ", "))
+		return invalidf(nil, "missing %s", strings.Join(missing, ", "))
 	}
 	if d.TensorClockHz == 0 {
 		d.TensorClockHz = d.BoostClockHz
 	}
 	if d.TensorClockHz > d.BoostClockHz*1.0001 {
-		return fmt.Errorf("tensor_clock %s is above boost_clock %s", units.FormatFrequency(d.TensorClockHz), units.FormatFrequency(d.BoostClockHz))
+		return invalidf([]string{"tensor_clock", "boost_clock"}, "tensor_clock %s is above boost_clock %s", units.FormatFrequency(d.TensorClockHz), units.FormatFrequency(d.BoostClockHz))
 	}
 	if d.Vendor == "NVIDIA" {
 		a, err := ArchFor(d.CC)
 		if err != nil {
-			return err
+			return invalidf([]string{"compute_capability"}, "%v", err)
 		}
 		if a.Family != d.Architecture {
-			return fmt.Errorf("architecture %q contradicts compute capability %s, which is %s", d.Architecture, d.CC, a.Family)
+			return invalidf([]string{"architecture", "compute_capability"}, "architecture %q contradicts compute capability %s, which is %s", d.Architecture, d.CC, a.Family)
 		}
 	}
 	for k, sp := range d.Sparse {
 		dn, ok := d.Dense[k]
 		if !ok {
-			return fmt.Errorf("sparse.%s has no dense counterpart; give the dense rate too", k)
+			return invalidf([]string{"sparse." + k}, "sparse.%s has no dense counterpart; give the dense rate too", k)
 		}
-		if r := sp.PerSecond / dn.PerSecond; math.Abs(r-2) > 0.02 {
-			return fmt.Errorf("sparse.%s is %.2f× dense.%s; 2:4 sparsity doubles the dense rate, so one of them is wrong (datasheets often print sparse rates as if dense)", k, r, k)
+		// 3%: datasheets round (L40S prints 362.05 dense, 733 sparse).
+		if r := sp.PerSecond / dn.PerSecond; math.Abs(r/2-1) > 0.03 {
+			return invalidf([]string{"sparse." + k, "dense." + k}, "sparse.%s is %.2f× dense.%s; 2:4 sparsity doubles the dense rate, so one of them is wrong (datasheets often print sparse rates as if dense)", k, r, k)
 		}
 	}
 	return nil
@@ -491,4 +512,18 @@ func clone[K comparable, V any](m map[K]V) map[K]V {
 		out[k] = v
 	}
 	return out
+}
+
+// line returns the line of the first field of a validation error that the
+// file gave, else the line of the device's name.
+func (p *fileParser) line(err error, name *yaml.Node) int {
+	var inv *invalid
+	if errors.As(err, &inv) {
+		for _, f := range inv.fields {
+			if n, ok := p.lines[f]; ok {
+				return n
+			}
+		}
+	}
+	return name.Line
 }

@@ -115,6 +115,7 @@ Peak rates are dense; 2:4-sparse rates are never used unless asked for.`,
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError{err} })
 	root.AddCommand(
 		a.newDevicesCmd(),
+		a.newOccupancyCmd(),
 	)
 	return root
 }

@@ -1,0 +1,449 @@
+package main
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"strings"
+
+	"github.com/gpucalc/gpucalc/devices"
+	"github.com/gpucalc/gpucalc/occupancy"
+	"github.com/gpucalc/gpucalc/reports"
+	"github.com/gpucalc/gpucalc/units"
+	"github.com/spf13/cobra"
+)
+
+// kernelFlags are the flags every occupancy command shares.
+type kernelFlags struct {
+	device, arch      string
+	threads, regs     int
+	smem, staticSmem  string
+	carveout          string
+	barriers, maxThrs int
+}
+
+const (
+	defaultThreads = 256
+	defaultRegs    = 32
+)
+
+func (f *kernelFlags) add(a *app, cmd *cobra.Command, threads bool) {
+	a.addDeviceFlag(cmd, &f.device)
+	fl := cmd.Flags()
+	fl.StringVar(&f.arch, "arch", "", "compute capability instead of a device: sm_90, 9.0 or 90 (no SM count, so no grid figures)")
+	if threads {
+		fl.IntVarP(&f.threads, "threads", "t", defaultThreads, "threads per block")
+	}
+	fl.IntVarP(&f.regs, "regs", "r", defaultRegs, "registers per thread (ptxas -v: 'Used N registers')")
+	fl.StringVar(&f.smem, "smem", "0", "shared memory per block, static plus dynamic (binary: 48K = 49152 bytes)")
+	fl.StringVar(&f.staticSmem, "static-smem", "0", "the static part of --smem (at most 48K)")
+	fl.StringVar(&f.carveout, "carveout", "default", "shared-memory carveout preference: default, a percentage (50%) or a size (100K)")
+	fl.IntVar(&f.barriers, "barriers", 1, "named barriers per block (counted from cc 9.0)")
+	fl.IntVar(&f.maxThrs, "max-threads", 0, "launch bounds: the kernel's maximum threads per block (0: none)")
+	_ = cmd.RegisterFlagCompletionFunc("arch", func(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		var out []cobra.Completion
+		for _, a := range devices.Archs() {
+			out = append(out, cobra.CompletionWithDesc(a.CC.SM(), a.Family+": "+a.Parts))
+		}
+		return out, cobra.ShellCompDirectiveNoFileComp
+	})
+}
+
+// target resolves --device / --arch.
+func (f *kernelFlags) target(a *app) (reports.Target, error) {
+	if f.arch != "" {
+		if f.device != "" {
+			return reports.Target{}, usageError{errors.New("give --device or --arch, not both")}
+		}
+		cc, err := devices.ParseCC(f.arch)
+		if err != nil {
+			return reports.Target{}, usageError{fmt.Errorf("--arch: %w", err)}
+		}
+		arch, err := devices.ArchFor(cc)
+		if err != nil {
+			return reports.Target{}, usageError{fmt.Errorf("--arch: %w", err)}
+		}
+		return reports.Target{Arch: arch, CC: cc}, nil
+	}
+	d, origin, err := a.Device(f.device)
+	if err != nil {
+		return reports.Target{}, err
+	}
+	arch, err := d.Limits()
+	if err != nil {
+		return reports.Target{}, usageError{err}
+	}
+	return reports.Target{Device: d.Name, Origin: origin, Arch: arch, CC: d.CC, SMs: d.SMs}, nil
+}
+
+// parseSize parses a shared-memory size flag (binary units).
+func parseSize(flag, s string) (int, error) {
+	b, err := units.ParseSize(s)
+	if err != nil {
+		return 0, usageError{fmt.Errorf("--%s: %w", flag, err)}
+	}
+	if b > math.MaxInt32 {
+		return 0, usageError{fmt.Errorf("--%s %s: far larger than any GPU's shared memory", flag, s)}
+	}
+	return int(b), nil
+}
+
+// parseCarveout parses --carveout: default (or -1), a percentage such as
+// 50%, or a size such as 100K. A bare number is refused: percent or bytes
+// would both be a guess.
+func parseCarveout(s string) (occupancy.Carveout, error) {
+	t := strings.TrimSpace(s)
+	switch {
+	case t == "" || t == "-1" || strings.EqualFold(t, "default"):
+		return occupancy.Carveout{}, nil
+	case strings.HasSuffix(t, "%"):
+		var p int
+		if _, err := fmt.Sscanf(t, "%d%%", &p); err != nil || p < 0 || p > 100 || fmt.Sprintf("%d%%", p) != t {
+			return occupancy.Carveout{}, usageError{fmt.Errorf("--carveout %q: a percentage is a whole number 0%% to 100%%", s)}
+		}
+		return occupancy.CarveoutPercent(p), nil
+	case strings.Trim(t, "0123456789") == "":
+		return occupancy.Carveout{}, usageError{fmt.Errorf("--carveout %q: write %s%% for a percentage or %sK for a size", s, t, t)}
+	}
+	b, err := parseSize("carveout", t)
+	if err != nil {
+		return occupancy.Carveout{}, err
+	}
+	return occupancy.CarveoutBytes(b), nil
+}
+
+// kernelLaunch turns the flags into the calculation's inputs. It returns
+// the names of the inputs left at their defaults.
+func (f *kernelFlags) kernelLaunch(cmd *cobra.Command) (occupancy.Kernel, occupancy.Launch, []string, error) {
+	var k occupancy.Kernel
+	var l occupancy.Launch
+	var defaults []string
+	smem, err := parseSize("smem", f.smem)
+	if err != nil {
+		return k, l, nil, err
+	}
+	static, err := parseSize("static-smem", f.staticSmem)
+	if err != nil {
+		return k, l, nil, err
+	}
+	if !cmd.Flags().Changed("smem") {
+		smem = static
+	}
+	if static > smem {
+		return k, l, nil, usageError{fmt.Errorf("--static-smem %s is more than --smem %s, the block's total (static plus dynamic)", f.staticSmem, f.smem)}
+	}
+	if l.Carveout, err = parseCarveout(f.carveout); err != nil {
+		return k, l, nil, err
+	}
+	if f.maxThrs < 0 || f.barriers < 0 || f.threads < 0 || f.regs < 0 {
+		return k, l, nil, usageError{errors.New("--threads, --regs, --barriers and --max-threads must not be negative")}
+	}
+	k = occupancy.Kernel{Regs: f.regs, StaticSmem: static, MaxThreads: f.maxThrs, Barriers: f.barriers}
+	l.Threads, l.DynamicSmem = f.threads, smem-static
+	for _, name := range []string{"threads", "regs"} {
+		if fl := cmd.Flags().Lookup(name); fl != nil && !fl.Changed {
+			defaults = append(defaults, fmt.Sprintf("--%s %s", name, fl.DefValue))
+		}
+	}
+	return k, l, defaults, nil
+}
+
+// inputError explains an invalid input with the numbers of the architecture.
+func inputError(a devices.Arch, k occupancy.Kernel, l occupancy.Launch, r occupancy.Result) error {
+	var err error
+	switch {
+	case errors.Is(r.Err, occupancy.ErrBlockSize):
+		err = fmt.Errorf("--threads %d: a block has 1 to %d threads on cc %s", l.Threads, a.MaxThreadsPerBlock, a.CC)
+	case errors.Is(r.Err, occupancy.ErrRegisters):
+		err = fmt.Errorf("--regs %d: a thread can use at most %d registers on cc %s (ptxas spills beyond that)", k.Regs, a.MaxRegsPerThread, a.CC)
+	case errors.Is(r.Err, occupancy.ErrStaticSmem):
+		err = fmt.Errorf("--static-smem %s: static shared memory is limited to %s per block; allocate the rest dynamically", units.FormatSize(int64(k.StaticSmem)), units.FormatSize(int64(a.SmemPerBlock)))
+	case errors.Is(r.Err, occupancy.ErrCarveout):
+		err = fmt.Errorf("--carveout %s: more than the %s of shared memory an SM has on cc %s", l.Carveout, units.FormatSize(int64(a.SmemPerSM)), a.CC)
+	case r.Err != nil:
+		err = r.Err
+	case errors.Is(r.Reason, occupancy.ErrSmemPerBlock):
+		err = fmt.Errorf("--smem %s: a block can have at most %s of shared memory on cc %s (the opt-in maximum%s); this launch fails",
+			units.FormatSize(int64(k.StaticSmem+l.DynamicSmem)), units.FormatSize(int64(a.SmemPerBlockOptin)), a.CC,
+			map[bool]string{true: ", besides the 1 KiB CUDA reserves", false: ""}[a.SmemReservedPerBlock > 0])
+	default:
+		return nil
+	}
+	return usageError{err}
+}
+
+func (a *app) newOccupancyCmd() *cobra.Command {
+	var f kernelFlags
+	var grid int
+	cmd := &cobra.Command{
+		Use:   "occupancy",
+		Short: "Resident blocks per SM and what limits them, as CUDA computes it",
+		Long: `Compute how many blocks of a kernel are resident on one SM, exactly as
+cudaOccupancyMaxActiveBlocksPerMultiprocessor does (cuda_occupancy.h, CUDA 13),
+with every limit (warps, registers, shared memory, blocks, barriers) and the
+block count each allows, the registers and shared memory allocated after
+rounding (with the 1 KiB CUDA reserves per block from cc 8.0), and the
+carveout chosen. With --grid: waves and how full the last one is.
+
+Sizes are binary (48K = 49152 bytes). --smem is the block's shared memory,
+static plus dynamic; --static-smem splits off the static part. More than 48K
+needs dynamic shared memory and the opt-in attribute; the result assumes it.
+Defaults: the device in $GPUCALC_DEVICE, else H100 SXM; 256 threads; 32
+registers.`,
+		Example: `  gpucalc occupancy --regs 64 --smem 48K
+  gpucalc occupancy --arch sm_80 --threads 128 --regs 37 --smem 8K
+  gpucalc occupancy -d h100 --threads 512 --regs 40 --carveout 50% --grid 4096
+  gpucalc occupancy suggest --regs 96
+  gpucalc occupancy avail-smem --blocks 2 --threads 128
+  gpucalc occupancy batch --input configs.csv`,
+		Args: args(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			format, err := a.outFormat(nil)
+			if err != nil {
+				return err
+			}
+			t, err := f.target(a)
+			if err != nil {
+				return err
+			}
+			k, l, defaults, err := f.kernelLaunch(cmd)
+			if err != nil {
+				return err
+			}
+			r := occupancy.Calculate(t.Arch, k, l)
+			if err := inputError(t.Arch, k, l, r); err != nil {
+				return err
+			}
+			var waves *occupancy.Waves
+			if cmd.Flags().Changed("grid") {
+				if t.SMs == 0 {
+					return usageError{errors.New("--grid needs the device's SM count: give --device instead of --arch")}
+				}
+				w, err := occupancy.GridWaves(grid, r.Blocks, t.SMs)
+				if err != nil {
+					return usageError{fmt.Errorf("--grid %d: %w", grid, err)}
+				}
+				waves = &w
+			}
+			rep := reports.NewOccupancy(t, k, l, defaults, r, waves)
+			if format == reports.FormatJSON {
+				return reports.JSON(a.stdout, rep)
+			}
+			return reports.Render(a.stdout, format, rep.Tables()...)
+		},
+	}
+	f.add(a, cmd, true)
+	cmd.Flags().IntVar(&grid, "grid", 0, "blocks in the grid: report waves and the last wave's fill")
+	cmd.AddCommand(a.newOccupancySuggestCmd(), a.newOccupancyAvailCmd(), a.newOccupancyBatchCmd())
+	return cmd
+}
+
+func (a *app) newOccupancySuggestCmd() *cobra.Command {
+	var f kernelFlags
+	var perThread string
+	var limit int
+	cmd := &cobra.Command{
+		Use:   "suggest",
+		Short: "The block size cudaOccupancyMaxPotentialBlockSize picks, with the candidates",
+		Long: `Find the block size that maximises resident threads per SM, as
+cudaOccupancyMaxPotentialBlockSize (and its VariableSMem form) does: block sizes
+are tried from the largest allowed down in steps of 32, a tie keeps the larger
+block, and the search stops at full occupancy. The minimum grid size is blocks
+per SM × SMs. --smem is fixed shared memory per block (static plus dynamic);
+--smem-per-thread adds dynamic shared memory proportional to the block size.`,
+		Example: `  gpucalc occupancy suggest --regs 96
+  gpucalc occupancy suggest --regs 40 --smem-per-thread 64 --block-limit 512`,
+		Args: args(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			format, err := a.outFormat(nil)
+			if err != nil {
+				return err
+			}
+			t, err := f.target(a)
+			if err != nil {
+				return err
+			}
+			k, l, _, err := f.kernelLaunch(cmd)
+			if err != nil {
+				return err
+			}
+			pt, err := parseSize("smem-per-thread", perThread)
+			if err != nil {
+				return err
+			}
+			if limit < 0 {
+				return usageError{errors.New("--block-limit must not be negative")}
+			}
+			o := occupancy.SuggestOptions{DynamicSmem: l.DynamicSmem, SmemPerThread: pt, BlockSizeLimit: limit, Carveout: l.Carveout, SMs: t.SMs}
+			s, err := occupancy.Suggest(t.Arch, k, o)
+			if err != nil {
+				return inputError(t.Arch, k, occupancy.Launch{Threads: 32}, occupancy.Result{Err: err})
+			}
+			if s.BlockSize == 0 {
+				return fmt.Errorf("no block size of this kernel can be resident on cc %s; lower its registers or shared memory", t.Arch.CC)
+			}
+			if format == reports.FormatJSON {
+				return reports.JSON(a.stdout, struct {
+					Target     reports.Target       `json:"target"`
+					Kernel     occupancy.Kernel     `json:"kernel"`
+					Options    suggestJSON          `json:"options"`
+					Suggestion occupancy.Suggestion `json:"suggestion"`
+				}{t, k, suggestJSON{o.DynamicSmem, o.SmemPerThread, o.BlockSizeLimit, o.Carveout}, s})
+			}
+			return reports.Render(a.stdout, format, reports.Suggestion(t, k, o, s)...)
+		},
+	}
+	f.add(a, cmd, false)
+	cmd.Flags().StringVar(&perThread, "smem-per-thread", "0", "dynamic shared memory per thread of the block, bytes")
+	cmd.Flags().IntVar(&limit, "block-limit", 0, "largest block size to consider (0: no limit)")
+	return cmd
+}
+
+type suggestJSON struct {
+	DynamicSmem    int                `json:"dynamic_smem"`
+	SmemPerThread  int                `json:"smem_per_thread"`
+	BlockSizeLimit int                `json:"block_size_limit"`
+	Carveout       occupancy.Carveout `json:"carveout"`
+}
+
+func (a *app) newOccupancyAvailCmd() *cobra.Command {
+	var f kernelFlags
+	var blocks int
+	cmd := &cobra.Command{
+		Use:   "avail-smem",
+		Short: "Dynamic shared memory per block that leaves room for N blocks per SM",
+		Long: `Compute the dynamic shared memory per block with which --blocks blocks of
+--threads threads are resident on one SM: the answer of
+cudaOccupancyAvailableDynamicSMemPerBlock, and the largest size that really
+fits. From cc 8.0 the runtime does not subtract the 1 KiB CUDA reserves per
+block when asked for two or more blocks, so its answer can be up to 1 KiB too
+large (measured on an H100); gpucalc reports both.`,
+		Example: `  gpucalc occupancy avail-smem --blocks 2 --threads 128
+  gpucalc occupancy avail-smem --blocks 4 --threads 256 --regs 64 --static-smem 4K`,
+		Args: args(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			format, err := a.outFormat(nil)
+			if err != nil {
+				return err
+			}
+			t, err := f.target(a)
+			if err != nil {
+				return err
+			}
+			k, l, _, err := f.kernelLaunch(cmd)
+			if err != nil {
+				return err
+			}
+			s, err := occupancy.AvailableSmem(t.Arch, k, blocks, l.Threads, l.Carveout)
+			if err != nil {
+				if ie := inputError(t.Arch, k, l, occupancy.Result{Err: err}); ie != nil && !errors.Is(err, occupancy.ErrUnreachable) && !errors.Is(err, occupancy.ErrLaunchBounds) && !errors.Is(err, occupancy.ErrNumBlocks) {
+					return ie
+				}
+				if errors.Is(err, occupancy.ErrUnreachable) {
+					r := occupancy.Calculate(t.Arch, k, l)
+					err = fmt.Errorf("%w (at most %d without dynamic shared memory)", err, r.Blocks)
+				}
+				return usageError{fmt.Errorf("--blocks %d: %w", blocks, err)}
+			}
+			if format == reports.FormatJSON {
+				return reports.JSON(a.stdout, struct {
+					Target  reports.Target   `json:"target"`
+					Kernel  occupancy.Kernel `json:"kernel"`
+					Blocks  int              `json:"blocks"`
+					Threads int              `json:"threads"`
+					occupancy.AvailSmem
+				}{t, k, blocks, l.Threads, s})
+			}
+			return reports.Render(a.stdout, format, reports.AvailSmem(t, k, blocks, l.Threads, s))
+		},
+	}
+	f.add(a, cmd, true)
+	cmd.Flags().IntVar(&blocks, "blocks", 1, "resident blocks per SM to leave room for")
+	return cmd
+}
+
+func (a *app) newOccupancyBatchCmd() *cobra.Command {
+	var input string
+	cmd := &cobra.Command{
+		Use:   "batch --input FILE|-",
+		Short: "Occupancy for every row of a CSV file",
+		Long: `Read CSV with the header device,threads,regs,static_smem,dynamic_smem,carveout
+and optionally max_threads,barriers (any order). device is a catalog name or an
+architecture (sm_90, 9.0); sizes are bytes; carveout is empty or -1 for the
+default, else a percentage 0..100. Write the input columns, then
+blocks_per_sm,warps_per_sm,occupancy,limiters,blocks_by_warps,blocks_by_regs,
+blocks_by_smem,blocks_by_blocks,regs_per_block,smem_per_block,error.
+limiters joins the tied limits with "|"; an unlimited per-limit count is empty;
+a bad row gets its message in error and the batch goes on. Output is CSV unless
+--format says otherwise.`,
+		Example: `  gpucalc occupancy batch --input configs.csv > out.csv
+  printf 'device,threads,regs,static_smem,dynamic_smem,carveout\nsm_90,256,64,0,49152,\n' | gpucalc occupancy batch --input -`,
+		Args: args(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			format := reports.FormatCSV
+			if cmd.Flags().Changed("format") {
+				var err error
+				if format, err = a.outFormat(nil); err != nil {
+					return err
+				}
+			}
+			var in io.Reader = a.stdin
+			if input != "-" {
+				fh, err := os.Open(input)
+				if err != nil {
+					return fmt.Errorf("batch input: %w", err)
+				}
+				defer fh.Close()
+				in = fh
+			}
+			c, err := a.Catalog()
+			if err != nil {
+				return err
+			}
+			return runBatch(in, a.stdout, format, c.Limits)
+		},
+	}
+	cmd.Flags().StringVarP(&input, "input", "i", "", "CSV `file` to read, - for standard input")
+	_ = cmd.MarkFlagRequired("input")
+	return cmd
+}
+
+// runBatch streams the batch from in to out.
+func runBatch(in io.Reader, out io.Writer, format reports.Format, lookup func(string) (devices.Arch, error)) error {
+	br, err := occupancy.NewBatchReader(bufio.NewReaderSize(in, 1<<16), lookup)
+	if err != nil {
+		return usageError{err}
+	}
+	bw := bufio.NewWriterSize(out, 1<<16)
+	w, err := reports.NewOccupancyBatch(bw, format, br.Header)
+	if err != nil {
+		return err
+	}
+	var row occupancy.BatchRow
+	for {
+		err := br.Next(&row)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return fmt.Errorf("batch input: %w", err)
+		}
+		var r occupancy.Result
+		if row.Err == nil {
+			r = occupancy.Calculate(row.Arch, row.Kernel, row.Launch)
+			if r.Err != nil {
+				row.Err = fmt.Errorf("line %d: %w", row.Line, r.Err)
+			}
+		}
+		if err := w.Write(row.Fields, len(br.Header), r, row.Err); err != nil {
+			return err
+		}
+	}
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	return bw.Flush()
+}

@@ -1,0 +1,166 @@
+package occupancy
+
+import (
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/gpucalc/gpucalc/devices"
+)
+
+// BatchColumns are the input columns of a batch, in order; the last two are
+// optional.
+var BatchColumns = []string{"device", "threads", "regs", "static_smem", "dynamic_smem", "carveout", "max_threads", "barriers"}
+
+const batchRequired = 6
+
+// BatchReader reads batch rows: CSV with the header in BatchColumns (any
+// order). device is a catalog name or an architecture (sm_90, 9.0); sizes are
+// bytes; carveout is empty or -1 for the default, else a percentage 0..100.
+type BatchReader struct {
+	cr     *csv.Reader
+	lookup func(string) (devices.Arch, error)
+	archs  map[string]archEntry
+	col    [8]int
+	// Header is the input's header, in its order.
+	Header []string
+}
+
+type archEntry struct {
+	arch devices.Arch
+	err  error
+}
+
+// BatchRow is one row: its fields as read and what they say. Fields is
+// reused by the next call to Next.
+type BatchRow struct {
+	Fields []string
+	// Line is the row's line in the input.
+	Line   int
+	Arch   devices.Arch
+	Kernel Kernel
+	Launch Launch
+	// Err says what is wrong with the row; the batch goes on.
+	Err error
+}
+
+// NewBatchReader reads the header. lookup resolves the device column
+// (devices.Catalog.Limits); its answers are cached per name.
+func NewBatchReader(r io.Reader, lookup func(string) (devices.Arch, error)) (*BatchReader, error) {
+	b := &BatchReader{cr: csv.NewReader(r), lookup: lookup, archs: map[string]archEntry{}}
+	b.cr.ReuseRecord = true
+	b.cr.FieldsPerRecord = -1
+	b.cr.TrimLeadingSpace = true
+	head, err := b.cr.Read()
+	if err == io.EOF {
+		return nil, fmt.Errorf("batch input is empty; expected a CSV header %s", strings.Join(BatchColumns, ","))
+	}
+	if err != nil {
+		return nil, fmt.Errorf("batch header: %w", err)
+	}
+	b.Header = append([]string(nil), head...)
+	for i := range b.col {
+		b.col[i] = -1
+	}
+	for i, h := range b.Header {
+		h = strings.TrimSpace(strings.TrimPrefix(h, "\ufeff"))
+		j := indexOf(BatchColumns, h)
+		if j < 0 {
+			return nil, fmt.Errorf("batch header: unknown column %q; expected %s", h, strings.Join(BatchColumns, ","))
+		}
+		if b.col[j] >= 0 {
+			return nil, fmt.Errorf("batch header: column %q twice", h)
+		}
+		b.col[j] = i
+	}
+	for j, name := range BatchColumns[:batchRequired] {
+		if b.col[j] < 0 {
+			return nil, fmt.Errorf("batch header: missing column %q; expected %s (and optionally max_threads,barriers)", name, strings.Join(BatchColumns[:batchRequired], ","))
+		}
+	}
+	return b, nil
+}
+
+func indexOf(list []string, s string) int {
+	for i, x := range list {
+		if x == s {
+			return i
+		}
+	}
+	return -1
+}
+
+// Next reads the next row into row; it returns io.EOF at the end and other
+// errors only when the input cannot be read further. A malformed row is
+// returned with row.Err set.
+func (b *BatchReader) Next(row *BatchRow) error {
+	rec, err := b.cr.Read()
+	*row = BatchRow{Fields: rec}
+	if err == io.EOF {
+		return err
+	}
+	var pe *csv.ParseError
+	if err != nil {
+		if !errors.As(err, &pe) {
+			return err
+		}
+		row.Err = err
+		return nil
+	}
+	row.Line, _ = b.cr.FieldPos(0)
+	if err := b.parse(rec, row); err != nil {
+		row.Err = fmt.Errorf("line %d: %w", row.Line, err)
+	}
+	return nil
+}
+
+func (b *BatchReader) parse(rec []string, row *BatchRow) error {
+	if len(rec) != len(b.Header) {
+		return fmt.Errorf("%d fields, header has %d", len(rec), len(b.Header))
+	}
+	field := func(j int) string {
+		if b.col[j] < 0 {
+			return ""
+		}
+		return strings.TrimSpace(rec[b.col[j]])
+	}
+	name := field(0)
+	e, ok := b.archs[name]
+	if !ok {
+		e.arch, e.err = b.lookup(name)
+		b.archs[name] = e
+	}
+	if e.err != nil {
+		return e.err
+	}
+	row.Arch = e.arch
+	var v [8]int
+	for j := 1; j < len(BatchColumns); j++ {
+		s := field(j)
+		if s == "" && (j >= batchRequired || j == 5) {
+			v[j] = -1
+			continue
+		}
+		n, err := strconv.Atoi(s)
+		if err != nil {
+			return fmt.Errorf("%s %q is not a whole number", BatchColumns[j], s)
+		}
+		v[j] = n
+	}
+	row.Kernel = Kernel{Regs: v[2], StaticSmem: v[3], MaxThreads: max(v[6], 0), Barriers: max(v[7], 0)}
+	row.Launch = Launch{Threads: v[1], DynamicSmem: v[4]}
+	switch c := v[5]; {
+	case c == -1:
+	case c >= 0 && c <= 100:
+		row.Launch.Carveout = CarveoutPercent(c)
+	default:
+		return fmt.Errorf("carveout %d: expected -1 or empty for the default, or a percentage 0..100", c)
+	}
+	if v[6] < -1 || v[7] < -1 {
+		return fmt.Errorf("max_threads and barriers must not be negative")
+	}
+	return nil
+}
