@@ -107,7 +107,11 @@ func (c *Catalog) with(file string, data []byte, mayOverride bool) (*Catalog, er
 	for _, n := range append([]string{d.Name}, d.Aliases...) {
 		k := normalize(n)
 		if j, ok := out.index[k]; ok && j != i {
-			return nil, fmt.Errorf("%s: name %q of %q is already used by %q", file, n, d.Name, out.devices[j].Name)
+			line := nameNode.Line
+			if l, ok := p.lines["aliases"]; ok && n != d.Name {
+				line = l
+			}
+			return nil, fmt.Errorf("%s:%d: name %q of %q is already used by %q; choose another", file, line, n, d.Name, out.devices[j].Name)
 		}
 		out.index[k] = i
 	}

@@ -11,10 +11,7 @@
 // never used for a roofline unless a caller asks for them by name.
 package devices
 
-import (
-	"fmt"
-	"sort"
-)
+import "fmt"
 
 // Device is one GPU model.
 type Device struct {
@@ -120,13 +117,15 @@ func (d Device) Peak(dt DType, p Path) (float64, error) {
 	return 0, fmt.Errorf("device %q has no %s peak (it has %v)", d.Name, k, d.PeakKeys())
 }
 
-// PeakKeys lists the dense peaks the device has, sorted.
+// PeakKeys lists the dense peaks the device has, widest data type first
+// (fp64, fp64_tensor, fp32, tf32_tensor, ...).
 func (d Device) PeakKeys() []string {
-	keys := make([]string, 0, len(d.Dense))
-	for k := range d.Dense {
-		keys = append(keys, k)
+	var keys []string
+	for _, k := range peakOrder {
+		if _, ok := d.Dense[k]; ok {
+			keys = append(keys, k)
+		}
 	}
-	sort.Strings(keys)
 	return keys
 }
 

@@ -331,23 +331,18 @@ func (p *fileParser) level(which string, n *yaml.Node, d *Device) error {
 	return nil
 }
 
-var tensorKeys = []string{"fp64_tensor", "tf32_tensor", "bf16_tensor", "fp16_tensor", "fp8_tensor", "int8_tensor", "fp4_tensor"}
-var coreKeys = []string{"fp64", "fp32", "bf16", "fp16", "int8"}
+// peakOrder lists every peak key a device file may give, widest type first;
+// listings follow it.
+var peakOrder = []string{"fp64", "fp64_tensor", "fp32", "tf32_tensor", "bf16", "bf16_tensor", "fp16", "fp16_tensor",
+	"fp8_tensor", "int8", "int8_tensor", "fp4_tensor"}
 
 func peakKeys() []string {
-	k := append(append([]string{}, coreKeys...), tensorKeys...)
+	k := slices.Clone(peakOrder)
 	sort.Strings(k)
 	return k
 }
 
-func validPeakKey(k string) bool {
-	for _, x := range peakKeys() {
-		if x == k {
-			return true
-		}
-	}
-	return false
-}
+func validPeakKey(k string) bool { return slices.Contains(peakOrder, k) }
 
 // invalid is a validation failure; fields name what it concerns, so that
 // the error can point at the line of a file that gave one of them.

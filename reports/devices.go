@@ -1,21 +1,27 @@
 package reports
 
 import (
+	"sort"
 	"strconv"
+	"strings"
 
 	"github.com/gpucalc/gpucalc/devices"
 	"github.com/gpucalc/gpucalc/units"
 )
 
-// DeviceList is the catalog overview: one row per device.
+// DeviceList is the catalog overview: one row per device. The tensor column
+// is the dense BF16 rate, or FP16 on parts without BF16 (V100, T4).
 func DeviceList(list []devices.Device) Table {
-	t := Table{Header: []string{"Device", "Arch", "CC", "SMs", "Memory", "Bandwidth", "BF16 tensor", "FP32", "Ridge (FLOP/B)"}}
+	t := Table{Header: []string{"Device", "Arch", "CC", "SMs", "Memory", "Bandwidth", "BF16/FP16 tensor", "FP32", "Ridge (FLOP/B)"}}
 	for _, d := range list {
-		bf16, fp32, ridge := "-", "-", "-"
-		if p, err := d.Peak(devices.BF16, devices.Tensor); err == nil {
-			bf16 = units.FormatFLOPS(p)
-			if r, err := d.Ridge(devices.BF16, devices.Tensor); err == nil {
-				ridge = strconv.FormatFloat(r, 'f', 0, 64)
+		tensor, fp32, ridge := "-", "-", "-"
+		for _, dt := range []devices.DType{devices.BF16, devices.FP16} {
+			if p, err := d.Peak(dt, devices.Tensor); err == nil {
+				tensor = units.FormatFLOPS(p)
+				if r, err := d.Ridge(dt, devices.Tensor); err == nil {
+					ridge = strconv.FormatFloat(r, 'f', 0, 64)
+				}
+				break
 			}
 		}
 		if p, err := d.Peak(devices.FP32, devices.CUDACores); err == nil {
@@ -26,21 +32,65 @@ func DeviceList(list []devices.Device) Table {
 			cc = "-"
 		}
 		t.Rows = append(t.Rows, []string{d.Name, d.Architecture, cc, strconv.Itoa(d.SMs),
-			d.Memory.Type + " " + units.FormatSize(d.Memory.Bytes), units.FormatBandwidth(d.Memory.BytesPerSecond), bf16, fp32, ridge})
+			d.Memory.Type + " " + units.FormatSize(d.Memory.Bytes), units.FormatBandwidth(d.Memory.BytesPerSecond), tensor, fp32, ridge})
 	}
-	t.Notes = []string{"Peaks are dense (no 2:4 sparsity). Rates are decimal (1 TB/s = 1e12 B/s); memory sizes binary (GiB)."}
+	t.Notes = []string{
+		"Peaks are dense (no 2:4 sparsity). Rates are decimal (1 TB/s = 1e12 B/s); memory sizes binary (GiB).",
+		"Ridge = dense 16-bit tensor peak / DRAM bandwidth. 'gpucalc devices show NAME' lists every figure with its source.",
+	}
 	return t
 }
 
-// DeviceDetail lists every figure of one device with its source.
-func DeviceDetail(d devices.Device) Table {
+// sourceList numbers the sources a table cites, in order of first use, so
+// rows carry a short key ("[2]") and the full text is listed once below.
+type sourceList struct {
+	texts []string
+	index map[string]int
+}
+
+func (s *sourceList) key(text string) string {
+	if text == "" {
+		return ""
+	}
+	if s.index == nil {
+		s.index = map[string]int{}
+	}
+	i, ok := s.index[text]
+	if !ok {
+		s.texts = append(s.texts, text)
+		i = len(s.texts)
+		s.index[text] = i
+	}
+	return "[" + strconv.Itoa(i) + "]"
+}
+
+func (s *sourceList) notes() []string {
+	out := make([]string, len(s.texts))
+	for i, t := range s.texts {
+		out[i] = "[" + strconv.Itoa(i+1) + "] " + t
+	}
+	return out
+}
+
+// DeviceDetail lists every figure of one device with a key to its source;
+// the sources follow the table. With inline, each row holds its source's
+// full text instead (for CSV, which has no notes).
+func DeviceDetail(d devices.Device, inline bool) Table {
 	t := Table{Title: d.Vendor + " " + d.Name, Header: []string{"Field", "Value", "Source"}}
-	add := func(field, value, src string) {
-		t.Rows = append(t.Rows, []string{field, value, d.Source(src)})
+	var src sourceList
+	add := func(field, value, source string) {
+		text := d.Source(source)
+		if !inline {
+			text = src.key(text)
+		}
+		t.Rows = append(t.Rows, []string{field, value, text})
 	}
 	add("architecture", d.Architecture, "")
 	if d.CC != (devices.CC{}) {
 		add("compute capability", d.CC.String()+" ("+d.CC.SM()+")", "")
+	}
+	if len(d.Aliases) > 0 {
+		add("aliases", strings.Join(d.Aliases, ", "), "")
 	}
 	add("SMs", strconv.Itoa(d.SMs), "sms")
 	add("boost clock", units.FormatFrequency(d.BoostClockHz), "boost_clock")
@@ -53,33 +103,91 @@ func DeviceDetail(d devices.Device) Table {
 		add("L2 size", units.FormatSize(d.L2.Bytes), "l2.size")
 	}
 	if d.L2.BytesPerSecond > 0 {
-		add("L2 bandwidth", units.FormatBandwidth(d.L2.BytesPerSecond), "l2.bandwidth")
+		add("L2 bandwidth (measured)", units.FormatBandwidth(d.L2.BytesPerSecond), "l2.bandwidth")
 	}
 	if d.HostLink.BytesPerSecond > 0 {
-		add("host link", d.HostLink.Type+", "+units.FormatBandwidth(d.HostLink.BytesPerSecond), "host_link.bandwidth")
+		add("host link (per direction)", d.HostLink.Type+", "+units.FormatBandwidth(d.HostLink.BytesPerSecond), "host_link.bandwidth")
 	}
 	if d.TDPWatts > 0 {
 		add("TDP", strconv.FormatFloat(d.TDPWatts, 'f', -1, 64)+" W", "tdp")
 	}
 	for _, k := range d.PeakKeys() {
 		p := d.Dense[k]
-		add(k+" (dense)", units.FormatFLOPS(p.PerSecond), "dense."+k)
+		v := formatPeak(k, p.PerSecond)
+		if p.PerSMPerClock > 0 {
+			v += " = " + strconv.FormatFloat(p.PerSMPerClock, 'f', -1, 64) + "/clk/SM at " + p.Clock + " clock"
+		}
+		add(k+" (dense)", v, "dense."+k)
 	}
 	for _, k := range d.PeakKeys() {
 		if p, ok := d.Sparse[k]; ok {
-			add(k+" (2:4 sparse)", units.FormatFLOPS(p.PerSecond), "sparse."+k)
+			add(k+" (2:4 sparse)", formatPeak(k, p.PerSecond), "sparse."+k)
 		}
 	}
-	if r, err := d.Ridge(devices.BF16, devices.Tensor); err == nil {
-		t.Rows = append(t.Rows, []string{"ridge, bf16 tensor / DRAM", strconv.FormatFloat(r, 'f', 1, 64) + " FLOP/B", "derived"})
+	for _, dt := range []devices.DType{devices.BF16, devices.FP16} {
+		if r, err := d.Ridge(dt, devices.Tensor); err == nil {
+			t.Rows = append(t.Rows, []string{"ridge, " + string(dt) + " tensor / DRAM", strconv.FormatFloat(r, 'f', 1, 64) + " FLOP/B", "derived"})
+			break
+		}
 	}
-	t.Notes = append(t.Notes, "Integer rates are operations per second (OP/s), shown in the FLOP/s column's units.")
+	if m := d.Measured; m != nil {
+		addRate := func(name string, v float64, field string) {
+			if v > 0 {
+				add("measured "+name, units.FormatBandwidth(v), "measured."+field)
+			}
+		}
+		addRate("DRAM read", m.DRAMRead, "dram_read")
+		addRate("DRAM write", m.DRAMWrite, "dram_write")
+		addRate("DRAM copy", m.DRAMCopy, "dram_copy")
+		addRate("L2", m.L2, "l2")
+		addRate("shared memory", m.Smem, "smem")
+		for _, k := range peakOrder(m.Peaks) {
+			add("measured "+k, formatPeak(k, m.Peaks[k]), "measured.peaks."+k)
+		}
+		if m.LaunchOverhead > 0 {
+			add("measured launch overhead", units.FormatDuration(m.LaunchOverhead), "measured.launch_overhead")
+		}
+		for _, k := range sortedKeys(m.LatencyCycles) {
+			add("measured "+k+" latency", strconv.FormatFloat(m.LatencyCycles[k], 'f', -1, 64)+" cycles", "measured.latency_cycles."+k)
+		}
+		t.Notes = append(t.Notes, "Measured ("+m.When+"): "+m.How)
+	}
+	t.Notes = append(t.Notes, "Peaks: x/clk/SM is operations per clock per SM; rates are decimal (1 TFLOP/s = 1e12). Host link: one direction.")
+	t.Notes = append(t.Notes, src.notes()...)
 	return t
+}
+
+// formatPeak writes a rate of the peak key k: OP/s for integer types.
+func formatPeak(k string, v float64) string {
+	s := units.FormatFLOPS(v)
+	if strings.HasPrefix(k, "int") {
+		s = strings.Replace(s, "FLOP/s", "OP/s", 1)
+	}
+	return s
+}
+
+// peakOrder lists the keys of m in the catalog's peak order.
+func peakOrder(m map[string]float64) []string {
+	var d devices.Device
+	d.Dense = map[string]devices.Peak{}
+	for k := range m {
+		d.Dense[k] = devices.Peak{}
+	}
+	return d.PeakKeys()
+}
+
+func sortedKeys(m map[string]float64) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }
 
 // ArchLimits lists the occupancy limits of a compute capability.
 func ArchLimits(a devices.Arch) Table {
-	t := Table{Title: "Occupancy limits, compute capability " + a.CC.String() + " (" + a.Family + ")", Header: []string{"Limit", "Value"}}
+	t := Table{Title: "Occupancy limits, compute capability " + a.CC.String() + " (" + a.Family + "; " + a.Parts + ")", Header: []string{"Limit", "Value"}}
 	add := func(k string, v int) { t.Rows = append(t.Rows, []string{k, strconv.Itoa(v)}) }
 	add("warps per SM", a.MaxWarpsPerSM)
 	add("threads per SM", a.MaxThreadsPerSM)
@@ -98,7 +206,35 @@ func ArchLimits(a devices.Arch) Table {
 		[]string{"shared memory allocation unit", units.FormatSize(int64(a.SmemAllocUnit))},
 		[]string{"carveouts (KiB)", joinInts(a.CarveoutsKiB)})
 	add("barriers per SM", a.BarriersPerSM)
-	t.Notes = a.Sources
+	if a.MaxClusterSize > 0 {
+		add("cluster size (portable)", a.MaxClusterSize)
+		add("cluster size (non-portable opt-in)", a.MaxClusterSizeNonPortable)
+	}
+	var src sourceList
+	for _, s := range a.Sources {
+		src.key(s)
+	}
+	t.Notes = append([]string{"Sizes are binary (1 KiB = 1024 bytes), as CUDA reports them."}, src.notes()...)
+	return t
+}
+
+// ArchList lists the occupancy limits of every compute capability, one row
+// each; ArchLimits has the rest (allocation units, carveouts, clusters).
+func ArchList(archs []devices.Arch) Table {
+	t := Table{Header: []string{"CC", "Family", "Parts", "Warps/SM", "Threads/SM", "Blocks/SM", "Regs/SM", "Regs/block",
+		"Smem/SM", "Smem/block opt-in", "Reserved/block", "Barriers/SM", "Source"}}
+	var src sourceList
+	for _, a := range archs {
+		var keys []string
+		for _, s := range a.Sources {
+			keys = append(keys, src.key(s))
+		}
+		t.Rows = append(t.Rows, []string{a.CC.String(), a.Family, a.Parts, strconv.Itoa(a.MaxWarpsPerSM), strconv.Itoa(a.MaxThreadsPerSM),
+			strconv.Itoa(a.MaxBlocksPerSM), strconv.Itoa(a.RegsPerSM), strconv.Itoa(a.RegsPerBlock),
+			units.FormatSize(int64(a.SmemPerSM)), units.FormatSize(int64(a.SmemPerBlockOptin)), units.FormatSize(int64(a.SmemReservedPerBlock)),
+			strconv.Itoa(a.BarriersPerSM), strings.Join(keys, "")})
+	}
+	t.Notes = append([]string{"Sizes are binary (1 KiB = 1024 bytes), as CUDA reports them. 'gpucalc devices archs CC' shows one in full."}, src.notes()...)
 	return t
 }
 
