@@ -292,8 +292,12 @@ func (c *checker) utilization() {
 	if share >= 0.5 {
 		f.Severity = Warning
 	}
-	f.Message = fmt.Sprintf("%s of the expected time (%s of %s) runs below %s of the compute peak, in %s (%s)",
-		pct(share), dur(low), dur(c.r.Expected), pct(LowUtilization), plural(len(names), "op"), strings.Join(names, ", "))
+	which := fmt.Sprintf("in %s (%s)", plural(len(names), "op"), strings.Join(names, ", "))
+	if len(names) == len(c.r.Ops) {
+		which = "in every op"
+	}
+	f.Message = fmt.Sprintf("%s of the expected time (%s of %s) runs below %s of the compute peak, %s",
+		pct(share), dur(low), dur(c.r.Expected), pct(LowUtilization), which)
 	if mem > 0 {
 		eff := bytes / mem
 		f.Numbers["memory_bound_bandwidth"] = eff
