@@ -88,7 +88,7 @@ func reviewSummary(r review.Report, origin string) Table {
 	add("FLOPs", reviewCount(r.FLOPs))
 	add("Bytes (ideal)", units.FormatSize(int64(r.Bytes)))
 	add("Lower bound (datasheet peaks)", units.FormatDuration(r.LowerBound))
-	add("Expected (library kernels)", units.FormatDuration(r.Expected))
+	add("Expected", units.FormatDuration(r.Expected))
 	if r.Transfer > 0 {
 		add("Host transfers (not in expected)", units.FormatDuration(r.Transfer))
 	}
@@ -108,10 +108,15 @@ func reviewOps(r review.Report) Table {
 			units.FormatDuration(o.LowerBound), units.FormatDuration(o.Expected), reviewPct(o.Share),
 			reviewPct(o.PeakFraction), reviewPct(o.BandwidthFraction)})
 	}
-	t.Notes = []string{
+	for _, o := range r.Ops {
+		if o.KernelPenalty > 0 {
+			t.Notes = append(t.Notes, fmt.Sprintf("%s: the workload's own kernel takes %s more than a library kernel would (see the findings); included in expected", o.Name, units.FormatDuration(o.KernelPenalty)))
+		}
+	}
+	t.Notes = append(t.Notes,
 		"times are for all runs of an op (count); lower bound from dense datasheet peaks, expected from achievable rates with a launch each",
 		"of peak: FLOP/s at the expected time over the compute ceiling the op runs on; of DRAM BW: ideal bytes over expected time over datasheet bandwidth",
-	}
+	)
 	return t
 }
 

@@ -31,30 +31,77 @@ func Sustained(warps, sms, bytes, ilp int, stream float64) float64 {
 	return min(stream, inflight/RoundTrip)
 }
 
+// kernel is what the review knows of an op's own kernel.
+type kernel struct {
+	res       occupancy.Result
+	runs      bool    // the occupancy is valid and the block launches
+	bytes     int     // per thread per load
+	ilp       int     // loads in flight per thread
+	assumed   bool    // bytes and ilp were assumed (no global pattern)
+	sustained float64 // bandwidth the bytes in flight sustain, capped at streaming
+	coal      *access.Coalescing
+	// penalty is the time the kernel takes over a library kernel's, per
+	// run, for a memory-bound op: DRAM traffic at the sustained bandwidth,
+	// inflated by sectors it fetches and does not use.
+	penalty float64
+}
+
+// kernelModels models the kernels the workload describes (nil where it
+// describes none) and adds their penalties to the ops' expected times.
+func (c *checker) kernelModels() ([]*kernel, error) {
+	arch, archErr := c.d.Limits()
+	out := make([]*kernel, len(c.w.Entries))
+	stream := c.m.StreamBandwidth()
+	for i, e := range c.w.Entries {
+		k := e.Kernel
+		if k == nil || archErr != nil {
+			continue
+		}
+		km := &kernel{res: occupancy.Calculate(arch, kernelOf(k), launchOf(k)), bytes: defaultLoadBytes, ilp: 1, assumed: true, sustained: stream}
+		km.runs = km.res.Err == nil && km.res.Blocks > 0
+		if g := k.Global; g != nil {
+			km.bytes, km.ilp, km.assumed = g.Bytes, g.ILP, false
+			co, err := access.Coalesce(access.Pattern{ElemBytes: g.Bytes, Stride: g.Stride, Offset: g.Offset})
+			if err != nil {
+				return nil, fmt.Errorf("op %s: kernel.global: %w", e.Name, err)
+			}
+			km.coal = &co
+		}
+		p := c.r.Ops[i].Point
+		if km.runs && p.Bound == "memory" {
+			km.sustained = Sustained(km.res.Warps, c.d.SMs, km.bytes, km.ilp, stream)
+			eff := 1.0
+			if km.coal != nil {
+				eff = km.coal.Efficiency
+			}
+			km.penalty = p.Bytes/(km.sustained*eff) - p.Bytes/stream
+		}
+		out[i] = km
+	}
+	return out, nil
+}
+
 // kernels checks the kernels the workload describes: occupancy with its
 // limiter, spills, occupancy too low for a memory-bound op, coalescing of
 // the global access and bank conflicts of the shared-memory access.
-func (c *checker) kernels() error {
+func (c *checker) kernels(models []*kernel) error {
 	arch, archErr := c.d.Limits()
 	for i, e := range c.w.Entries {
-		k := e.Kernel
-		if k == nil {
+		if e.Kernel == nil {
 			continue
 		}
-		o := c.r.Ops[i]
 		if archErr != nil {
 			c.add(Finding{Check: "occupancy", Op: e.Name,
 				Message: fmt.Sprintf("%s's kernel is not checked: %v.", e.Name, archErr),
 				Fix:     "review it on an NVIDIA device of the same class", Numbers: map[string]float64{}})
-		} else {
-			c.occupancy(e, o, arch)
+			continue
 		}
-		if k.Global != nil {
-			if err := c.coalescing(e, o); err != nil {
-				return err
-			}
+		km := models[i]
+		c.occupancy(e, c.r.Ops[i], arch, km)
+		if km.coal != nil {
+			c.coalescing(e, c.r.Ops[i], km)
 		}
-		if k.Shared != nil {
+		if e.Kernel.Shared != nil {
 			if err := c.banks(e); err != nil {
 				return err
 			}
@@ -71,9 +118,8 @@ func launchOf(k *ops.Kernel) occupancy.Launch {
 	return occupancy.Launch{Threads: k.Threads, DynamicSmem: k.DynamicSmem}
 }
 
-func (c *checker) occupancy(e ops.Entry, o Op, arch devices.Arch) {
-	k := e.Kernel
-	res := occupancy.Calculate(arch, kernelOf(k), launchOf(k))
+func (c *checker) occupancy(e ops.Entry, o Op, arch devices.Arch, km *kernel) {
+	k, res := e.Kernel, km.res
 	desc := fmt.Sprintf("%d threads, %d registers, %s static + %s dynamic shared memory", k.Threads, k.Regs, size(float64(k.StaticSmem)), size(float64(k.DynamicSmem)))
 	switch {
 	case res.Err != nil:
@@ -110,45 +156,36 @@ func (c *checker) occupancy(e ops.Entry, o Op, arch devices.Arch) {
 			Numbers: map[string]float64{"spill_bytes_per_thread": float64(k.SpillBytes), "regs": float64(k.Regs), "alternative_regs": float64(more), "alternative_occupancy": r2.Occupancy()},
 		})
 	}
-	if o.Point.Bound != "memory" {
-		return
-	}
-	bytes, ilp := defaultLoadBytes, 1
-	assumed := " (16-byte loads assumed; give kernel.global)"
-	if g := k.Global; g != nil {
-		bytes, ilp, assumed = g.Bytes, g.ILP, ""
-	}
 	stream := c.m.StreamBandwidth()
-	sus := Sustained(res.Warps, c.d.SMs, bytes, ilp, stream)
-	if sus >= 0.8*stream {
+	if o.Point.Bound != "memory" || km.sustained >= stream {
 		return
+	}
+	assumed := ""
+	if km.assumed {
+		assumed = " (16-byte loads assumed; give kernel.global)"
 	}
 	need := stream * RoundTrip / float64(c.d.SMs)
-	have := float64(res.Warps * access.WarpSize * bytes * ilp)
-	per := o.Point.Bytes/sus - o.Point.Bytes/stream
+	have := float64(res.Warps * access.WarpSize * km.bytes * km.ilp)
+	per := o.Point.Bytes/km.sustained - o.Point.Bytes/stream
 	saves := float64(e.Count) * per
 	c.add(Finding{Check: "low_occupancy", Op: e.Name, Saves: saves,
 		Message: fmt.Sprintf("%s is memory-bound, but its kernel keeps only %s in flight per SM (%d warps × 32 threads × %d B × %s%s); hiding a %s DRAM round trip at %s needs %s. It sustains about %s, costing %s per run.",
-			e.Name, size(have), res.Warps, bytes, plural(ilp, "load"), assumed, dur(RoundTrip), bw(stream), size(need), bw(sus), dur(per)),
+			e.Name, size(have), res.Warps, km.bytes, plural(km.ilp, "load"), assumed, dur(RoundTrip), bw(stream), size(need), bw(km.sustained), dur(per)),
 		Fix: fmt.Sprintf("keep more bytes in flight: more resident warps (occupancy is limited by %s), wider loads (16-byte vectors) or more independent loads per thread (unroll)", res.Limiters),
 		Numbers: map[string]float64{"warps_per_sm": float64(res.Warps), "inflight_bytes_per_sm": have, "needed_bytes_per_sm": need,
-			"sustained_bytes_per_second": sus, "stream_bytes_per_second": stream, "saved_seconds": saves},
+			"sustained_bytes_per_second": km.sustained, "stream_bytes_per_second": stream, "saved_seconds": saves},
 	})
 }
 
-func (c *checker) coalescing(e ops.Entry, o Op) error {
-	g := e.Kernel.Global
-	co, err := access.Coalesce(access.Pattern{ElemBytes: g.Bytes, Stride: g.Stride, Offset: g.Offset})
-	if err != nil {
-		return fmt.Errorf("op %s: kernel.global: %w", e.Name, err)
-	}
+func (c *checker) coalescing(e ops.Entry, o Op, km *kernel) {
+	g, co := e.Kernel.Global, km.coal
 	if co.Sectors <= co.IdealSectors {
-		return nil
+		return
 	}
 	eff := co.Efficiency * c.d.Memory.BytesPerSecond
 	var saves float64
 	if o.Point.Bound == "memory" {
-		saves = float64(e.Count) * (o.Point.Bytes/(c.m.StreamBandwidth()*co.Efficiency) - o.Point.Bytes/c.m.StreamBandwidth())
+		saves = float64(e.Count) * (o.Point.Bytes/(km.sustained*co.Efficiency) - o.Point.Bytes/km.sustained)
 	}
 	f := Finding{Check: "coalescing", Op: e.Name, Saves: saves,
 		Message: fmt.Sprintf("%s's global access (%d-byte elements, stride %d, offset %d B) touches %d sectors (%d lines) per warp request where %d would do: %s of each sector is used, so DRAM delivers at most %s of useful data (of %s) unless other warps use the rest of each sector.",
@@ -161,7 +198,6 @@ func (c *checker) coalescing(e ops.Entry, o Op) error {
 		f.Severity = Warning
 	}
 	c.add(f)
-	return nil
 }
 
 func (c *checker) banks(e ops.Entry) error {
@@ -184,8 +220,8 @@ func (c *checker) banks(e ops.Entry) error {
 		fix = "swizzle the layout (XOR the column with the row, as CUTLASS and TMA do): padding by one element still conflicts " + fmt.Sprintf("(%d-way)", padded.Way)
 	}
 	c.add(Finding{Check: "bank_conflicts", Op: e.Name, Severity: Warning,
-		Message: fmt.Sprintf("%s's shared-memory access (%d-byte elements, stride %d) is a %d-way bank conflict: %d wavefronts over %d phase(s) per warp request, %.3g× the conflict-free time.",
-			e.Name, s.Bytes, s.Stride, bc.Way, bc.Wavefronts, bc.Phases, bc.Slowdown),
+		Message: fmt.Sprintf("%s's shared-memory access (%d-byte elements, stride %d) is a %d-way bank conflict: %d wavefronts over %s per warp request, %.3g× the conflict-free time.",
+			e.Name, s.Bytes, s.Stride, bc.Way, bc.Wavefronts, plural(bc.Phases, "phase"), bc.Slowdown),
 		Fix: fix,
 		Numbers: map[string]float64{"way": float64(bc.Way), "wavefronts": float64(bc.Wavefronts), "phases": float64(bc.Phases),
 			"slowdown": bc.Slowdown, "padded_way": float64(padded.Way)},

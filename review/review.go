@@ -79,9 +79,14 @@ type Op struct {
 	Count int    `json:"count"`
 	// Point is the op's place on the roofline (one run of it).
 	Point roofline.Point `json:"roofline"`
-	// Expected and LowerBound are for all Count runs, seconds.
+	// Expected and LowerBound are for all Count runs, seconds. Expected
+	// includes KernelPenalty.
 	Expected   float64 `json:"expected_seconds"`
 	LowerBound float64 `json:"lower_bound_seconds"`
+	// KernelPenalty is the time the workload's own kernel for the op takes
+	// over a library kernel's (too few bytes in flight, uncoalesced
+	// access), for all runs, seconds; 0 without a kernel.
+	KernelPenalty float64 `json:"kernel_penalty_seconds,omitempty"`
 	// Share is the op's share of the workload's expected time.
 	Share float64 `json:"share"`
 	// PeakFraction is the share of the compute ceiling the op reaches in
@@ -147,10 +152,24 @@ func Check(w ops.Workload, d devices.Device, reference []devices.Device) (Report
 		r.FLOPs += n * p.FLOPs
 		r.Bytes += n * p.Bytes
 	}
+	c := &checker{w: w, d: d, m: m, r: &r}
+	models, err := c.kernelModels()
+	if err != nil {
+		return Report{}, err
+	}
+	for i, km := range models {
+		if km != nil && km.penalty > 0 {
+			o := &r.Ops[i]
+			o.KernelPenalty = float64(o.Count) * km.penalty
+			o.Expected += o.KernelPenalty
+			r.Expected += o.KernelPenalty
+			o.PeakFraction = o.Point.FLOPs * float64(o.Count) / o.Expected / o.Point.ComputeCeiling
+			o.BandwidthFraction = o.Point.Bytes * float64(o.Count) / o.Expected / d.Memory.BytesPerSecond
+		}
+	}
 	for i := range r.Ops {
 		r.Ops[i].Share = r.Ops[i].Expected / r.Expected
 	}
-	c := &checker{w: w, d: d, m: m, r: &r}
 	c.fusion()
 	for i := range w.Entries {
 		c.gemm(i)
@@ -160,7 +179,7 @@ func Check(w ops.Workload, d devices.Device, reference []devices.Device) (Report
 	c.capacity()
 	c.transfers()
 	c.peaks(reference)
-	if err := c.kernels(); err != nil {
+	if err := c.kernels(models); err != nil {
 		return Report{}, err
 	}
 	slices.SortStableFunc(r.Findings, func(a, b Finding) int {

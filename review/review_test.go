@@ -374,8 +374,15 @@ ops:
 	if len(bc) != 1 || bc[0].Numbers["way"] != 32 || bc[0].Numbers["padded_way"] != 1 || !strings.Contains(bc[0].Fix, "stride 33") {
 		t.Errorf("bank conflicts %+v", bc)
 	}
-	if low := find(r, "low_occupancy", "gather"); len(low) != 1 {
-		t.Errorf("16 warps × 128 B in flight per SM on a memory-bound op: %d low-occupancy findings, want 1", len(low))
+	low := find(r, "low_occupancy", "gather")
+	if len(low) != 1 {
+		t.Fatalf("16 warps × 128 B in flight per SM on a memory-bound op: %d low-occupancy findings, want 1", len(low))
+	}
+	// The kernel's penalty is in the op's expected time, and fixing both
+	// the access and the occupancy removes it.
+	o := r.Ops[0]
+	if sum := co[0].Saves + low[0].Saves; math.Abs(o.KernelPenalty/sum-1) > 1e-9 || math.Abs(o.Expected-o.KernelPenalty-o.Point.Expected) > 1e-15 {
+		t.Errorf("penalty %g, expected %g (library %g); the findings save %g", o.KernelPenalty, o.Expected, o.Point.Expected, sum)
 	}
 	for i := 1; i < len(r.Findings); i++ {
 		if r.Findings[i-1].Severity.rank() > r.Findings[i].Severity.rank() {
