@@ -136,7 +136,7 @@ func TestAlignment(t *testing.T) {
 // TestFusionSavesTheStandaloneOp checks the fused-epilogue saving against
 // the H100: an activation fused into its producer's epilogue costs nothing
 // of its own, so the saving is the standalone op's measured time
-// (roof_bench.csv, fp32 gelu and relu of 1M to 256M elements), within 15%.
+// (roof_bench.csv, fp32 gelu and relu of 1M to 256M elements), within 10%.
 func TestFusionSavesTheStandaloneOp(t *testing.T) {
 	d := h100(t)
 	for _, r := range readCSV(t, "roof_bench.csv") {
@@ -150,7 +150,7 @@ func TestFusionSavesTheStandaloneOp(t *testing.T) {
 			t.Fatalf("%s n=%s: %d fusion findings, want 1", r["op"], n, len(fs))
 		}
 		measured := num(t, r["ms"]) * 1e-3
-		if got := fs[0].Saves; math.Abs(got/measured-1) > 0.15 {
+		if got := fs[0].Saves; math.Abs(got/measured-1) > 0.10 {
 			t.Errorf("%s n=%s: saves %.2f µs, measured standalone %.2f µs", r["op"], n, got*1e6, measured*1e6)
 		}
 		if got, want := fs[0].Numbers["saved_bytes"], 2*num(t, n)*4; got != want {
@@ -398,5 +398,36 @@ func TestKernelCannotLaunch(t *testing.T) {
 	fs := find(r, "occupancy", "big")
 	if len(fs) != 1 || fs[0].Severity != Error || !strings.Contains(fs[0].Message, "cannot launch") {
 		t.Errorf("findings %+v", fs)
+	}
+}
+
+// TestExamples reviews the shipped workloads on the H100 and checks what a
+// reader of their reports is told: the decode layer is launch- and
+// memory-bound, the ResNet block's naive layout kernel touches 32 sectors
+// per request (2-byte elements 512 bytes apart) where 2 would do.
+func TestExamples(t *testing.T) {
+	read := func(name string) string {
+		data, err := os.ReadFile("../examples/" + name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(data)
+	}
+	d := h100(t)
+	dec := review(t, d, read("llama3-8b-decode.yaml"))
+	if len(find(dec, "launch_overhead", "")) != 1 || find(dec, "low_utilization", "")[0].Numbers["share"] != 1 {
+		t.Errorf("decode: findings %+v", dec.Findings)
+	}
+	pre := review(t, d, read("llama3-8b-prefill.yaml"))
+	if len(find(pre, "launch_overhead", "")) != 0 || len(find(pre, "fusion", "silu")) != 1 {
+		t.Errorf("prefill: findings %+v", pre.Findings)
+	}
+	cnn := review(t, d, read("resnet50-bottleneck.yaml"))
+	co := find(cnn, "coalescing", "to_nhwc")
+	if len(co) != 1 || co[0].Numbers["sectors_per_request"] != 32 || co[0].Numbers["ideal_sectors_per_request"] != 2 {
+		t.Errorf("resnet: coalescing %+v", co)
+	}
+	if bc := find(cnn, "bank_conflicts", "to_nchw"); len(bc) != 1 || bc[0].Numbers["way"] != 32 {
+		t.Errorf("resnet: bank conflicts %+v", bc)
 	}
 }
