@@ -431,3 +431,32 @@ func TestExamples(t *testing.T) {
 		t.Errorf("resnet: bank conflicts %+v", bc)
 	}
 }
+
+// FuzzCheck checks that no workload the parser accepts makes the review
+// panic or produce times that are not finite.
+func FuzzCheck(f *testing.F) {
+	f.Add([]byte("name: x\nmemory: 1T\ntransfers: [{name: t, bytes: 1G}]\nops:\n  - {name: a, op: matmul m=4095 n=3 k=7}\n  - {name: b, op: gelu n=9, kernel: {threads: 33, regs: 255, spill_bytes: 9, global: {elem_bytes: 16, stride: 0, offset: 3}, shared: {elem_bytes: 8, stride: 3}}}\n"))
+	f.Add([]byte("name: y\nops:\n  - {name: c, op: conv2d n=1 c=3 h=7 w=7 k=5 r=3 s=3}\n  - {name: s, op: softmax rows=3 cols=5}\n"))
+	d, err := devices.Lookup("H100 SXM")
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		w, err := ops.ParseWorkload("fuzz.yaml", data)
+		if err != nil {
+			return
+		}
+		r, err := Check(w, d, nil)
+		if err != nil {
+			return
+		}
+		if math.IsNaN(r.Expected) || math.IsInf(r.Expected, 0) || r.Expected <= 0 {
+			t.Fatalf("expected time %g", r.Expected)
+		}
+		for _, f := range r.Findings {
+			if math.IsNaN(f.Saves) || f.Saves < 0 {
+				t.Fatalf("%s: saves %g", f.Check, f.Saves)
+			}
+		}
+	})
+}
