@@ -121,7 +121,7 @@ footer { color: #8a94a6; font-size: 12px; margin-top: 40px; }
 <main>
 <h1>{{.Title}}</h1>
 {{with .Description}}<p class="sub">{{.}}</p>{{end}}
-<p class="sub">Design review by gpucalc check{{with .Origin}} · device {{.}}{{end}} · times per run of the workload; sizes binary (MiB), rates decimal (TB/s)</p>
+<p class="sub">Design review by gpucalc check{{with .Origin}} · device: {{(index $.Reports 0).Device}} ({{.}}){{end}} · times per run of the workload; sizes binary (MiB), rates decimal (TB/s)</p>
 {{if .Compare.Rows}}
 <h2>Devices</h2>
 <table><tr>{{range .Compare.Header}}<th>{{.}}</th>{{end}}</tr>
