@@ -16,6 +16,8 @@ type Workload struct {
 	Name        string  `json:"name"`
 	Description string  `json:"description,omitempty"`
 	Entries     []Entry `json:"ops"`
+
+	WorkloadDesign // optional fields for design review (design.go)
 }
 
 // Entry is one op of a workload: a name, the op, and how many times it runs.
@@ -23,6 +25,8 @@ type Entry struct {
 	Name  string `json:"name"`
 	Op    Op     `json:"op"`
 	Count int    `json:"count"`
+
+	EntryDesign // optional fields for design review (design.go)
 }
 
 // WorkloadSchema documents the workload file, for --help and the README.
@@ -43,7 +47,12 @@ type workloadFile struct {
 		Name  string `yaml:"name"`
 		Op    string `yaml:"op"`
 		Count *int   `yaml:"count"`
+
+		entryDesignFile `yaml:",inline"` // design.go
+
 	} `yaml:"ops"`
+
+	workloadDesignFile `yaml:",inline"` // design.go
 }
 
 // ParseWorkload reads a workload YAML file (file names it in errors); see
@@ -98,6 +107,9 @@ func ParseWorkload(file string, data []byte) (Workload, error) {
 			return Workload{}, fmt.Errorf("%s: ops[%d] (%s): count %d must be between 1 and 1048576", file, i, e.Name, n)
 		}
 		w.Entries = append(w.Entries, Entry{Name: e.Name, Op: op, Count: n})
+	}
+	if err := f.design(file, &w); err != nil {
+		return Workload{}, err
 	}
 	return w, nil
 }

@@ -119,6 +119,7 @@ Peak rates are dense; 2:4-sparse rates are never used unless asked for.`,
 		a.newRooflineCmd(),
 		a.newSimulateCmd(),
 		a.newNCUCmd(),
+		a.newCheckCmd(),
 	)
 	return root
 }

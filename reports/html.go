@@ -1,0 +1,320 @@
+package reports
+
+import (
+	"bytes"
+	"fmt"
+	"html/template"
+	"image/color"
+	"io"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/gpucalc/gpucalc/review"
+	"github.com/gpucalc/gpucalc/units"
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgsvg"
+)
+
+// ReviewHTML writes a review as one self-contained HTML page: inline CSS
+// and inline SVG charts (gonum/plot), no scripts and nothing fetched from
+// the network.
+func ReviewHTML(w io.Writer, rv Review) error {
+	if len(rv.Reports) == 0 {
+		return fmt.Errorf("reports: no review to render")
+	}
+	page := htmlPage{Review: rv, Title: rv.Reports[0].Workload, Description: rv.Reports[0].Description}
+	if len(rv.Reports) > 1 {
+		page.Compare = ReviewTables(Review{Reports: rv.Reports}, FormatHTML)[0]
+	}
+	for _, r := range rv.Reports {
+		s := htmlSection{Report: r, ID: anchor(r.Device), Summary: reviewSummary(r, rv.Origin), Ops: reviewOps(r)}
+		var err error
+		if s.TimeChart, err = timeChart(r); err != nil {
+			return err
+		}
+		if s.RooflineChart, err = rooflineChart(r); err != nil {
+			return err
+		}
+		page.Sections = append(page.Sections, s)
+	}
+	var buf bytes.Buffer
+	if err := pageTemplate.Execute(&buf, page); err != nil {
+		return fmt.Errorf("reports: rendering the page: %w", err)
+	}
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type htmlPage struct {
+	Review
+	Title, Description string
+	Compare            Table
+	Sections           []htmlSection
+}
+
+type htmlSection struct {
+	review.Report
+	ID                       string
+	Summary, Ops             Table
+	TimeChart, RooflineChart template.HTML
+}
+
+func anchor(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' {
+			return r
+		}
+		if r >= 'A' && r <= 'Z' {
+			return r + 'a' - 'A'
+		}
+		return '-'
+	}, s)
+}
+
+var pageTemplate = template.Must(template.New("page").Funcs(template.FuncMap{
+	"anchor": anchor,
+	"dur":    units.FormatDuration,
+	"pct":    reviewPct,
+	"count":  findingCounts,
+	"share":  func(a, b float64) string { return reviewPct(a / b) },
+}).Parse(`<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>gpucalc check: {{.Title}}</title>
+<style>
+body { font: 15px/1.5 system-ui, -apple-system, "Segoe UI", sans-serif; color: #1d2430; background: #f6f7f9; margin: 0; }
+main { max-width: 1100px; margin: 0 auto; padding: 24px 32px 48px; }
+h1 { font-size: 26px; margin: 8px 0 4px; }
+h2 { font-size: 21px; margin: 36px 0 8px; padding-top: 12px; border-top: 2px solid #d8dde6; }
+h3 { font-size: 16px; margin: 24px 0 8px; color: #3a4558; }
+.sub { color: #5a6478; margin: 0 0 8px; }
+.cards { display: flex; flex-wrap: wrap; gap: 12px; margin: 12px 0; }
+.card { background: #fff; border: 1px solid #d8dde6; border-radius: 8px; padding: 10px 16px; min-width: 150px; }
+.card .k { font-size: 12px; color: #5a6478; text-transform: uppercase; letter-spacing: .04em; }
+.card .v { font-size: 20px; font-weight: 600; }
+table { border-collapse: collapse; background: #fff; width: 100%; font-size: 13.5px; }
+th, td { border: 1px solid #d8dde6; padding: 4px 8px; text-align: left; vertical-align: top; }
+th { background: #eef1f5; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+code { font: 12.5px ui-monospace, SFMono-Regular, Menlo, monospace; }
+.finding { background: #fff; border: 1px solid #d8dde6; border-left: 6px solid #8a94a6; border-radius: 6px; padding: 8px 14px; margin: 8px 0; }
+.finding.error { border-left-color: #c62828; }
+.finding.warning { border-left-color: #e09b00; }
+.finding.info { border-left-color: #2f6fbf; }
+.badge { display: inline-block; font-size: 12px; font-weight: 700; text-transform: uppercase; padding: 1px 8px; border-radius: 10px; color: #fff; background: #8a94a6; margin-right: 6px; }
+.badge.error { background: #c62828; } .badge.warning { background: #b37a00; } .badge.info { background: #2f6fbf; }
+.finding .head { font-weight: 600; }
+.finding .fix { color: #24533a; margin-top: 4px; }
+.chart { background: #fff; border: 1px solid #d8dde6; border-radius: 8px; padding: 8px; }
+.chart svg { width: 100%; height: auto; display: block; }
+ul.notes { color: #5a6478; font-size: 13px; }
+footer { color: #8a94a6; font-size: 12px; margin-top: 40px; }
+</style>
+</head>
+<body>
+<main>
+<h1>{{.Title}}</h1>
+{{with .Description}}<p class="sub">{{.}}</p>{{end}}
+<p class="sub">Design review by gpucalc check{{with .Origin}} · device: {{(index $.Reports 0).Device}} ({{.}}){{end}} · times per run of the workload; sizes binary (MiB), rates decimal (TB/s)</p>
+{{if .Compare.Rows}}
+<h2>Devices</h2>
+<table><tr>{{range .Compare.Header}}<th>{{.}}</th>{{end}}</tr>
+{{range .Compare.Rows}}<tr>{{range $i, $c := .}}{{if $i}}<td class="num">{{$c}}</td>{{else}}<td><a href="#{{anchor $c}}">{{$c}}</a></td>{{end}}{{end}}</tr>
+{{end}}</table>
+{{end}}
+{{range .Sections}}
+<h2 id="{{.ID}}">{{.Device}}</h2>
+<div class="cards">
+<div class="card"><div class="k">Expected</div><div class="v">{{dur .Expected}}</div></div>
+<div class="card"><div class="k">Lower bound</div><div class="v">{{dur .LowerBound}}</div></div>
+{{if .Transfer}}<div class="card"><div class="k">Host transfers</div><div class="v">{{dur .Transfer}}</div></div>{{end}}
+<div class="card"><div class="k">Findings</div><div class="v">{{count .Report}}</div></div>
+</div>
+<h3>Findings</h3>
+{{$r := .Report}}
+{{range $i, $f := .Findings}}
+<div class="finding {{$f.Severity}}">
+<div class="head"><span class="badge {{$f.Severity}}">{{$f.Severity}}</span>{{$f.Check}}{{with $f.Op}} · <code>{{.}}</code>{{end}}{{if $f.Saves}} · saves {{dur $f.Saves}} ({{share $f.Saves $r.Expected}}){{end}}</div>
+<div>{{$f.Message}}</div>
+<div class="fix"><b>Fix:</b> {{$f.Fix}}</div>
+</div>
+{{else}}<p>No findings.</p>
+{{end}}
+<h3>Expected time per op</h3>
+<div class="chart">{{.TimeChart}}</div>
+<h3>Roofline</h3>
+<div class="chart">{{.RooflineChart}}</div>
+<h3>Ops</h3>
+<table><tr>{{range .Ops.Header}}<th>{{.}}</th>{{end}}</tr>
+{{range .Ops.Rows}}<tr>{{range $i, $c := .}}{{if or (eq $i 0) (eq $i 1) (eq $i 3)}}<td>{{if eq $i 1}}<code>{{$c}}</code>{{else}}{{$c}}{{end}}</td>{{else}}<td class="num">{{$c}}</td>{{end}}{{end}}</tr>
+{{end}}</table>
+<ul class="notes">{{range .Ops.Notes}}<li>{{.}}</li>{{end}}{{range .Summary.Notes}}<li>{{.}}</li>{{end}}</ul>
+{{end}}
+<footer>gpucalc check · self-contained page: inline CSS and SVG, no scripts, no network.</footer>
+</main>
+</body>
+</html>
+`))
+
+// Colours of the charts.
+var (
+	colorExpected = color.RGBA{R: 0x2f, G: 0x6f, B: 0xbf, A: 0xff}
+	colorLower    = color.RGBA{R: 0xa9, G: 0xc4, B: 0xe8, A: 0xff}
+	colorMemory   = color.RGBA{R: 0xc6, G: 0x28, B: 0x28, A: 0xff}
+	colorCompute  = color.RGBA{R: 0x24, G: 0x53, B: 0x3a, A: 0xff}
+)
+
+// svg draws a plot to an inline SVG element, turning gonum/plot's panics
+// into errors.
+func svg(p *plot.Plot, w, h vg.Length) (out template.HTML, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("reports: drawing chart %q: %v", p.Title.Text, r)
+		}
+	}()
+	c := vgsvg.New(w, h)
+	p.Draw(draw.New(c))
+	var buf bytes.Buffer
+	if _, err := c.WriteTo(&buf); err != nil {
+		return "", err
+	}
+	s := buf.String()
+	if i := strings.Index(s, "<svg"); i >= 0 {
+		s = s[i:]
+	}
+	// The SVG is gonum/plot's own output, with text it escaped.
+	return template.HTML(s), nil
+}
+
+// timeChart is a horizontal bar chart of each op's expected time and lower
+// bound, in microseconds, first op at the top.
+func timeChart(r review.Report) (template.HTML, error) {
+	p := plot.New()
+	p.Title.Text = "Expected time and lower bound per op (µs, all runs)"
+	n := len(r.Ops)
+	exp, low := make(plotter.Values, n), make(plotter.Values, n)
+	names := make([]string, n)
+	for i, o := range r.Ops {
+		j := n - 1 - i
+		exp[j], low[j], names[j] = o.Expected*1e6, o.LowerBound*1e6, o.Name
+	}
+	const bar = 7
+	be, err := plotter.NewBarChart(exp, vg.Points(bar))
+	if err != nil {
+		return "", err
+	}
+	bl, err := plotter.NewBarChart(low, vg.Points(bar))
+	if err != nil {
+		return "", err
+	}
+	for _, b := range []*plotter.BarChart{be, bl} {
+		b.Horizontal = true
+		b.LineStyle.Width = 0
+	}
+	be.Color, bl.Color = colorExpected, colorLower
+	be.Offset, bl.Offset = vg.Points(bar/2), -vg.Points(bar/2)
+	p.Add(be, bl)
+	p.Legend.Add("expected", be)
+	p.Legend.Add("lower bound", bl)
+	p.Legend.Top = true
+	p.NominalY(names...)
+	p.X.Label.Text = "µs"
+	p.X.Min = 0
+	// Room on the right for the legend.
+	p.X.Max = 1.3 * max(slices.Max(exp), slices.Max(low))
+	return svg(p, 7.5*vg.Inch, vg.Length(1.2+0.28*float64(n))*vg.Inch)
+}
+
+// rooflineChart places each op with FLOPs at its arithmetic intensity and
+// the throughput of its expected time, under the device's DRAM roof and
+// the compute ceilings the ops run on.
+func rooflineChart(r review.Report) (template.HTML, error) {
+	p := plot.New()
+	p.Title.Text = "Roofline on " + r.Device + " (expected throughput)"
+	p.X.Label.Text = "arithmetic intensity (FLOP/byte)"
+	p.Y.Label.Text = "TFLOP/s"
+	p.X.Scale, p.Y.Scale = plot.LogScale{}, plot.LogScale{}
+	p.X.Tick.Marker, p.Y.Tick.Marker = plot.LogTicks{Prec: -1}, plot.LogTicks{Prec: -1}
+	var pts plotter.XYs
+	var labels []string
+	lo, hi := math.Inf(1), 0.0
+	bw := 0.0
+	ceilings := map[string]float64{}
+	for _, o := range r.Ops {
+		pt := o.Point
+		if pt.MemoryLevel == "dram" {
+			bw = pt.MemoryCeiling
+		}
+		ceilings[pt.PeakKey] = pt.ComputeCeiling
+		if pt.FLOPs <= 0 || pt.Expected <= 0 {
+			continue
+		}
+		pts = append(pts, plotter.XY{X: pt.AI, Y: pt.FLOPs / pt.Expected / 1e12})
+		labels = append(labels, o.Name)
+		lo, hi = math.Min(lo, pt.AI), math.Max(hi, pt.AI)
+	}
+	if bw == 0 && len(r.Ops) > 0 {
+		bw = r.Ops[0].Point.MemoryCeiling
+	}
+	if len(pts) == 0 || bw == 0 {
+		return template.HTML("<p>No op with FLOPs to place on the roofline.</p>"), nil
+	}
+	keys := make([]string, 0, len(ceilings))
+	for k := range ceilings {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	top := 0.0
+	for _, k := range keys {
+		top = math.Max(top, ceilings[k])
+	}
+	lo, hi = math.Min(lo/2, 0.5), math.Max(hi*2, 2*top/bw)
+	roof := plotter.XYs{{X: lo, Y: lo * bw / 1e12}, {X: top / bw, Y: top / 1e12}}
+	mem, err := plotter.NewLine(roof)
+	if err != nil {
+		return "", err
+	}
+	mem.Color, mem.Width = colorMemory, vg.Points(1.5)
+	p.Add(mem)
+	p.Legend.Add(fmt.Sprintf("DRAM %s", units.FormatBandwidth(bw)), mem)
+	for i, k := range keys {
+		c := ceilings[k]
+		l, err := plotter.NewLine(plotter.XYs{{X: c / bw, Y: c / 1e12}, {X: hi, Y: c / 1e12}})
+		if err != nil {
+			return "", err
+		}
+		l.Color, l.Width = colorCompute, vg.Points(1.5)
+		if i > 0 {
+			l.Dashes = []vg.Length{vg.Points(float64(3 * i)), vg.Points(3)}
+		}
+		p.Add(l)
+		p.Legend.Add(fmt.Sprintf("%s %s", k, units.FormatFLOPS(c)), l)
+	}
+	sc, err := plotter.NewScatter(pts)
+	if err != nil {
+		return "", err
+	}
+	sc.Color = colorExpected
+	sc.Radius = vg.Points(3.5)
+	p.Add(sc)
+	lb, err := plotter.NewLabels(plotter.XYLabels{XYs: pts, Labels: labels})
+	if err != nil {
+		return "", err
+	}
+	for i := range lb.TextStyle {
+		lb.TextStyle[i].Font.Size = vg.Points(8)
+		lb.TextStyle[i].XAlign = draw.XLeft
+	}
+	lb.Offset = vg.Point{X: vg.Points(5), Y: vg.Points(2)}
+	p.Add(lb)
+	p.Legend.Top, p.Legend.Left = true, true
+	p.X.Min, p.X.Max = lo, hi
+	p.Y.Max = top / 1e12 * 2
+	return svg(p, 7.5*vg.Inch, 4.5*vg.Inch)
+}

@@ -1,0 +1,149 @@
+package reports
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/gpucalc/gpucalc/review"
+	"github.com/gpucalc/gpucalc/units"
+)
+
+// Review is the answer of `gpucalc check`: one report per device.
+type Review struct {
+	// Origin says where the device came from when it was not named.
+	Origin  string          `json:"device_origin,omitempty"`
+	Reports []review.Report `json:"reports"`
+}
+
+func reviewPct(x float64) string {
+	switch {
+	case x >= 0.1:
+		return strconv.FormatFloat(100*x, 'f', 0, 64) + "%"
+	case x >= 0.001:
+		return strconv.FormatFloat(100*x, 'f', 1, 64) + "%"
+	case x == 0:
+		return "0%"
+	}
+	return "<0.1%"
+}
+
+func reviewCount(v float64) string {
+	for _, p := range []struct {
+		s string
+		m float64
+	}{{"P", 1e15}, {"T", 1e12}, {"G", 1e9}, {"M", 1e6}, {"k", 1e3}} {
+		if v >= p.m {
+			return strconv.FormatFloat(v/p.m, 'g', 4, 64) + " " + p.s
+		}
+	}
+	return strconv.FormatFloat(v, 'f', 0, 64)
+}
+
+// findingCounts writes "1 error, 2 warnings, 3 info".
+func findingCounts(r review.Report) string {
+	var parts []string
+	for _, s := range []review.Severity{review.Error, review.Warning, review.Info} {
+		n := r.Count(s)
+		word := string(s)
+		if n != 1 && s != review.Info {
+			word += "s"
+		}
+		parts = append(parts, fmt.Sprintf("%d %s", n, word))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// ReviewTables renders a review as tables: a comparison when there are
+// several devices, then for each device a summary, the ops and the
+// findings. CSV gets the findings' full text as columns; the other formats
+// list it under the findings table.
+func ReviewTables(rv Review, f Format) []Table {
+	var out []Table
+	if len(rv.Reports) > 1 {
+		t := Table{Title: "Devices: " + rv.Reports[0].Workload, Header: []string{"Device", "Lower bound", "Expected", "vs first", "Errors", "Warnings", "Info"}}
+		for _, r := range rv.Reports {
+			t.Rows = append(t.Rows, []string{r.Device, units.FormatDuration(r.LowerBound), units.FormatDuration(r.Expected),
+				strconv.FormatFloat(rv.Reports[0].Expected/r.Expected, 'f', 2, 64) + "×",
+				strconv.Itoa(r.Count(review.Error)), strconv.Itoa(r.Count(review.Warning)), strconv.Itoa(r.Count(review.Info))})
+		}
+		t.Notes = []string{"vs first: the first device's expected time over this one's (above 1: faster)"}
+		out = append(out, t)
+	}
+	for _, r := range rv.Reports {
+		out = append(out, reviewSummary(r, rv.Origin), reviewOps(r), reviewFindings(r, f))
+	}
+	return out
+}
+
+func reviewSummary(r review.Report, origin string) Table {
+	dev := r.Device
+	if origin != "" {
+		dev += " (" + origin + ")"
+	}
+	t := Table{Title: "Check: " + r.Workload, Header: []string{"Item", "Value"}}
+	add := func(k, v string) { t.Rows = append(t.Rows, []string{k, v}) }
+	add("Device", dev)
+	add("Ops", strconv.Itoa(len(r.Ops)))
+	add("FLOPs", reviewCount(r.FLOPs))
+	add("Bytes (ideal)", units.FormatSize(int64(r.Bytes)))
+	add("Lower bound (datasheet peaks)", units.FormatDuration(r.LowerBound))
+	add("Expected", units.FormatDuration(r.Expected))
+	if r.Transfer > 0 {
+		add("Host transfers (not in expected)", units.FormatDuration(r.Transfer))
+	}
+	add("Findings", findingCounts(r))
+	t.Notes = append(t.Notes, r.Notes...)
+	return t
+}
+
+func reviewOps(r review.Report) Table {
+	t := Table{Title: "Ops on " + r.Device, Header: []string{"Op", "Spec", "Count", "Bound", "Lower bound", "Expected", "Share", "Of peak", "Of DRAM BW"}}
+	for _, o := range r.Ops {
+		bound := string(o.Point.Bound)
+		if o.Point.ExpectedBound == "launch" {
+			bound += " (launch)"
+		}
+		t.Rows = append(t.Rows, []string{o.Name, o.Spec, strconv.Itoa(o.Count), bound,
+			units.FormatDuration(o.LowerBound), units.FormatDuration(o.Expected), reviewPct(o.Share),
+			reviewPct(o.PeakFraction), reviewPct(o.BandwidthFraction)})
+	}
+	for _, o := range r.Ops {
+		if o.KernelPenalty > 0 {
+			t.Notes = append(t.Notes, fmt.Sprintf("%s: the workload's own kernel takes %s more than a library kernel would (see the findings); included in expected", o.Name, units.FormatDuration(o.KernelPenalty)))
+		}
+	}
+	t.Notes = append(t.Notes,
+		"times are for all runs of an op (count); lower bound from dense datasheet peaks, expected from achievable rates with a launch each",
+		"of peak: FLOP/s at the expected time over the compute ceiling the op runs on; of DRAM BW: ideal bytes over expected time over datasheet bandwidth",
+	)
+	return t
+}
+
+func reviewFindings(r review.Report, f Format) Table {
+	t := Table{Title: "Findings on " + r.Device, Header: []string{"#", "Severity", "Check", "Op", "Saves per run", "Of expected"}}
+	if f == FormatCSV {
+		t.Header = append(t.Header, "Finding", "Fix")
+	}
+	for i, fd := range r.Findings {
+		saves, share := "-", "-"
+		if fd.Saves > 0 {
+			saves, share = units.FormatDuration(fd.Saves), reviewPct(fd.Saves/r.Expected)
+		}
+		op := fd.Op
+		if op == "" {
+			op = "-"
+		}
+		row := []string{strconv.Itoa(i + 1), string(fd.Severity), fd.Check, op, saves, share}
+		if f == FormatCSV {
+			row = append(row, fd.Message, fd.Fix)
+		} else {
+			t.Notes = append(t.Notes, fmt.Sprintf("(%d) %s Fix: %s.", i+1, fd.Message, fd.Fix))
+		}
+		t.Rows = append(t.Rows, row)
+	}
+	if len(r.Findings) == 0 {
+		t.Notes = append(t.Notes, "no findings")
+	}
+	return t
+}
