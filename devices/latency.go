@@ -46,7 +46,7 @@ type latencyFigure struct {
 type latencyFile struct {
 	Sources map[string]string `yaml:"sources"`
 	Archs   []struct {
-		CC             string  `yaml:"cc"`
+		CC             string        `yaml:"cc"`
 		Schedulers     latencyFigure `yaml:"schedulers"`
 		FMALatency     latencyFigure `yaml:"fma_latency"`
 		FMAInterval    latencyFigure `yaml:"fma_interval"`

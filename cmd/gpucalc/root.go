@@ -40,6 +40,7 @@ type app struct {
 
 	format      string
 	deviceFiles []string
+	datasheet   bool
 
 	catalog *devices.Catalog
 }
@@ -110,6 +111,7 @@ Peak rates are dense; 2:4-sparse rates are never used unless asked for.`,
 	}
 	root.PersistentFlags().StringVarP(&a.format, "format", "f", "table", "output `format`: table, markdown, json or csv")
 	root.PersistentFlags().StringArrayVar(&a.deviceFiles, "device-file", nil, "YAML device `file` that adds devices or overrides catalog fields (repeatable; also every *.yaml in $GPUCALC_DEVICES)")
+	root.PersistentFlags().BoolVar(&a.datasheet, "datasheet", false, "ignore measured ceilings (the catalog's measured H100/H200 figures and device files' measured: sections); use datasheet figures only")
 	_ = root.RegisterFlagCompletionFunc("format", cobra.FixedCompletions([]string{"table", "markdown", "json", "csv"}, cobra.ShellCompDirectiveNoFileComp))
 	_ = root.MarkPersistentFlagFilename("device-file", "yaml", "yml")
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError{err} })
@@ -189,6 +191,9 @@ func (a *app) Device(flag string) (devices.Device, string, error) {
 	d, err := c.Lookup(name)
 	if err != nil {
 		return devices.Device{}, "", usageError{err}
+	}
+	if a.datasheet {
+		d = d.Datasheet()
 	}
 	return d, origin, nil
 }

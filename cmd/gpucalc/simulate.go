@@ -6,8 +6,10 @@ import (
 	"strings"
 
 	"github.com/gpucalc/gpucalc/devices"
+	"github.com/gpucalc/gpucalc/occupancy"
 	"github.com/gpucalc/gpucalc/reports"
 	"github.com/gpucalc/gpucalc/sim"
+	"github.com/gpucalc/gpucalc/units"
 	"github.com/spf13/cobra"
 )
 
@@ -17,6 +19,8 @@ type simulateOptions struct {
 	ilp          int
 	flopsPerByte float64
 	threads      int
+	regs         int
+	smem         string
 	warps        string
 	sweep        bool
 	seed         uint64
@@ -41,8 +45,9 @@ Kernels (the ones measured on an H100, see the README):
   mixed   ILP float4 loads per thread, each component then runs a chain of
           2 x FLOP/byte dependent FMAs (--flops-per-byte, default 8)
 
-Resident warps are blocks per SM x warps per block (--threads); by default
-every count from one block up to the architecture's limit is simulated.
+Resident warps are blocks per SM x warps per block (--threads). The occupancy
+calculator (--regs, --smem, as in 'gpucalc occupancy') gives the most blocks
+that fit; by default every count from one block up to it is simulated.
 Latencies and bandwidth come from the catalog (gpucalc devices show), measured
 figures from a device file in their place. Runs are deterministic per --seed.`,
 		Example: `  gpucalc simulate --kernel stream
@@ -71,6 +76,8 @@ figures from a device file in their place. Runs are deterministic per --seed.`,
 	fl.IntVar(&o.ilp, "ilp", 1, "independent loads (stream, mixed) or FMA chains (fma) per thread, `N`")
 	fl.Float64Var(&o.flopsPerByte, "flops-per-byte", 8, "arithmetic intensity of --kernel mixed, FP32 `FLOP` per DRAM byte (multiple of 0.5)")
 	fl.IntVar(&o.threads, "threads", 128, "threads per block, `N`")
+	fl.IntVar(&o.regs, "regs", 32, "registers per thread, for the occupancy limit")
+	fl.StringVar(&o.smem, "smem", "0", "shared memory per block, for the occupancy limit (binary: 48K = 49152 bytes)")
 	fl.StringVar(&o.warps, "warps-per-sm", "", "comma-separated resident warps per SM, each a multiple of the warps per block (default: --sweep)")
 	fl.BoolVar(&o.sweep, "sweep", false, "simulate every resident warp count from one block to the limit (the default)")
 	fl.Uint64Var(&o.seed, "seed", 1, "random `seed` of the memory model")
@@ -107,7 +114,21 @@ func (a *app) simulate(o simulateOptions, f reports.Format, d devices.Device, or
 	if err != nil {
 		return err
 	}
-	warps, err := residentWarps(lim, o.threads, o.warps)
+	smem, err := parseSize("smem", o.smem)
+	if err != nil {
+		return err
+	}
+	if o.threads < 1 || o.threads > lim.MaxThreadsPerBlock {
+		return usageError{fmt.Errorf("--threads %d: expected 1 to %d", o.threads, lim.MaxThreadsPerBlock)}
+	}
+	if o.regs < 0 || o.regs > lim.MaxRegsPerThread {
+		return usageError{fmt.Errorf("--regs %d: expected 0 to %d", o.regs, lim.MaxRegsPerThread)}
+	}
+	occ := occupancy.Calculate(lim, occupancy.Kernel{Regs: o.regs}, occupancy.Launch{Threads: o.threads, DynamicSmem: smem})
+	if occ.Blocks == 0 {
+		return fmt.Errorf("no block of %d threads with %d registers and %s of shared memory fits on an SM (limited by %s); see 'gpucalc occupancy'", o.threads, o.regs, units.FormatSize(int64(smem)), occ.Limiters)
+	}
+	warps, err := residentWarps(occ, o.warps)
 	if err != nil {
 		return usageError{err}
 	}
@@ -126,7 +147,7 @@ func (a *app) simulate(o simulateOptions, f reports.Format, d devices.Device, or
 	s := reports.Simulation{
 		Title:  fmt.Sprintf("Simulated %s kernel on %s, %d-thread blocks", o.kernel, d.Name, o.threads),
 		Points: pts,
-		Notes:  simulationNotes(setup, what, dev, o),
+		Notes:  simulationNotes(setup, what, dev, o, occ),
 	}
 	if o.plot != "" {
 		if err := reports.SimulationChart(o.plot, s); err != nil {
@@ -147,17 +168,12 @@ func (a *app) simulate(o simulateOptions, f reports.Format, d devices.Device, or
 	return reports.Render(a.stdout, f, reports.SimulationTable(s))
 }
 
-// residentWarps returns the warps per SM to simulate for blocks of threads:
-// those listed (each a whole number of blocks) or, with an empty list, one
-// block, two blocks, ... up to the architecture's warp and block limits.
-// Registers and shared memory are not considered: the counts are what the
-// caller asks to be resident.
-func residentWarps(lim devices.Arch, threads int, list string) ([]int, error) {
-	if threads < 1 || threads > lim.MaxThreadsPerBlock {
-		return nil, fmt.Errorf("--threads %d: expected 1 to %d", threads, lim.MaxThreadsPerBlock)
-	}
-	perBlock := (threads + lim.WarpSize - 1) / lim.WarpSize
-	maxBlocks := min(lim.MaxBlocksPerSM, lim.MaxWarpsPerSM/perBlock, sim.MaxWarps/perBlock)
+// residentWarps returns the warps per SM to simulate: those listed (each a
+// whole number of blocks that occupancy allows) or, with an empty list, one
+// block, two blocks, ... up to what occupancy allows.
+func residentWarps(occ occupancy.Result, list string) ([]int, error) {
+	perBlock := occ.WarpsPerBlock
+	maxBlocks := min(occ.Blocks, sim.MaxWarps/perBlock)
 	if list == "" {
 		var out []int
 		for b := 1; b <= maxBlocks; b++ {
@@ -172,14 +188,14 @@ func residentWarps(lim devices.Arch, threads int, list string) ([]int, error) {
 			return nil, fmt.Errorf("--warps-per-sm %q: %q is not a positive whole number", list, f)
 		}
 		if n%perBlock != 0 || n/perBlock > maxBlocks {
-			return nil, fmt.Errorf("--warps-per-sm %d: with %d-thread blocks (%d warps each) resident warps are multiples of %d up to %d", n, threads, perBlock, perBlock, maxBlocks*perBlock)
+			return nil, fmt.Errorf("--warps-per-sm %d: with %d warps per block and %d blocks per SM resident (occupancy, limited by %s), resident warps are multiples of %d up to %d", n, perBlock, occ.Blocks, occ.Limiters, perBlock, maxBlocks*perBlock)
 		}
 		out = append(out, n)
 	}
 	return out, nil
 }
 
-func simulationNotes(s sim.Setup, what, dev string, o simulateOptions) []string {
+func simulationNotes(s sim.Setup, what, dev string, o simulateOptions, occ occupancy.Result) []string {
 	p := s.Params
 	// Measured figures name their measurement once, in a note of its own.
 	src := func(k string) string {
@@ -202,8 +218,10 @@ func simulationNotes(s sim.Setup, what, dev string, o simulateOptions) []string 
 	if len(s.Measured) > 0 {
 		notes = append(notes, "measured figures used: "+strings.Join(s.Measured, ", ")+"; measured with "+s.MeasuredBy)
 	}
+	notes = append(notes, fmt.Sprintf("occupancy: at most %d blocks of %d threads (%d warps) per SM with %d registers per thread and %s of shared memory, limited by %s",
+		occ.Blocks, o.threads, occ.Warps, o.regs, o.smem, occ.Limiters))
 	if o.warps == "" {
-		notes = append(notes, "warps per SM: every multiple of the block's warps up to the limit (default; --warps-per-sm to choose)")
+		notes = append(notes, "warps per SM: every multiple of the block's warps up to what occupancy allows (default; --warps-per-sm to choose)")
 	}
 	return append(notes, "rates are whole-GPU, decimal: GB/s = 1e9 B/s, GFLOP/s = 1e9 FLOP/s")
 }
