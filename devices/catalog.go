@@ -25,17 +25,21 @@ type Catalog struct {
 
 var builtin = sync.OnceValues(func() (*Catalog, error) {
 	c := &Catalog{index: map[string]int{}}
-	files, err := fs.Glob(dataFS, "data/gpus/*.yaml")
-	if err != nil {
-		return nil, err
-	}
-	for _, f := range files {
-		data, err := dataFS.ReadFile(f)
+	// Datasheet entries first, then the ceilings measured on real parts
+	// (tools/measure), which override the entries they name.
+	for _, dir := range []string{"gpus", "measured"} {
+		files, err := fs.Glob(dataFS, "data/"+dir+"/*.yaml")
 		if err != nil {
 			return nil, err
 		}
-		if c, err = c.with("builtin:"+path.Base(f), data, false); err != nil {
-			return nil, err
+		for _, f := range files {
+			data, err := dataFS.ReadFile(f)
+			if err != nil {
+				return nil, err
+			}
+			if c, err = c.with("builtin:"+dir+"/"+path.Base(f), data, dir == "measured"); err != nil {
+				return nil, err
+			}
 		}
 	}
 	return c, nil
@@ -122,6 +126,7 @@ func (d Device) clone() Device {
 	e := d
 	e.Aliases = append([]string(nil), d.Aliases...)
 	e.Origin = append([]string(nil), d.Origin...)
+	e.ClusterGPCs = append([]int(nil), d.ClusterGPCs...)
 	e.Dense, e.Sparse, e.Sources = map[string]Peak{}, map[string]Peak{}, map[string]string{}
 	for k, v := range d.Dense {
 		e.Dense[k] = v

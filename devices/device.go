@@ -22,6 +22,10 @@ type Device struct {
 	// CC is the compute capability; zero for non-NVIDIA parts.
 	CC  CC  `json:"compute_capability"`
 	SMs int `json:"sms"`
+	// ClusterGPCs is the SM count of each GPC as thread-block clusters see
+	// it (a cluster's blocks run on distinct SMs of one GPC); empty when
+	// unknown.
+	ClusterGPCs []int `json:"cluster_gpcs,omitempty"`
 	// BoostClockHz is the maximum SM clock; TensorClockHz is the clock the
 	// datasheet's tensor peaks assume (lower than boost on some parts).
 	BoostClockHz  float64 `json:"boost_clock_hz"`
@@ -152,6 +156,14 @@ func (d Device) Ridge(dt DType, p Path) (float64, error) {
 		return 0, fmt.Errorf("device %q has no memory bandwidth", d.Name)
 	}
 	return pk / d.Memory.BytesPerSecond, nil
+}
+
+// Datasheet returns the device without its measured figures, for figures
+// that must rest on the datasheet alone (a lower bound, or a comparison of
+// the model with and without calibration).
+func (d Device) Datasheet() Device {
+	d.Measured = nil
+	return d
 }
 
 // Source returns the source of a field ("memory.bandwidth", "dense.fp32").

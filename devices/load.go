@@ -129,6 +129,19 @@ func parseCount(s string) (float64, error) {
 	return x, nil
 }
 
+// parseGPCs reads SM counts per GPC written "18, 18, 16".
+func parseGPCs(s string) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		x, err := parseInt(strings.TrimSpace(f))
+		if err != nil || x < 1 {
+			return nil, fmt.Errorf("%q: expected SM counts per GPC such as \"18, 18, 16\"", s)
+		}
+		out = append(out, int(x))
+	}
+	return out, nil
+}
+
 func parseInt(s string) (float64, error) {
 	x, err := parseCount(s)
 	if err == nil && x != math.Trunc(x) {
@@ -175,7 +188,7 @@ func (p *fileParser) parse(doc *yaml.Node, d *Device) error {
 	p.lines = map[string]int{}
 	set := func(field string, q quantity) { d.Sources[field] = q.source }
 	known := []string{"name", "vendor", "aliases", "architecture", "compute_capability", "sources", "sms",
-		"boost_clock", "tensor_clock", "memory", "l2", "host_link", "tdp", "dense", "sparse", "measured"}
+		"boost_clock", "tensor_clock", "memory", "l2", "host_link", "tdp", "dense", "sparse", "measured", "cluster_gpcs"}
 	for _, kv := range top {
 		k, v := kv[0], kv[1]
 		p.lines[k.Value] = k.Line
@@ -215,6 +228,17 @@ func (p *fileParser) parse(doc *yaml.Node, d *Device) error {
 			}
 			d.SMs = int(q.value)
 			set("sms", q)
+		case "cluster_gpcs":
+			var gpcs []int
+			q, err := p.quantity(v, "cluster_gpcs", func(s string) (float64, error) {
+				gpcs, err = parseGPCs(s)
+				return float64(len(gpcs)), err
+			}, false)
+			if err != nil {
+				return err
+			}
+			d.ClusterGPCs = gpcs
+			set("cluster_gpcs", q)
 		case "boost_clock", "tensor_clock":
 			q, err := p.quantity(v, k.Value, units.ParseFrequency, false)
 			if err != nil {
@@ -381,6 +405,15 @@ func (d *Device) validate() error {
 	}
 	if d.TensorClockHz == 0 {
 		d.TensorClockHz = d.BoostClockHz
+	}
+	if len(d.ClusterGPCs) > 0 {
+		n := 0
+		for _, g := range d.ClusterGPCs {
+			n += g
+		}
+		if n != d.SMs {
+			return fmt.Errorf("cluster_gpcs add up to %d SMs, but sms is %d", n, d.SMs)
+		}
 	}
 	if d.TensorClockHz > d.BoostClockHz*1.0001 {
 		return invalidf([]string{"tensor_clock", "boost_clock"}, "tensor_clock %s is above boost_clock %s", units.FormatFrequency(d.TensorClockHz), units.FormatFrequency(d.BoostClockHz))

@@ -164,7 +164,7 @@ func TestUserFileOverridesAndAdds(t *testing.T) {
 	if h.SMs != 132 || h.Dense["bf16_tensor"].PerSecond != 989.4e12 || h.Memory.Bytes != 80<<30 {
 		t.Errorf("override changed fields it did not give: %d SMs, %g, %d bytes", h.SMs, h.Dense["bf16_tensor"].PerSecond, h.Memory.Bytes)
 	}
-	if got := h.Origin; len(got) != 2 || got[1] != "fast.yaml" {
+	if got := h.Origin; len(got) < 2 || got[0] != "builtin:gpus/h100-sxm.yaml" || got[len(got)-1] != "fast.yaml" {
 		t.Errorf("origin = %v; want builtin then fast.yaml", got)
 	}
 	orig, _ := Lookup("h100")

@@ -129,6 +129,7 @@ func carveout(r *row) Carveout {
 // gpucalc reports 0 blocks with ErrLaunchBounds, and without the launch
 // bounds it must agree with the runtime.
 func TestH100Blocks(t *testing.T) {
+	t.Parallel()
 	a := arch(t, "9.0")
 	kernels := h100Kernels(t)
 	var bounded, fails int
@@ -171,6 +172,7 @@ var refSMs = map[string]int{"V100": 80, "T4": 40, "A100": 108, "A10": 72, "Orin"
 // architectures: blocks, the limiting mask, the per-limit block counts and
 // the allocated registers and shared memory per block.
 func TestReference(t *testing.T) {
+	t.Parallel()
 	archs := map[string]devices.Arch{}
 	fails := 0
 	n := eachRow(t, "occ_ref.csv.gz", func(r *row) {
@@ -296,3 +298,55 @@ func TestH100AvailSmem(t *testing.T) {
 	}
 	t.Logf("runtime answer too large for the asked blocks in %d rows", overReports)
 }
+
+// h100GPCs is the H100 SXM's cluster_gpcs from the device catalog.
+func h100GPCs(t *testing.T) []int {
+	d, err := devices.Lookup("h100")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(d.ClusterGPCs) == 0 || d.SMs != 132 {
+		t.Fatalf("H100 SXM: %d SMs, GPCs %v", d.SMs, d.ClusterGPCs)
+	}
+	return d.ClusterGPCs
+}
+
+// TestH100Clusters checks every row of cudaOccupancyMaxActiveClusters
+// measured on the H100 (cluster sizes 1, 2, 4, 8, 16 with the non-portable
+// size allowed) against the model, and reports how far the GPC-less naive
+// bound and CUTLASS's 18-SM GPCs are off.
+func TestH100Clusters(t *testing.T) {
+	a := arch(t, "9.0")
+	kernels := h100Kernels(t)
+	gpcs := h100GPCs(t)
+	var n, naiveOff, cutlassOff int
+	var naiveErr, cutlassErr float64
+	eachRow(t, "occ_clusters.csv", func(r *row) {
+		k := kernels[r.str("kernel")]
+		k.MaxThreads = 0 // the runtime ignores launch bounds here too
+		if r.int("err") != 0 {
+			t.Fatalf("%v: unexpected runtime error", r)
+		}
+		res := Calculate(a, k, Launch{Threads: r.int("block"), DynamicSmem: r.int("dyn_smem")})
+		c, err := ActiveClusters(a, res, r.int("cluster"), 132, gpcs)
+		want := r.int("max_clusters")
+		if err != nil || c.Active != want || c.MaxSize != r.int("max_potential_cluster") {
+			t.Errorf("%v: got %d clusters, max size %d (%v), runtime %d", r, c.Active, c.MaxSize, err, want)
+		}
+		n++
+		est, _ := ActiveClusters(a, res, r.int("cluster"), 132, nil)
+		if want > 0 {
+			if c.Naive != want {
+				naiveOff++
+				naiveErr = max(naiveErr, float64(c.Naive-want)/float64(want))
+			}
+			if est.Active != want {
+				cutlassOff++
+				cutlassErr = max(cutlassErr, abs(float64(est.Active-want)/float64(want)))
+			}
+		}
+	})
+	t.Logf("%d rows exact; naive bound off in %d rows (up to +%.0f%%), CUTLASS 18-SM GPCs off in %d (up to %.0f%%)", n, naiveOff, 100*naiveErr, cutlassOff, 100*cutlassErr)
+}
+
+func abs(x float64) float64 { return max(x, -x) }

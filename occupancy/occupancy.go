@@ -113,6 +113,22 @@ var Limiters = []Limiter{LimitWarps, LimitRegisters, LimitSharedMemory, LimitBlo
 // String joins the names of the limits in l with "|" in bit order, e.g.
 // "warps|registers".
 func (l Limiter) String() string {
+	if int(l) < len(limiterStrings) {
+		return limiterStrings[l]
+	}
+	return limiterString(l)
+}
+
+// limiterStrings holds every combination's name, so that String does not
+// allocate (batch writes a million of them).
+var limiterStrings = func() (s [1 << 5]string) {
+	for i := range s {
+		s[i] = limiterString(Limiter(i))
+	}
+	return s
+}()
+
+func limiterString(l Limiter) string {
 	var b strings.Builder
 	for i, n := range limiterNames {
 		if l&(1<<i) != 0 {

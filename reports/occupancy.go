@@ -1,10 +1,10 @@
 package reports
 
 import (
-	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"io"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -24,6 +24,8 @@ type Target struct {
 	CC     devices.CC   `json:"compute_capability"`
 	// SMs is the device's SM count; 0 for an architecture.
 	SMs int `json:"sms,omitempty"`
+	// GPCs are the device's SMs per GPC for clusters, if known.
+	GPCs []int `json:"-"`
 }
 
 func (t Target) String() string {
@@ -52,12 +54,17 @@ type Occupancy struct {
 	// Reason says why no block is resident, when none is.
 	Reason string           `json:"reason,omitempty"`
 	Waves  *occupancy.Waves `json:"waves,omitempty"`
-	Notes  []string         `json:"notes"`
+	// Cliffs are the nearest register counts and shared-memory sizes that
+	// change resident blocks.
+	Cliffs *occupancy.Cliffs `json:"cliffs,omitempty"`
+	// Clusters is set with --cluster.
+	Clusters *occupancy.Clusters `json:"clusters,omitempty"`
+	Notes    []string            `json:"notes"`
 }
 
 // NewOccupancy assembles the report and its notes.
-func NewOccupancy(t Target, k occupancy.Kernel, l occupancy.Launch, defaults []string, r occupancy.Result, w *occupancy.Waves) Occupancy {
-	o := Occupancy{Target: t, Kernel: k, Launch: l, Defaults: defaults, Result: r, Occupancy: r.Occupancy(), Waves: w}
+func NewOccupancy(t Target, k occupancy.Kernel, l occupancy.Launch, defaults []string, r occupancy.Result, w *occupancy.Waves, cliffs *occupancy.Cliffs, c *occupancy.Clusters) Occupancy {
+	o := Occupancy{Target: t, Kernel: k, Launch: l, Defaults: defaults, Result: r, Occupancy: r.Occupancy(), Waves: w, Cliffs: cliffs, Clusters: c}
 	if r.Reason != nil {
 		o.Reason = r.Reason.Error()
 	}
@@ -126,7 +133,7 @@ func (o Occupancy) Tables() []Table {
 	if o.Reason != "" {
 		add("cannot launch", o.Reason)
 	} else {
-		add("limited by", strings.ReplaceAll(strings.ReplaceAll(r.Limiters.String(), "|", ", "), "_", " "))
+		add("limited by", limiterText(r.Limiters))
 	}
 	add("registers per warp (allocated)", fmt.Sprintf("%d (%d × 32 rounded up to %d)", r.RegsPerWarp, o.Kernel.Regs, a.RegAllocUnit))
 	add("registers per block (allocated)", fmt.Sprintf("%d (%d warps)", r.RegsPerBlock, r.WarpsPerBlock))
@@ -167,7 +174,70 @@ func (o Occupancy) Tables() []Table {
 			Rows:  [][]string{{strconv.Itoa(w.Grid), strconv.Itoa(w.PerWave), strconv.Itoa(w.Waves), strconv.Itoa(w.LastWaveBlocks), pct(w.LastWaveFill)}},
 			Notes: []string{fmt.Sprintf("Blocks per wave = %d blocks per SM × %d SMs.", r.Blocks, o.Target.SMs)}})
 	}
+	if c := o.Cliffs; c != nil {
+		tables = append(tables, cliffTable(*c, o.Kernel, o.Launch))
+	}
+	if c := o.Clusters; c != nil {
+		tables = append(tables, clusterTable(*c, o.Target))
+	}
 	return tables
+}
+
+func limiterText(l occupancy.Limiter) string {
+	return strings.ReplaceAll(strings.ReplaceAll(l.String(), "|", ", "), "_", " ")
+}
+
+func cliffTable(c occupancy.Cliffs, k occupancy.Kernel, l occupancy.Launch) Table {
+	tab := Table{Title: "Cliffs: the nearest values that change resident blocks", Header: []string{"Nearest change", "Value", "Blocks per SM"}}
+	add := func(what string, cl *occupancy.Cliff, f func(int) string, cur int, unit string) {
+		if cl == nil {
+			tab.Rows = append(tab.Rows, []string{what, "none", "-"})
+			return
+		}
+		tab.Rows = append(tab.Rows, []string{what, f(cl.Value), fmt.Sprintf("%d (now %d)", cl.Blocks, c.Blocks)})
+		tab.Notes = append(tab.Notes, fmt.Sprintf("With %s%s instead of %s: %s instead of %d.", f(cl.Value), unit, f(cur), plural(cl.Blocks, "block"), c.Blocks))
+	}
+	smem := k.StaticSmem + l.DynamicSmem
+	add("fewer registers", c.RegsDown, strconv.Itoa, k.Regs, " registers")
+	add("more registers", c.RegsUp, strconv.Itoa, k.Regs, " registers")
+	add("less shared memory", c.SmemDown, size, smem, " of shared memory")
+	add("more shared memory", c.SmemUp, size, smem, " of shared memory")
+	return tab
+}
+
+func joinGPCs(g []int) string {
+	s := make([]string, len(g))
+	for i, n := range g {
+		s[i] = strconv.Itoa(n)
+	}
+	return strings.Join(s, ", ")
+}
+
+func clusterTable(c occupancy.Clusters, t Target) Table {
+	tab := Table{Title: fmt.Sprintf("Clusters of %d blocks on the whole GPU (model)", c.Size), Header: []string{"Quantity", "Value"}}
+	add := func(k, v string) { tab.Rows = append(tab.Rows, []string{k, v}) }
+	add("active clusters", strconv.Itoa(c.Active))
+	add("active blocks", strconv.Itoa(c.Blocks))
+	add("blocks per SM under cluster launch", fmt.Sprintf("%d (plain calculation %d, capped at 8)", c.SlotsPerSM, c.BlocksPerSM))
+	add("naive bound (slots × SMs / size)", strconv.Itoa(c.Naive))
+	g := joinGPCs(c.GPCs)
+	if c.Estimated {
+		g += " (estimate: CUTLASS's 18 SMs per GPC)"
+	}
+	add("SMs per GPC", g)
+	add("largest cluster size with a cluster active", strconv.Itoa(c.MaxSize))
+	tab.Notes = []string{
+		"NVIDIA publishes no formula. Model: a cluster's blocks run on distinct SMs of one GPC; each SM holds at most min(blocks per SM, 8) of them; a GPC of n SMs holds floor(n × slots / size) clusters if n ≥ size, else none.",
+	}
+	if !c.Estimated {
+		tab.Notes = append(tab.Notes, "With the catalog's GPCs this reproduces all 2,400 cudaOccupancyMaxActiveClusters answers measured on an H100 SXM (cluster sizes 1-16).")
+	} else {
+		tab.Notes = append(tab.Notes, "This device's GPC layout is not in the catalog; on the H100 the 18-SM estimate is off by up to 9%. Check with cudaOccupancyMaxActiveClusters.")
+	}
+	if c.NonPortable {
+		tab.Notes = append(tab.Notes, fmt.Sprintf("Cluster sizes above %d are non-portable: set cudaFuncAttributeNonPortableClusterSizeAllowed to 1 on the kernel first, or the launch fails (cudaErrorInvalidClusterSize).", t.Arch.MaxClusterSize))
+	}
+	return tab
 }
 
 func occupancyNotes(o Occupancy) []string {
@@ -249,15 +319,16 @@ func AvailSmem(t Target, k occupancy.Kernel, blocks, threads int, s occupancy.Av
 // BatchColumns are the result columns `gpucalc occupancy batch` appends.
 var BatchColumns = []string{"blocks_per_sm", "warps_per_sm", "occupancy", "limiters", "blocks_by_warps", "blocks_by_regs", "blocks_by_smem", "blocks_by_blocks", "regs_per_block", "smem_per_block", "error"}
 
-// OccupancyBatch writes batch results row by row: CSV streams; JSON streams
-// an array of objects (numbers as numbers, empty cells as null); table and
+// OccupancyBatch writes batch results row by row: CSV streams (written by
+// hand: a million rows must take well under two seconds); JSON streams an
+// array of objects (numbers as numbers, empty cells as null); table and
 // Markdown collect the rows and render them at Flush.
 type OccupancyBatch struct {
 	w      io.Writer
 	f      Format
-	cw     *csv.Writer
 	header []string
 	rec    []string
+	buf    []byte
 	table  Table
 	rows   int
 }
@@ -268,8 +339,14 @@ func NewOccupancyBatch(w io.Writer, f Format, inputHeader []string) (*OccupancyB
 	b := &OccupancyBatch{w: w, f: f, header: append(append([]string(nil), inputHeader...), BatchColumns...)}
 	switch f {
 	case FormatCSV:
-		b.cw = csv.NewWriter(w)
-		return b, b.cw.Write(b.header)
+		for i, h := range b.header {
+			if i > 0 {
+				b.buf = append(b.buf, ',')
+			}
+			b.buf = appendCSV(b.buf, h)
+		}
+		_, err := w.Write(append(b.buf, '\n'))
+		return b, err
 	case FormatJSON:
 		_, err := io.WriteString(w, "[")
 		return b, err
@@ -291,37 +368,97 @@ func limitCell(n int) string {
 // columns), then the result, or only err in the error column. A result with a
 // reason for 0 blocks has the reason there.
 func (b *OccupancyBatch) Write(fields []string, n int, r occupancy.Result, err error) error {
+	if err == nil {
+		err = r.Err
+	}
+	b.rows++
+	if b.f == FormatCSV {
+		return b.csvRow(fields, n, r, err)
+	}
 	b.rec = append(b.rec[:0], fields...)
 	for len(b.rec) < n {
 		b.rec = append(b.rec, "")
 	}
 	b.rec = b.rec[:n]
-	if err == nil {
-		err = r.Err
-	}
 	if err != nil {
 		for range BatchColumns[:len(BatchColumns)-1] {
 			b.rec = append(b.rec, "")
 		}
 		b.rec = append(b.rec, err.Error())
 	} else {
-		reason := ""
-		if r.Reason != nil {
-			reason = r.Reason.Error()
-		}
 		b.rec = append(b.rec, strconv.Itoa(r.Blocks), strconv.Itoa(r.Warps), strconv.FormatFloat(r.Occupancy(), 'f', 4, 64), r.Limiters.String(),
 			limitCell(r.ByWarps), limitCell(r.ByRegisters), limitCell(r.BySharedMemory), limitCell(r.ByBlocks),
-			strconv.Itoa(r.RegsPerBlock), strconv.Itoa(r.SmemPerBlock), reason)
+			strconv.Itoa(r.RegsPerBlock), strconv.Itoa(r.SmemPerBlock), reasonText(r))
 	}
-	b.rows++
-	switch b.f {
-	case FormatCSV:
-		return b.cw.Write(b.rec)
-	case FormatJSON:
+	if b.f == FormatJSON {
 		return b.jsonRow()
 	}
 	b.table.Rows = append(b.table.Rows, append([]string(nil), b.rec...))
 	return nil
+}
+
+func reasonText(r occupancy.Result) string {
+	if r.Reason != nil {
+		return r.Reason.Error()
+	}
+	return ""
+}
+
+// csvRow writes one CSV record straight into a buffer, quoting as
+// encoding/csv does: a million rows must take well under two seconds.
+func (b *OccupancyBatch) csvRow(fields []string, n int, r occupancy.Result, err error) error {
+	b.buf = b.buf[:0]
+	for i := range n {
+		if i > 0 {
+			b.buf = append(b.buf, ',')
+		}
+		if i < len(fields) {
+			b.buf = appendCSV(b.buf, fields[i])
+		}
+	}
+	if err != nil {
+		b.buf = append(b.buf, ",,,,,,,,,,,"...)
+		b.buf = appendCSV(b.buf, err.Error())
+	} else {
+		num := func(v int) {
+			b.buf = append(b.buf, ',')
+			if v != occupancy.Unlimited {
+				b.buf = strconv.AppendInt(b.buf, int64(v), 10)
+			}
+		}
+		num(r.Blocks)
+		num(r.Warps)
+		b.buf = append(b.buf, ',')
+		b.buf = strconv.AppendFloat(b.buf, r.Occupancy(), 'f', 4, 64)
+		b.buf = append(b.buf, ',')
+		b.buf = append(b.buf, r.Limiters.String()...)
+		num(r.ByWarps)
+		num(r.ByRegisters)
+		num(r.BySharedMemory)
+		num(r.ByBlocks)
+		num(r.RegsPerBlock)
+		num(r.SmemPerBlock)
+		b.buf = append(b.buf, ',')
+		b.buf = appendCSV(b.buf, reasonText(r))
+	}
+	b.buf = append(b.buf, '\n')
+	_, err = b.w.Write(b.buf)
+	return err
+}
+
+// appendCSV appends one field, quoted where encoding/csv would quote it.
+func appendCSV(buf []byte, f string) []byte {
+	quote := f != "" && (f[0] == ' ' || f[0] == '\t' || f == `\.`)
+	for i := 0; i < len(f) && !quote; i++ {
+		c := f[i]
+		quote = c == ',' || c == '"' || c == '\r' || c == '\n'
+	}
+	if !quote {
+		return append(buf, f...)
+	}
+	buf = append(buf, '"')
+	buf = append(buf, strings.ReplaceAll(f, `"`, `""`)...)
+	return append(buf, '"')
 }
 
 func (b *OccupancyBatch) jsonRow() error {
@@ -355,8 +492,7 @@ func (b *OccupancyBatch) jsonRow() error {
 func (b *OccupancyBatch) Flush() error {
 	switch b.f {
 	case FormatCSV:
-		b.cw.Flush()
-		return b.cw.Error()
+		return nil
 	case FormatJSON:
 		end := "\n]\n"
 		if b.rows == 0 {
@@ -366,4 +502,62 @@ func (b *OccupancyBatch) Flush() error {
 		return err
 	}
 	return Render(b.w, b.f, b.table)
+}
+
+// BuildRow is one kernel of a build log with its occupancy.
+type BuildRow struct {
+	Kernel occupancy.BuildKernel `json:"kernel"`
+	// Threads is the block size used; ThreadsFrom says whether it came from
+	// --launch or the default.
+	Threads     int              `json:"threads"`
+	ThreadsFrom string           `json:"threads_from"`
+	Result      occupancy.Result `json:"result"`
+	Occupancy   float64          `json:"occupancy"`
+	// MaxThreads is the largest block the registers allow.
+	MaxThreads int      `json:"max_threads_by_regs"`
+	Flags      []string `json:"flags,omitempty"`
+}
+
+// NewBuildRow fills the derived fields of a row.
+func NewBuildRow(k occupancy.BuildKernel, threads int, from string, r occupancy.Result, maxThreads int) BuildRow {
+	row := BuildRow{Kernel: k, Threads: threads, ThreadsFrom: from, Result: r, Occupancy: r.Occupancy(), MaxThreads: maxThreads}
+	if k.Spills() {
+		row.Flags = append(row.Flags, fmt.Sprintf("spills (%d B stores, %d B loads)", k.SpillStores, k.SpillLoads))
+	}
+	if k.Stack > 0 {
+		row.Flags = append(row.Flags, fmt.Sprintf("local memory: %d B stack per thread", k.Stack))
+	}
+	if threads > maxThreads {
+		row.Flags = append(row.Flags, fmt.Sprintf("%d threads need more registers than a block has", threads))
+	}
+	if r.Reason != nil && threads <= maxThreads {
+		row.Flags = append(row.Flags, r.Reason.Error())
+	}
+	return row
+}
+
+// SortBuildRows orders rows by occupancy, lowest first, then by name.
+func SortBuildRows(rows []BuildRow) {
+	sort.SliceStable(rows, func(i, j int) bool {
+		if rows[i].Occupancy != rows[j].Occupancy {
+			return rows[i].Occupancy < rows[j].Occupancy
+		}
+		return rows[i].Kernel.Short < rows[j].Kernel.Short
+	})
+}
+
+// BuildTable renders `gpucalc occupancy from-build`.
+func BuildTable(rows []BuildRow, notes []string) Table {
+	t := Table{Title: "Occupancy of the kernels in the build log (lowest first)",
+		Header: []string{"Kernel", "Arch", "Regs", "Static smem", "Threads", "Blocks per SM", "Occupancy", "Limited by", "Max threads (regs)", "Flags"}}
+	for _, r := range rows {
+		lim := limiterText(r.Result.Limiters)
+		if r.Result.Blocks == 0 {
+			lim = "cannot launch"
+		}
+		t.Rows = append(t.Rows, []string{r.Kernel.Short, r.Kernel.CC.SM(), strconv.Itoa(r.Kernel.Regs), size(r.Kernel.StaticSmem),
+			strconv.Itoa(r.Threads), strconv.Itoa(r.Result.Blocks), pct(r.Occupancy), lim, strconv.Itoa(r.MaxThreads), strings.Join(r.Flags, "; ")})
+	}
+	t.Notes = notes
+	return t
 }

@@ -7,6 +7,8 @@ import (
 	"io"
 	"math"
 	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/gpucalc/gpucalc/devices"
@@ -76,7 +78,7 @@ func (f *kernelFlags) target(a *app) (reports.Target, error) {
 	if err != nil {
 		return reports.Target{}, usageError{err}
 	}
-	return reports.Target{Device: d.Name, Origin: origin, Arch: arch, CC: d.CC, SMs: d.SMs}, nil
+	return reports.Target{Device: d.Name, Origin: origin, Arch: arch, CC: d.CC, SMs: d.SMs, GPCs: d.ClusterGPCs}, nil
 }
 
 // parseSize parses a shared-memory size flag (binary units).
@@ -177,7 +179,7 @@ func inputError(a devices.Arch, k occupancy.Kernel, l occupancy.Launch, r occupa
 
 func (a *app) newOccupancyCmd() *cobra.Command {
 	var f kernelFlags
-	var grid int
+	var grid, cluster int
 	cmd := &cobra.Command{
 		Use:   "occupancy",
 		Short: "Resident blocks per SM and what limits them, as CUDA computes it",
@@ -186,7 +188,9 @@ cudaOccupancyMaxActiveBlocksPerMultiprocessor does (cuda_occupancy.h, CUDA 13),
 with every limit (warps, registers, shared memory, blocks, barriers) and the
 block count each allows, the registers and shared memory allocated after
 rounding (with the 1 KiB CUDA reserves per block from cc 8.0), and the
-carveout chosen. With --grid: waves and how full the last one is.
+carveout chosen. With --grid: waves and how full the last one is. With
+--cluster N (cc 9.0+): clusters of N blocks active on the whole GPU (a model
+that reproduces every measured H100 answer; see the README).
 
 Sizes are binary (48K = 49152 bytes). --smem is the block's shared memory,
 static plus dynamic; --static-smem splits off the static part. More than 48K
@@ -196,6 +200,7 @@ registers.`,
 		Example: `  gpucalc occupancy --regs 64 --smem 48K
   gpucalc occupancy --arch sm_80 --threads 128 --regs 37 --smem 8K
   gpucalc occupancy -d h100 --threads 512 --regs 40 --carveout 50% --grid 4096
+  gpucalc occupancy --threads 128 --smem 100K --cluster 4
   gpucalc occupancy suggest --regs 96
   gpucalc occupancy avail-smem --blocks 2 --threads 128
   gpucalc occupancy batch --input configs.csv`,
@@ -228,7 +233,22 @@ registers.`,
 				}
 				waves = &w
 			}
-			rep := reports.NewOccupancy(t, k, l, defaults, r, waves)
+			var clusters *occupancy.Clusters
+			if cmd.Flags().Changed("cluster") {
+				if t.SMs == 0 {
+					return usageError{errors.New("--cluster counts clusters on the whole GPU and needs the device's SM count: give --device instead of --arch")}
+				}
+				c, err := occupancy.ActiveClusters(t.Arch, r, cluster, t.SMs, t.GPCs)
+				if err != nil {
+					return usageError{fmt.Errorf("--cluster %d on %s: %w", cluster, t.Device, err)}
+				}
+				clusters = &c
+			}
+			cliffs, err := occupancy.FindCliffs(t.Arch, k, l)
+			if err != nil {
+				return err
+			}
+			rep := reports.NewOccupancy(t, k, l, defaults, r, waves, &cliffs, clusters)
 			if format == reports.FormatJSON {
 				return reports.JSON(a.stdout, rep)
 			}
@@ -237,7 +257,8 @@ registers.`,
 	}
 	f.add(a, cmd, true)
 	cmd.Flags().IntVar(&grid, "grid", 0, "blocks in the grid: report waves and the last wave's fill")
-	cmd.AddCommand(a.newOccupancySuggestCmd(), a.newOccupancyAvailCmd(), a.newOccupancyBatchCmd())
+	cmd.Flags().IntVar(&cluster, "cluster", 0, "thread-block cluster size (cc 9.0+): clusters active on the whole GPU; above 8 needs the non-portable opt-in")
+	cmd.AddCommand(a.newOccupancySuggestCmd(), a.newOccupancyAvailCmd(), a.newOccupancyBatchCmd(), a.newOccupancySweepCmd(), a.newOccupancyFromBuildCmd())
 	return cmd
 }
 
@@ -446,4 +467,183 @@ func runBatch(in io.Reader, out io.Writer, format reports.Format, lookup func(st
 		return err
 	}
 	return bw.Flush()
+}
+
+func (a *app) newOccupancySweepCmd() *cobra.Command {
+	var f kernelFlags
+	var vary, plotFile string
+	cmd := &cobra.Command{
+		Use:   "sweep --vary threads|regs|smem",
+		Short: "Occupancy against block size, register count or shared memory, with a chart",
+		Long: `Vary one quantity of the configuration over its whole range, like the "impact
+of varying block size / register count / shared memory" graphs of NVIDIA's
+calculator: block sizes in steps of 32, every register count 0..255, shared
+memory at every allocation boundary up to the opt-in maximum. The table groups
+values with the same result; --plot writes a PNG or SVG chart (by the file's
+extension) with the current configuration marked. Takes the flags of
+'gpucalc occupancy'.`,
+		Example: `  gpucalc occupancy sweep --vary regs --threads 256
+  gpucalc occupancy sweep --vary threads --regs 64 --plot threads.png
+  gpucalc occupancy sweep --vary smem --regs 32 --smem 48K --plot smem.svg`,
+		Args: args(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			format, err := a.outFormat(nil)
+			if err != nil {
+				return err
+			}
+			q, err := occupancy.ParseQuantity(vary)
+			if err != nil {
+				return usageError{fmt.Errorf("--vary: %w", err)}
+			}
+			ext := strings.ToLower(strings.TrimPrefix(filepath.Ext(plotFile), "."))
+			if plotFile != "" && ext != "png" && ext != "svg" {
+				return usageError{fmt.Errorf("--plot %s: the chart is PNG or SVG; name the file .png or .svg", plotFile)}
+			}
+			t, err := f.target(a)
+			if err != nil {
+				return err
+			}
+			k, l, _, err := f.kernelLaunch(cmd)
+			if err != nil {
+				return err
+			}
+			if err := inputError(t.Arch, k, l, occupancy.Calculate(t.Arch, k, l)); err != nil && !errors.Is(err, occupancy.ErrSmemPerBlock) {
+				return err
+			}
+			pts, err := occupancy.Sweep(t.Arch, k, l, q)
+			if err != nil {
+				return usageError{err}
+			}
+			current := map[occupancy.Quantity]int{occupancy.VaryThreads: l.Threads, occupancy.VaryRegs: k.Regs, occupancy.VarySmem: k.StaticSmem + l.DynamicSmem}[q]
+			if plotFile != "" {
+				fh, err := os.Create(plotFile)
+				if err != nil {
+					return fmt.Errorf("--plot: %w", err)
+				}
+				err = reports.SweepPlot(fh, ext, t, q, pts, current)
+				if cerr := fh.Close(); err == nil {
+					err = cerr
+				}
+				if err != nil {
+					return fmt.Errorf("--plot %s: %w", plotFile, err)
+				}
+			}
+			if format == reports.FormatJSON {
+				return reports.JSON(a.stdout, struct {
+					Target  reports.Target     `json:"target"`
+					Kernel  occupancy.Kernel   `json:"kernel"`
+					Launch  occupancy.Launch   `json:"launch"`
+					Vary    occupancy.Quantity `json:"vary"`
+					Current int                `json:"current"`
+					Points  []occupancy.Point  `json:"points"`
+				}{t, k, l, q, current, pts})
+			}
+			return reports.Render(a.stdout, format, reports.SweepTable(t, q, pts, current))
+		},
+	}
+	f.add(a, cmd, true)
+	cmd.Flags().StringVar(&vary, "vary", "threads", "quantity to vary: threads, regs or smem")
+	cmd.Flags().StringVar(&plotFile, "plot", "", "write a chart to `FILE`.png or FILE.svg")
+	_ = cmd.RegisterFlagCompletionFunc("vary", cobra.FixedCompletions([]string{"threads", "regs", "smem"}, cobra.ShellCompDirectiveNoFileComp))
+	return cmd
+}
+
+func (a *app) newOccupancyFromBuildCmd() *cobra.Command {
+	var threads int
+	var launch []string
+	var dynamic, carveout string
+	cmd := &cobra.Command{
+		Use:   "from-build FILE|-",
+		Short: "Occupancy of every kernel in ptxas -v or cuobjdump --dump-resource-usage output",
+		Long: `Read the resource usage the CUDA tools print and report occupancy for every
+kernel, lowest first:
+  - nvcc -Xptxas -v (ptxas -v): "Compiling entry function '...' for 'sm_90'",
+    "Used 64 registers, used 1 barriers, 1024 bytes smem", stack and spills;
+  - cuobjdump --dump-resource-usage: "Function ...:" and "REG:64 STACK:0 SHARED:1024 ...".
+The architecture is the log's. cuobjdump's SHARED includes the 1 KiB CUDA
+reserves per block for some sm_90+ objects: gpucalc takes it off where every
+kernel of an object shows at least 1 KiB, so it is not counted twice. Names
+are demangled; spills and local memory are flagged. Block size: --threads for
+all, or per kernel with --launch NAME=THREADS (NAME as printed, with or without
+template arguments, or the mangled symbol).`,
+		Example: `  nvcc -arch=sm_90 -Xptxas -v -c kernels.cu 2>&1 | gpucalc occupancy from-build -
+  cuobjdump --dump-resource-usage app | gpucalc occupancy from-build - --threads 128
+  gpucalc occupancy from-build build.log --launch saxpy=512 --launch block_reduce=128`,
+		Args: args(cobra.ExactArgs(1)),
+		RunE: func(cmd *cobra.Command, argv []string) error {
+			format, err := a.outFormat(nil)
+			if err != nil {
+				return err
+			}
+			dyn, err := parseSize("dynamic-smem", dynamic)
+			if err != nil {
+				return err
+			}
+			carve, err := parseCarveout(carveout)
+			if err != nil {
+				return err
+			}
+			perKernel := map[string]int{}
+			for _, l := range launch {
+				name, n, ok := strings.Cut(l, "=")
+				t, err := strconv.Atoi(strings.TrimSpace(n))
+				if !ok || err != nil || t < 1 {
+					return usageError{fmt.Errorf("--launch %q: expected NAME=THREADS, such as saxpy=256", l)}
+				}
+				perKernel[strings.TrimSpace(name)] = t
+			}
+			var in io.Reader = a.stdin
+			if argv[0] != "-" {
+				fh, err := os.Open(argv[0])
+				if err != nil {
+					return err
+				}
+				defer fh.Close()
+				in = fh
+			}
+			ks, err := occupancy.ParseBuildLog(in)
+			if err != nil {
+				return fmt.Errorf("%s: %w", argv[0], err)
+			}
+			used := map[string]bool{}
+			var rows []reports.BuildRow
+			for _, k := range ks {
+				arch, err := devices.ArchFor(k.CC)
+				if err != nil {
+					return fmt.Errorf("kernel %s: %w", k.Short, err)
+				}
+				t, from := threads, "--threads"
+				for name, n := range perKernel {
+					if k.Matches(name) {
+						t, from = n, "--launch "+name
+						used[name] = true
+					}
+				}
+				kern := occupancy.Kernel{Regs: k.Regs, StaticSmem: k.StaticSmem, Barriers: k.Barriers}
+				l := occupancy.Launch{Threads: t, DynamicSmem: dyn, Carveout: carve}
+				r := occupancy.Calculate(arch, kern, l)
+				if err := inputError(arch, kern, l, r); err != nil && !errors.Is(r.Reason, occupancy.ErrSmemPerBlock) {
+					return fmt.Errorf("kernel %s: %w", k.Short, err)
+				}
+				rows = append(rows, reports.NewBuildRow(k, t, from, r, occupancy.MaxThreadsByRegs(arch, k.Regs)))
+			}
+			for name := range perKernel {
+				if !used[name] {
+					return usageError{fmt.Errorf("--launch %s: no kernel of that name in the log", name)}
+				}
+			}
+			reports.SortBuildRows(rows)
+			if format == reports.FormatJSON {
+				return reports.JSON(a.stdout, rows)
+			}
+			notes := []string{fmt.Sprintf("Threads per block: %d unless --launch says otherwise; dynamic shared memory %s; carveout %s.", threads, units.FormatSize(int64(dyn)), carve),
+				"Static shared memory excludes the 1 KiB CUDA reserves per block (cc 8.0+); the calculation adds it once. Launch bounds are not in the logs: give the block size with --launch."}
+			return reports.Render(a.stdout, format, reports.BuildTable(rows, notes))
+		},
+	}
+	cmd.Flags().IntVarP(&threads, "threads", "t", defaultThreads, "threads per block for kernels without --launch")
+	cmd.Flags().StringArrayVar(&launch, "launch", nil, "`NAME=THREADS` block size of one kernel (repeatable)")
+	cmd.Flags().StringVar(&dynamic, "dynamic-smem", "0", "dynamic shared memory per block for every kernel (binary: 48K = 49152 bytes)")
+	cmd.Flags().StringVar(&carveout, "carveout", "default", "shared-memory carveout preference: default, a percentage (50%) or a size (100K)")
+	return cmd
 }

@@ -116,6 +116,7 @@ Peak rates are dense; 2:4-sparse rates are never used unless asked for.`,
 	root.AddCommand(
 		a.newDevicesCmd(),
 		a.newOccupancyCmd(),
+		a.newRooflineCmd(),
 		a.newNCUCmd(),
 	)
 	return root

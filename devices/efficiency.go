@@ -1,0 +1,229 @@
+package devices
+
+import (
+	"bytes"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/gpucalc/gpucalc/units"
+	"go.yaml.in/yaml/v3"
+)
+
+// Efficiency holds the achievable fractions of datasheet peaks that apply to
+// one device, for a roofline's expected time. The figures come from
+// data/arch/efficiency.yaml: DRAM by memory type, GEMM by architecture family,
+// kernel classes shared by every GPU.
+type Efficiency struct {
+	// Family is the architecture family whose GEMM figures apply, or
+	// "default" when the catalog has none for the device's.
+	Family string `json:"family"`
+	// Stream is the fraction of datasheet DRAM bandwidth a streaming kernel
+	// reaches on the device's memory type.
+	Stream float64 `json:"stream"`
+	// Reduction and GEMMMemory are fractions of the streaming bandwidth that
+	// row reductions (norms, softmax) and memory-bound GEMMs reach.
+	Reduction  float64 `json:"reduction"`
+	GEMMMemory float64 `json:"gemm_memory"`
+	// GEMMUnaligned scales the tensor-core rate of GEMMs whose contiguous
+	// dimensions are not multiples of 16 bytes.
+	GEMMUnaligned float64 `json:"gemm_unaligned"`
+	// CausalDiagonal is the cost of a masked diagonal block of causal flash
+	// attention relative to a full block.
+	CausalDiagonal float64 `json:"causal_diagonal"`
+	// GEMM is the fraction of the dense peak large GEMMs reach, by PeakKey.
+	GEMM map[string]float64 `json:"gemm"`
+	// SFUPerSMPerClock is the transcendental (exp, rsqrt, tanh) rate.
+	SFUPerSMPerClock float64 `json:"sfu_per_sm_per_clock"`
+	// LaunchOverhead is the time of one kernel launch and Ramp the
+	// start-up and drain of a kernel, in seconds: together the fixed cost
+	// of an op.
+	LaunchOverhead float64 `json:"launch_overhead_seconds"`
+	Ramp           float64 `json:"ramp_seconds"`
+	// Tiles are the GEMM CTA tiles the model chooses from.
+	Tiles []Tile `json:"gemm_tiles"`
+	// Sources maps each figure ("memory.HBM3", "gemm.bf16_tensor") to its
+	// source.
+	Sources map[string]string `json:"sources"`
+	// Notes say where a default stood in for a missing figure.
+	Notes []string `json:"notes,omitempty"`
+}
+
+// Tile is a GEMM CTA tile and its throughput relative to the largest.
+type Tile struct {
+	M          int     `json:"m"`
+	N          int     `json:"n"`
+	Efficiency float64 `json:"efficiency"`
+}
+
+type sourced struct {
+	Value  string `yaml:"value"`
+	Source string `yaml:"source"`
+}
+
+type efficiencyFile struct {
+	Sources        map[string]string  `yaml:"sources"`
+	LaunchOverhead sourced            `yaml:"launch_overhead"`
+	Memory         map[string]sourced `yaml:"memory"`
+	Kernels        struct {
+		Ramp           sourced `yaml:"ramp"`
+		Reduction      sourced `yaml:"reduction"`
+		GEMMMemory     sourced `yaml:"gemm_memory"`
+		GEMMUnaligned  sourced `yaml:"gemm_unaligned"`
+		CausalDiagonal sourced `yaml:"causal_diagonal"`
+	} `yaml:"kernels"`
+	Tiles []struct {
+		M          int     `yaml:"m"`
+		N          int     `yaml:"n"`
+		Efficiency sourced `yaml:"efficiency"`
+	} `yaml:"gemm_tiles"`
+	Archs map[string]struct {
+		SFU  sourced            `yaml:"sfu_per_sm_per_clock"`
+		GEMM map[string]sourced `yaml:"gemm"`
+	} `yaml:"archs"`
+}
+
+// efficiencyTable is the parsed file, with each figure resolved to a number
+// and a source text.
+type efficiencyTable struct {
+	base   Efficiency // kernel classes, launch, tiles
+	memory map[string]figure
+	archs  map[string]Efficiency
+}
+
+type figure struct {
+	v   float64
+	src string
+}
+
+var efficiencies = sync.OnceValues(func() (*efficiencyTable, error) {
+	data, err := dataFS.ReadFile("data/arch/efficiency.yaml")
+	if err != nil {
+		return nil, err
+	}
+	t, err := parseEfficiency(data)
+	if err != nil {
+		return nil, fmt.Errorf("data/arch/efficiency.yaml: %w", err)
+	}
+	return t, nil
+})
+
+func parseEfficiency(data []byte) (*efficiencyTable, error) {
+	var f efficiencyFile
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(&f); err != nil {
+		return nil, err
+	}
+	num := func(what string, s sourced, parse func(string) (float64, error)) (figure, error) {
+		src, ok := f.Sources[s.Source]
+		if !ok {
+			return figure{}, fmt.Errorf("%s: source %q is not in sources", what, s.Source)
+		}
+		v, err := parse(s.Value)
+		if err != nil || v <= 0 {
+			return figure{}, fmt.Errorf("%s: %q is not a positive number", what, s.Value)
+		}
+		return figure{v, src}, nil
+	}
+	frac := func(s string) (float64, error) { return strconv.ParseFloat(s, 64) }
+	t := &efficiencyTable{memory: map[string]figure{}, archs: map[string]Efficiency{}}
+	b := &t.base
+	b.Sources = map[string]string{}
+	for _, x := range []struct {
+		name  string
+		s     sourced
+		dst   *float64
+		parse func(string) (float64, error)
+	}{
+		{"launch_overhead", f.LaunchOverhead, &b.LaunchOverhead, units.ParseDuration},
+		{"kernels.ramp", f.Kernels.Ramp, &b.Ramp, units.ParseDuration},
+		{"kernels.reduction", f.Kernels.Reduction, &b.Reduction, frac},
+		{"kernels.gemm_memory", f.Kernels.GEMMMemory, &b.GEMMMemory, frac},
+		{"kernels.gemm_unaligned", f.Kernels.GEMMUnaligned, &b.GEMMUnaligned, frac},
+		{"kernels.causal_diagonal", f.Kernels.CausalDiagonal, &b.CausalDiagonal, frac},
+	} {
+		v, err := num(x.name, x.s, x.parse)
+		if err != nil {
+			return nil, err
+		}
+		*x.dst, b.Sources[x.name] = v.v, v.src
+	}
+	for i, tl := range f.Tiles {
+		v, err := num(fmt.Sprintf("gemm_tiles[%d]", i), tl.Efficiency, frac)
+		if err != nil {
+			return nil, err
+		}
+		if tl.M <= 0 || tl.N <= 0 {
+			return nil, fmt.Errorf("gemm_tiles[%d]: m and n must be positive", i)
+		}
+		b.Tiles = append(b.Tiles, Tile{M: tl.M, N: tl.N, Efficiency: v.v})
+		b.Sources["gemm_tiles"] = v.src
+	}
+	for k, s := range f.Memory {
+		v, err := num("memory."+k, s, frac)
+		if err != nil {
+			return nil, err
+		}
+		t.memory[strings.ToLower(k)] = v
+	}
+	if _, ok := t.memory["default"]; !ok {
+		return nil, fmt.Errorf("memory: missing default")
+	}
+	for fam, a := range f.Archs {
+		e := Efficiency{Family: fam, GEMM: map[string]float64{}, Sources: map[string]string{}}
+		v, err := num("archs."+fam+".sfu_per_sm_per_clock", a.SFU, frac)
+		if err != nil {
+			return nil, err
+		}
+		e.SFUPerSMPerClock, e.Sources["sfu_per_sm_per_clock"] = v.v, v.src
+		for k, s := range a.GEMM {
+			if !validPeakKey(k) {
+				return nil, fmt.Errorf("archs.%s.gemm: unknown peak %q", fam, k)
+			}
+			v, err := num("archs."+fam+".gemm."+k, s, frac)
+			if err != nil {
+				return nil, err
+			}
+			e.GEMM[k], e.Sources["gemm."+k] = v.v, v.src
+		}
+		t.archs[fam] = e
+	}
+	if _, ok := t.archs["default"]; !ok {
+		return nil, fmt.Errorf("archs: missing default")
+	}
+	return t, nil
+}
+
+// Efficiency returns the achievable fractions that apply to d: its memory
+// type's DRAM figure and its architecture family's GEMM figures, falling back
+// to the defaults (with a note) where the catalog has none.
+func (d Device) Efficiency() (Efficiency, error) {
+	t, err := efficiencies()
+	if err != nil {
+		return Efficiency{}, err
+	}
+	a, ok := t.archs[d.Architecture]
+	e := t.base
+	e.Sources = make(map[string]string, len(t.base.Sources)+len(a.Sources)+1)
+	for k, v := range t.base.Sources {
+		e.Sources[k] = v
+	}
+	e.Notes = nil
+	if !ok {
+		a = t.archs["default"]
+		e.Notes = append(e.Notes, fmt.Sprintf("no GEMM efficiency figures for the %s family; the default (H100-measured) figures are used", d.Architecture))
+	}
+	e.Family, e.GEMM, e.SFUPerSMPerClock = a.Family, a.GEMM, a.SFUPerSMPerClock
+	for k, v := range a.Sources {
+		e.Sources[k] = v
+	}
+	m, ok := t.memory[strings.ToLower(d.Memory.Type)]
+	if !ok {
+		m = t.memory["default"]
+		e.Notes = append(e.Notes, fmt.Sprintf("no streaming-bandwidth figure for %s memory; the default fraction %.2f is used", d.Memory.Type, m.v))
+	}
+	e.Stream, e.Sources["memory"] = m.v, m.src
+	return e, nil
+}

@@ -1,0 +1,130 @@
+package occupancy
+
+import (
+	"io"
+	"strings"
+	"testing"
+
+	"github.com/gpucalc/gpucalc/devices"
+)
+
+func lookupArch(name string) (devices.Arch, error) {
+	cc, err := devices.ParseCC(name)
+	if err != nil {
+		return devices.Arch{}, err
+	}
+	return devices.ArchFor(cc)
+}
+
+func TestBatchReader(t *testing.T) {
+	in := "barriers,device,threads,regs,static_smem,dynamic_smem,carveout\n" +
+		"3,sm_90,32,16,0,0,\n" + // NCU: 3 barriers on 9.0 → 21 blocks
+		"1,sm_80,128,32,0,16384,50\n" +
+		"1,sm_80,128,32\n" + // too few fields
+		"1,sm_99,128,32,0,0,\n" + // unknown arch
+		"1,sm_80,128,3x,0,0,\n" +
+		"1,sm_80,128,32,0,0,101\n"
+	br, err := NewBatchReader(strings.NewReader(in), lookupArch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	var row BatchRow
+	for {
+		err := br.Next(&row)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if row.Err != nil {
+			got = append(got, row.Err.Error())
+			continue
+		}
+		r := Calculate(row.Arch, row.Kernel, row.Launch)
+		got = append(got, strings.Join([]string{row.Arch.CC.String(), row.Launch.Carveout.String(), r.Limiters.String(), string(rune('0' + r.Blocks/10)), string(rune('0' + r.Blocks%10))}, " "))
+	}
+	want := []string{
+		"9.0 default barriers 2 1",
+		"8.0 50% shared_memory 0 5", // 50% of 164 KiB → 100 KiB; 100/17 = 5
+		"line 4: 4 fields, header has 7",
+		"line 5: compute capability 9.9 is not in the catalog",
+		`line 6: regs "3x" is not a whole number`,
+		"line 7: carveout 101: expected -1 or empty for the default, or a percentage 0..100",
+	}
+	if len(got) != len(want) {
+		t.Fatalf("got %q", got)
+	}
+	for i := range want {
+		if !strings.HasPrefix(got[i], want[i]) {
+			t.Errorf("row %d: got %q, want %q", i+1, got[i], want[i])
+		}
+	}
+}
+
+func TestBatchHeader(t *testing.T) {
+	for in, want := range map[string]string{
+		"":                               "batch input is empty",
+		"device,threads\n":               `missing column "regs"`,
+		"device,threads,regs,bogus\n":    `unknown column "bogus"`,
+		"device,device,threads\n":        `column "device" twice`,
+		"\"device,threads,regs\n1,2,3\n": "batch header",
+	} {
+		_, err := NewBatchReader(strings.NewReader(in), lookupArch)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: got %v, want %q", in, err, want)
+		}
+	}
+}
+
+// FuzzBatchReader: no input makes the reader or the calculation panic, and
+// reading always ends.
+func FuzzBatchReader(f *testing.F) {
+	f.Add("device,threads,regs,static_smem,dynamic_smem,carveout\nsm_90,256,64,0,49152,\n")
+	f.Add("device,threads,regs,static_smem,dynamic_smem,carveout,max_threads,barriers\n8.6,1024,255,49152,0,100,1,16\nsm_75,-1,-5,-3,1e9,,,\n")
+	f.Add("device,threads,regs,static_smem,dynamic_smem,carveout\n\"sm_90,1,2\n\"x\"y,1\n,,,,,\n")
+	f.Fuzz(func(t *testing.T, in string) {
+		br, err := NewBatchReader(strings.NewReader(in), lookupArch)
+		if err != nil {
+			return
+		}
+		var row BatchRow
+		for i := 0; ; i++ {
+			if i > len(in)+1 {
+				t.Fatal("reader does not advance")
+			}
+			err := br.Next(&row)
+			if err == io.EOF {
+				return
+			}
+			if err != nil {
+				t.Fatal(err) // a strings.Reader never fails to read
+			}
+			if row.Err == nil {
+				Calculate(row.Arch, row.Kernel, row.Launch)
+			}
+		}
+	})
+}
+
+// FuzzCalculate: any integers give a result or an error, never a panic, and
+// the result respects the limits.
+func FuzzCalculate(f *testing.F) {
+	f.Add(9, 0, 256, 64, 0, 49152, -1, 0, 1)
+	f.Add(7, 5, 1, 0, 0, 0, 0, 0, 0)
+	f.Fuzz(func(t *testing.T, major, minor, threads, regs, static, dyn, carve, maxThreads, barriers int) {
+		a, err := devices.ArchFor(devices.CC{Major: major, Minor: minor})
+		if err != nil {
+			return
+		}
+		c := Carveout{}
+		if carve >= 0 {
+			c = CarveoutPercent(carve)
+		}
+		r := Calculate(a, Kernel{Regs: regs, StaticSmem: static, MaxThreads: maxThreads, Barriers: barriers}, Launch{Threads: threads, DynamicSmem: dyn, Carveout: c})
+		if r.Err == nil && (r.Blocks < 0 || r.Blocks > a.MaxBlocksPerSM || r.Warps > a.MaxWarpsPerSM) {
+			t.Fatalf("%+v", r)
+		}
+	})
+}

@@ -1,0 +1,341 @@
+package ops
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/gpucalc/gpucalc/devices"
+)
+
+// DefaultDType is the data type of an op spec that names none.
+const DefaultDType = devices.BF16
+
+// SpecHelp describes the op spec syntax, for --help.
+const SpecHelp = `An op spec is the op's name followed by key=value pairs and flags:
+  matmul    m= n= k= [batch=] [bias] [dtype=] [out_dtype=]   C[m,n] = A[m,k]·B[k,n]
+  linear    tokens= in= out= [bias]                           a matmul with shared weight
+  layernorm rows= cols=        rmsnorm rows= cols=        softmax rows= cols=
+  gelu n= [erf|tanh]   gelu_tanh n=   relu n=   silu n=   add n=   mul n=   copy n=
+  attention b= h= [kv=] s= | sq= sk= d= [causal|full] [flash|naive]
+  conv2d    n= c= h= w= k= r= s= [stride=1] [pad=0|same] [groups=1]
+dtype= is fp64, fp32, tf32, bf16 (default), fp16, fp8 (e4m3), e5m2, int8 or fp4.
+out_dtype= defaults to the input type, except int8 → int32 and fp8 → bf16.
+shape= takes roof_bench's form instead of the sizes: matmul MxNxK, norms and
+softmax ROWSxCOLS, elementwise N, attention BxHxSxD, conv2d NxCxHxWxKxRxS
+(stride 1, same padding).`
+
+// kindAliases maps accepted op names to kinds; gelu_tanh selects the tanh
+// approximation.
+var kindAliases = map[string]Kind{
+	"matmul": Matmul, "gemm": Matmul, "mm": Matmul, "bmm": Matmul,
+	"linear": Linear, "layernorm": LayerNorm, "layer_norm": LayerNorm, "ln": LayerNorm,
+	"rmsnorm": RMSNorm, "rms_norm": RMSNorm, "softmax": Softmax,
+	"gelu": GELU, "gelu_erf": GELU, "gelu_tanh": GELU, "relu": ReLU, "silu": SiLU, "swish": SiLU,
+	"add": Add, "mul": Mul, "copy": Copy, "attention": Attention, "attn": Attention, "sdpa": Attention,
+	"conv2d": Conv2D, "conv": Conv2D,
+}
+
+// Parse parses an op spec such as "matmul m=4096 n=4096 k=4096 dtype=bf16"
+// or "attention b=8 h=16 s=4096 d=128 causal"; see SpecHelp.
+func Parse(spec string) (Op, error) {
+	return parse(spec, DefaultDType)
+}
+
+func parse(spec string, dtype devices.DType) (Op, error) {
+	fields := strings.Fields(spec)
+	if len(fields) == 0 {
+		return Op{}, fmt.Errorf("empty op spec; expected e.g. \"matmul m=4096 n=4096 k=4096 dtype=bf16\"")
+	}
+	name := strings.ToLower(fields[0])
+	kind, ok := kindAliases[name]
+	if !ok {
+		return Op{}, fmt.Errorf("op spec %q: unknown op %q; expected one of %s", spec, fields[0], kindList())
+	}
+	o := Op{Kind: kind, DType: dtype, Tanh: name == "gelu_tanh", Batch: 1, Stride: 1, Groups: 1}
+	var samePad, haveShape, haveOut bool
+	var s, sq, sk int64
+	for _, f := range fields[1:] {
+		key, val, isKV := strings.Cut(f, "=")
+		key = strings.ToLower(key)
+		if !isKV {
+			if err := o.flag(key); err != nil {
+				return Op{}, fmt.Errorf("op spec %q: %w", spec, err)
+			}
+			continue
+		}
+		var err error
+		switch key {
+		case "dtype":
+			o.DType, err = devices.ParseDType(val)
+		case "out_dtype", "odtype":
+			o.Out, err = devices.ParseDType(val)
+			haveOut = true
+		case "shape":
+			err = o.setShape(val)
+			haveShape = true
+			samePad = kind == Conv2D
+		case "bias":
+			o.Bias, err = strconv.ParseBool(val)
+		case "pad", "padding":
+			if kind == Conv2D && strings.EqualFold(val, "same") {
+				samePad = true
+			} else if kind == Conv2D && strings.EqualFold(val, "valid") {
+				samePad, o.Pad = false, 0
+			} else {
+				samePad = false
+				err = o.set(key, val, &s, &sq, &sk)
+			}
+		default:
+			err = o.set(key, val, &s, &sq, &sk)
+		}
+		if err != nil {
+			return Op{}, fmt.Errorf("op spec %q: %w", spec, err)
+		}
+	}
+	if kind == Attention && !haveShape {
+		if sq == 0 {
+			sq = s
+		}
+		if sk == 0 {
+			sk = s
+		}
+		o.SeqQ, o.SeqK = sq, sk
+	}
+	if kind == Attention && o.KVHeads == 0 {
+		o.KVHeads = o.Heads
+	}
+	if samePad {
+		if o.R != o.S || o.R%2 == 0 || o.Stride != 1 {
+			return Op{}, fmt.Errorf("op spec %q: same padding needs an odd square filter (r=s) and stride 1; give pad= instead", spec)
+		}
+		o.Pad = (o.R - 1) / 2
+	}
+	if !haveOut {
+		o.Out = defaultOut(kind, o.DType)
+	}
+	if err := o.validate(); err != nil {
+		return Op{}, fmt.Errorf("op spec %q: %w", spec, err)
+	}
+	return o, nil
+}
+
+// defaultOut is the output type when none is given: matrix products of int8
+// accumulate into int32 and of fp8 write bf16 (torch._int_mm,
+// torch._scaled_mm); everything else keeps its type.
+func defaultOut(k Kind, in devices.DType) devices.DType {
+	if k == Matmul || k == Linear || k == Conv2D {
+		switch in {
+		case devices.INT8:
+			return devices.INT32
+		case devices.FP8E4M3, devices.FP8E5M2, devices.FP4:
+			return devices.BF16
+		}
+	}
+	return in
+}
+
+func kindList() string {
+	var s []string
+	for _, k := range Kinds {
+		s = append(s, string(k))
+	}
+	return strings.Join(s, ", ")
+}
+
+// flag applies a bare word: a variant (causal, tanh, bias, ...).
+func (o *Op) flag(w string) error {
+	switch {
+	case w == "bias" && (o.Kind == Matmul || o.Kind == Linear || o.Kind == Conv2D):
+		o.Bias = true
+	case (w == "tanh" || w == "erf") && o.Kind == GELU:
+		o.Tanh = w == "tanh"
+	case (w == "causal" || w == "full") && o.Kind == Attention:
+		o.Causal = w == "causal"
+	case (w == "naive" || w == "flash") && o.Kind == Attention:
+		o.Naive = w == "naive"
+	default:
+		return fmt.Errorf("unknown word %q for %s (flags: bias for matmul/linear/conv2d; erf, tanh for gelu; causal, full, flash, naive for attention)", w, o.Kind)
+	}
+	return nil
+}
+
+func parseDim(key, val string) (int64, error) {
+	v, err := strconv.ParseInt(val, 10, 64)
+	if err != nil || v <= 0 {
+		return 0, fmt.Errorf("%s=%q is not a positive whole number", key, val)
+	}
+	return v, nil
+}
+
+// set applies one size.
+func (o *Op) set(key, val string, s, sq, sk *int64) error {
+	var target *int64
+	switch o.Kind {
+	case Matmul:
+		target = map[string]*int64{"m": &o.M, "n": &o.N, "k": &o.K, "batch": &o.Batch, "b": &o.Batch}[key]
+	case Linear:
+		target = map[string]*int64{"tokens": &o.M, "m": &o.M, "in": &o.K, "k": &o.K, "out": &o.N, "n": &o.N}[key]
+	case LayerNorm, RMSNorm, Softmax:
+		target = map[string]*int64{"rows": &o.Rows, "cols": &o.Cols}[key]
+	case GELU, ReLU, SiLU, Add, Mul, Copy:
+		target = map[string]*int64{"n": &o.Elems, "elems": &o.Elems}[key]
+	case Attention:
+		target = map[string]*int64{"b": &o.B, "batch": &o.B, "h": &o.Heads, "heads": &o.Heads, "kv": &o.KVHeads,
+			"kv_heads": &o.KVHeads, "s": s, "sq": sq, "sk": sk, "d": &o.HeadDim}[key]
+	case Conv2D:
+		target = map[string]*int64{"n": &o.N, "c": &o.C, "h": &o.H, "w": &o.W, "k": &o.K, "r": &o.R, "s": &o.S,
+			"stride": &o.Stride, "pad": &o.Pad, "padding": &o.Pad, "groups": &o.Groups}[key]
+	}
+	if target == nil {
+		return fmt.Errorf("unknown key %q for %s", key, o.Kind)
+	}
+	if key == "pad" || key == "padding" {
+		v, err := strconv.ParseInt(val, 10, 64)
+		if err != nil || v < 0 {
+			return fmt.Errorf("pad=%q: expected a number of pixels, same or valid", val)
+		}
+		*target = v
+		return nil
+	}
+	v, err := parseDim(key, val)
+	if err != nil {
+		return err
+	}
+	*target = v
+	return nil
+}
+
+// setShape applies a roof_bench shape: MxNxK, ROWSxCOLS, N, BxHxSxD or
+// NxCxHxWxKxRxS.
+func (o *Op) setShape(shape string) error {
+	parts := strings.Split(strings.ToLower(shape), "x")
+	var dims []*int64
+	form := ""
+	switch o.Kind {
+	case Matmul, Linear:
+		dims, form = []*int64{&o.M, &o.N, &o.K}, "MxNxK"
+	case LayerNorm, RMSNorm, Softmax:
+		dims, form = []*int64{&o.Rows, &o.Cols}, "ROWSxCOLS"
+	case GELU, ReLU, SiLU, Add, Mul, Copy:
+		dims, form = []*int64{&o.Elems}, "N (elements)"
+	case Attention:
+		dims, form = []*int64{&o.B, &o.Heads, &o.SeqQ, &o.HeadDim}, "BxHxSxD"
+	case Conv2D:
+		dims, form = []*int64{&o.N, &o.C, &o.H, &o.W, &o.K, &o.R, &o.S}, "NxCxHxWxKxRxS"
+	}
+	if len(parts) != len(dims) {
+		return fmt.Errorf("shape=%q: %s takes %s", shape, o.Kind, form)
+	}
+	for i, p := range parts {
+		v, err := parseDim("shape", p)
+		if err != nil {
+			return fmt.Errorf("shape=%q: %s takes %s", shape, o.Kind, form)
+		}
+		*dims[i] = v
+	}
+	if o.Kind == Attention {
+		o.SeqK = o.SeqQ
+	}
+	return nil
+}
+
+// String is the canonical spec of the op; Parse(o.String()) gives o back.
+func (o Op) String() string {
+	var b strings.Builder
+	b.WriteString(string(o.Kind))
+	kv := func(k string, v int64) { fmt.Fprintf(&b, " %s=%d", k, v) }
+	switch o.Kind {
+	case Matmul:
+		kv("m", o.M)
+		kv("n", o.N)
+		kv("k", o.K)
+		if o.Batch > 1 {
+			kv("batch", o.Batch)
+		}
+	case Linear:
+		kv("tokens", o.M)
+		kv("in", o.K)
+		kv("out", o.N)
+	case LayerNorm, RMSNorm, Softmax:
+		kv("rows", o.Rows)
+		kv("cols", o.Cols)
+	case GELU, ReLU, SiLU, Add, Mul, Copy:
+		kv("n", o.Elems)
+		if o.Kind == GELU && o.Tanh {
+			b.WriteString(" tanh")
+		}
+	case Attention:
+		kv("b", o.B)
+		kv("h", o.Heads)
+		if o.KVHeads != o.Heads {
+			kv("kv", o.KVHeads)
+		}
+		if o.SeqQ == o.SeqK {
+			kv("s", o.SeqQ)
+		} else {
+			kv("sq", o.SeqQ)
+			kv("sk", o.SeqK)
+		}
+		kv("d", o.HeadDim)
+		if o.Causal {
+			b.WriteString(" causal")
+		}
+		if o.Naive {
+			b.WriteString(" naive")
+		}
+	case Conv2D:
+		for _, d := range []struct {
+			k string
+			v int64
+		}{{"n", o.N}, {"c", o.C}, {"h", o.H}, {"w", o.W}, {"k", o.K}, {"r", o.R}, {"s", o.S}} {
+			kv(d.k, d.v)
+		}
+		if o.Stride != 1 {
+			kv("stride", o.Stride)
+		}
+		if o.Pad != 0 {
+			kv("pad", o.Pad)
+		}
+		if o.Groups != 1 {
+			kv("groups", o.Groups)
+		}
+	}
+	if o.Bias {
+		b.WriteString(" bias")
+	}
+	fmt.Fprintf(&b, " dtype=%s", o.DType)
+	if o.Out != defaultOut(o.Kind, o.DType) {
+		fmt.Fprintf(&b, " out_dtype=%s", o.Out)
+	}
+	return b.String()
+}
+
+// Shape is the op's size in roof_bench's form: MxNxK, ROWSxCOLS, N,
+// BxHxSxD (BxHxSQxSKxD when the lengths differ) or NxCxHxWxKxRxS.
+func (o Op) Shape() string {
+	var d []int64
+	switch o.Kind {
+	case Matmul, Linear:
+		d = []int64{o.M, o.N, o.K}
+		if o.Batch > 1 {
+			d = append([]int64{o.Batch}, d...)
+		}
+	case LayerNorm, RMSNorm, Softmax:
+		d = []int64{o.Rows, o.Cols}
+	case GELU, ReLU, SiLU, Add, Mul, Copy:
+		d = []int64{o.Elems}
+	case Attention:
+		d = []int64{o.B, o.Heads, o.SeqQ, o.HeadDim}
+		if o.SeqQ != o.SeqK {
+			d = []int64{o.B, o.Heads, o.SeqQ, o.SeqK, o.HeadDim}
+		}
+	case Conv2D:
+		d = []int64{o.N, o.C, o.H, o.W, o.K, o.R, o.S}
+	}
+	s := make([]string, len(d))
+	for i, v := range d {
+		s[i] = strconv.FormatInt(v, 10)
+	}
+	return strings.Join(s, "x")
+}

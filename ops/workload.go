@@ -1,0 +1,126 @@
+package ops
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/gpucalc/gpucalc/devices"
+	"go.yaml.in/yaml/v3"
+)
+
+// Workload is a named list of ops, such as one transformer layer.
+type Workload struct {
+	Name        string  `json:"name"`
+	Description string  `json:"description,omitempty"`
+	Entries     []Entry `json:"ops"`
+}
+
+// Entry is one op of a workload: a name, the op, and how many times it runs.
+type Entry struct {
+	Name  string `json:"name"`
+	Op    Op     `json:"op"`
+	Count int    `json:"count"`
+}
+
+// WorkloadSchema documents the workload file, for --help and the README.
+const WorkloadSchema = `A workload file is YAML with these fields (unknown fields are errors):
+  name: Llama-3-8B decoder layer, prefill   # required
+  description: free text                    # optional
+  dtype: bf16                               # optional default for ops that give none
+  ops:                                      # required, one or more
+    - name: q_proj                          # required, unique
+      op: linear tokens=4096 in=4096 out=4096   # an op spec
+      count: 1                              # optional, times the op runs (default 1)`
+
+type workloadFile struct {
+	Name        string `yaml:"name"`
+	Description string `yaml:"description"`
+	DType       string `yaml:"dtype"`
+	Ops         []struct {
+		Name  string `yaml:"name"`
+		Op    string `yaml:"op"`
+		Count *int   `yaml:"count"`
+	} `yaml:"ops"`
+}
+
+// ParseWorkload reads a workload YAML file (file names it in errors); see
+// WorkloadSchema. Parsing is strict: unknown fields, duplicate names and bad
+// specs are errors.
+func ParseWorkload(file string, data []byte) (Workload, error) {
+	var f workloadFile
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(&f); err != nil {
+		if errors.Is(err, io.EOF) {
+			return Workload{}, fmt.Errorf("%s: empty workload file", file)
+		}
+		return Workload{}, fmt.Errorf("%s: %s", file, yamlError(err))
+	}
+	var extra any
+	if err := dec.Decode(&extra); err == nil || !errors.Is(err, io.EOF) {
+		return Workload{}, fmt.Errorf("%s: one YAML document expected", file)
+	}
+	if strings.TrimSpace(f.Name) == "" {
+		return Workload{}, fmt.Errorf("%s: missing name", file)
+	}
+	if len(f.Ops) == 0 {
+		return Workload{}, fmt.Errorf("%s: no ops; give a list under \"ops\"", file)
+	}
+	dt := DefaultDType
+	if f.DType != "" {
+		var err error
+		if dt, err = devices.ParseDType(f.DType); err != nil {
+			return Workload{}, fmt.Errorf("%s: dtype: %w", file, err)
+		}
+	}
+	w := Workload{Name: f.Name, Description: f.Description}
+	seen := map[string]bool{}
+	for i, e := range f.Ops {
+		if strings.TrimSpace(e.Name) == "" {
+			return Workload{}, fmt.Errorf("%s: ops[%d]: missing name", file, i)
+		}
+		if seen[e.Name] {
+			return Workload{}, fmt.Errorf("%s: ops[%d]: name %q used twice", file, i, e.Name)
+		}
+		seen[e.Name] = true
+		op, err := parse(e.Op, dt)
+		if err != nil {
+			return Workload{}, fmt.Errorf("%s: ops[%d] (%s): %w", file, i, e.Name, err)
+		}
+		n := 1
+		if e.Count != nil {
+			n = *e.Count
+		}
+		if n < 1 || n > 1<<20 {
+			return Workload{}, fmt.Errorf("%s: ops[%d] (%s): count %d must be between 1 and 1048576", file, i, e.Name, n)
+		}
+		w.Entries = append(w.Entries, Entry{Name: e.Name, Op: op, Count: n})
+	}
+	return w, nil
+}
+
+// yamlError rewrites the YAML decoder's errors into one line without Go
+// type names: "line 3: unknown field "repeat" (an op takes name, op, count)".
+func yamlError(err error) string {
+	var te *yaml.TypeError
+	if !errors.As(err, &te) {
+		return strings.TrimPrefix(err.Error(), "yaml: ")
+	}
+	var msgs []string
+	for _, e := range te.Errors {
+		if i := strings.Index(e, "field "); i >= 0 && strings.Contains(e, " not found in type ") {
+			field := strings.TrimPrefix(e[i:], "field ")
+			field = field[:strings.Index(field, " not found")]
+			where := "the file takes name, description, dtype, ops"
+			if strings.Contains(e, `yaml:\"count\"`) {
+				where = "an op takes name, op, count"
+			}
+			e = fmt.Sprintf("%sunknown field %q (%s)", e[:i], field, where)
+		}
+		msgs = append(msgs, e)
+	}
+	return strings.Join(msgs, "; ")
+}

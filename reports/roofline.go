@@ -1,0 +1,266 @@
+package reports
+
+import (
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/gpucalc/gpucalc/devices"
+	"github.com/gpucalc/gpucalc/ops"
+	"github.com/gpucalc/gpucalc/roofline"
+	"github.com/gpucalc/gpucalc/units"
+)
+
+// siCount formats a count with a decimal prefix and about four significant
+// digits: 137438953472 → "137.4 G".
+func siCount(v float64) string {
+	for _, p := range []struct {
+		s string
+		m float64
+	}{{"P", 1e15}, {"T", 1e12}, {"G", 1e9}, {"M", 1e6}, {"k", 1e3}} {
+		if math.Abs(v) >= p.m {
+			return strconv.FormatFloat(v/p.m, 'f', digits(v/p.m), 64) + " " + p.s
+		}
+	}
+	return strconv.FormatFloat(v, 'f', digits(v), 64) + " "
+}
+
+func digits(v float64) int {
+	switch a := math.Abs(v); {
+	case a >= 100:
+		return 1
+	case a >= 10:
+		return 2
+	case a == math.Trunc(a):
+		return 0
+	}
+	return 3
+}
+
+// num formats a plain number for CSV: integers in full, others with up to
+// six significant digits.
+func num(v float64) string {
+	if v == math.Trunc(v) && math.Abs(v) < 1e18 {
+		return strconv.FormatFloat(v, 'f', 0, 64)
+	}
+	return strconv.FormatFloat(v, 'g', 6, 64)
+}
+
+func us(s float64) string { return strconv.FormatFloat(s*1e6, 'f', 3, 64) }
+
+func tflops(v float64) string { return strconv.FormatFloat(v/1e12, 'f', 1, 64) }
+
+// label is a point's name: the workload entry's, else its op spec.
+func label(p roofline.Point) string {
+	if p.Name != "" {
+		return p.Name
+	}
+	return p.Op.String()
+}
+
+// RooflinePoints lists ops placed on one device's roofline. With plain set
+// (CSV), cells are bare numbers in fixed units (FLOPs, bytes, FLOP/s, µs).
+func RooflinePoints(title string, pts []roofline.Point, notes []string, plain bool) Table {
+	t := Table{Title: title, Notes: notes}
+	if plain {
+		t.Header = []string{"name", "op", "count", "flops", "transcendentals", "bytes", "ai", "peak", "compute_ceiling_tflops",
+			"memory_level", "memory_ceiling_gbps", "ridge", "attainable_tflops", "bound", "lower_bound_us", "expected_us", "expected_bound"}
+		for _, p := range pts {
+			t.Rows = append(t.Rows, []string{p.Name, p.Op.String(), strconv.Itoa(p.Count), num(p.FLOPs), num(p.Transcendentals), num(p.Bytes),
+				num(p.AI), p.PeakKey, tflops(p.ComputeCeiling), string(p.MemoryLevel), num(p.MemoryCeiling / 1e9), num(p.Ridge),
+				num(p.Attainable / 1e12), string(p.Bound), us(p.LowerBound), us(p.Expected), p.ExpectedBound})
+		}
+		return t
+	}
+	t.Header = []string{"Op", "FLOPs", "Bytes", "AI (FLOP/B)", "Ceiling", "Ridge", "Bound", "Attainable", "Lower bound", "Expected", "Limited by"}
+	for _, p := range pts {
+		name := label(p)
+		if p.Count > 1 {
+			name += " ×" + strconv.Itoa(p.Count)
+		}
+		t.Rows = append(t.Rows, []string{name, siCount(p.FLOPs), siCount(p.Bytes) + "B", strconv.FormatFloat(p.AI, 'f', digits(p.AI), 64),
+			p.PeakKey + " " + tflops(p.ComputeCeiling) + "T, " + strings.ToUpper(string(p.MemoryLevel)) + " " + units.FormatBandwidth(p.MemoryCeiling),
+			strconv.FormatFloat(p.Ridge, 'f', 0, 64), string(p.Bound), units.FormatFLOPS(p.Attainable),
+			units.FormatDuration(p.LowerBound), units.FormatDuration(p.Expected), p.ExpectedBound})
+	}
+	for _, p := range pts {
+		for _, n := range p.Notes {
+			t.Notes = append(t.Notes, label(p)+": "+n)
+		}
+	}
+	return t
+}
+
+// RooflineSummary totals a workload on one device: times, the share that
+// is memory-bound, and the ops that take longest.
+func RooflineSummary(title string, s roofline.Summary, pts []roofline.Point) Table {
+	t := Table{Title: title, Header: []string{"Total", "Value"}}
+	t.Rows = [][]string{
+		{"ops (with counts)", strconv.Itoa(s.Ops)},
+		{"expected time", units.FormatDuration(s.Expected)},
+		{"lower bound", units.FormatDuration(s.LowerBound)},
+		{"FLOPs", siCount(s.FLOPs)},
+		{"bytes", siCount(s.Bytes) + "B"},
+		{"memory-bound share of expected time", strconv.FormatFloat(100*s.MemoryBoundShare, 'f', 0, 64) + "%"},
+	}
+	for i, k := range s.Top {
+		p := pts[k]
+		share := 0.0
+		if s.Expected > 0 {
+			share = float64(max(p.Count, 1)) * p.Expected / s.Expected
+		}
+		t.Rows = append(t.Rows, []string{"top " + strconv.Itoa(i+1), label(p) + " " + units.FormatDuration(float64(max(p.Count, 1))*p.Expected) +
+			" (" + strconv.FormatFloat(100*share, 'f', 0, 64) + "%, " + string(p.Bound) + ")"})
+	}
+	return t
+}
+
+// RooflineCompare puts the same ops side by side on several devices: the
+// expected time and bound on each, and a total row. pts[d][i] is op i on
+// device d.
+func RooflineCompare(names []string, pts [][]roofline.Point, plain bool) Table {
+	t := Table{Title: "Expected time by device", Header: []string{"Op"}}
+	if plain {
+		t.Header[0] = "name"
+	}
+	for _, n := range names {
+		if plain {
+			t.Header = append(t.Header, n+" expected_us", n+" bound")
+		} else {
+			t.Header = append(t.Header, n, n+" bound")
+		}
+	}
+	if len(pts) == 0 {
+		return t
+	}
+	totals := make([]float64, len(names))
+	for i := range pts[0] {
+		row := []string{label(pts[0][i])}
+		for d := range names {
+			p := pts[d][i]
+			tm := float64(max(p.Count, 1)) * p.Expected
+			totals[d] += tm
+			if plain {
+				row = append(row, us(tm), string(p.Bound))
+			} else {
+				row = append(row, units.FormatDuration(tm), string(p.Bound))
+			}
+		}
+		t.Rows = append(t.Rows, row)
+	}
+	row := []string{"total"}
+	for d := range names {
+		if plain {
+			row = append(row, us(totals[d]), "")
+		} else {
+			row = append(row, units.FormatDuration(totals[d]), "")
+		}
+	}
+	t.Rows = append(t.Rows, row)
+	return t
+}
+
+// RooflineBatchColumns are the columns roofline batch adds to its input.
+var RooflineBatchColumns = []string{"flops", "bytes", "ai", "bound", "ceiling_tflops", "lower_bound_us", "expected_us"}
+
+// RooflineBatch is roofline batch's output: the input columns, then
+// RooflineBatchColumns. flops counts matrix FLOPs only (the roof_bench and
+// torch.utils.flop_counter convention: 0 for norms, softmax and
+// elementwise ops), and ai is flops/bytes in that convention; bound and the
+// times use every FLOP.
+func RooflineBatch(b ops.Batch, pts []roofline.Point) Table {
+	t := Table{Header: append(append([]string{}, b.Header...), RooflineBatchColumns...)}
+	for i, r := range b.Rows {
+		p := pts[i]
+		ai := 0.0
+		if p.Bytes > 0 {
+			ai = p.MatrixFLOPs / p.Bytes
+		}
+		t.Rows = append(t.Rows, append(append([]string{}, r.Fields...), num(p.MatrixFLOPs), num(p.Bytes),
+			strconv.FormatFloat(ai, 'f', 3, 64), string(p.Bound), tflops(p.ComputeCeiling), us(p.LowerBound), us(p.Expected)))
+	}
+	return t
+}
+
+// RooflineBatchJSON is roofline batch's JSON: one object per row with the
+// input columns (as strings) and the RooflineBatchColumns as numbers.
+func RooflineBatchJSON(b ops.Batch, pts []roofline.Point) []map[string]any {
+	out := make([]map[string]any, len(b.Rows))
+	for i, r := range b.Rows {
+		p := pts[i]
+		o := map[string]any{}
+		for j, h := range b.Header {
+			if j < len(r.Fields) {
+				o[h] = r.Fields[j]
+			}
+		}
+		ai := 0.0
+		if p.Bytes > 0 {
+			ai = p.MatrixFLOPs / p.Bytes
+		}
+		o["flops"], o["bytes"], o["ai"], o["bound"] = p.MatrixFLOPs, p.Bytes, ai, p.Bound
+		o["ceiling_tflops"], o["lower_bound_us"], o["expected_us"] = p.ComputeCeiling/1e12, p.LowerBound*1e6, p.Expected*1e6
+		out[i] = o
+	}
+	return out
+}
+
+// ceilingName names a peak key for a chart: bf16_tensor → "BF16 tensor".
+func ceilingName(key string) string {
+	k, tensor := strings.CutSuffix(key, "_tensor")
+	n := strings.ToUpper(k)
+	if tensor {
+		n += " tensor"
+	}
+	return n
+}
+
+// chartLabel is a short label for an op: its name, else kind, shape and
+// the variant ("attention 8x16x4096x128 causal").
+func chartLabel(p roofline.Point) string {
+	if p.Name != "" {
+		return p.Name
+	}
+	shape := p.Op.Shape()
+	if p.Op.Elems > 0 {
+		shape = siCount(float64(p.Op.Elems))
+		shape = strings.ReplaceAll(strings.TrimSpace(shape), " ", "")
+	}
+	s := string(p.Op.Kind) + " " + shape + " " + string(p.Op.DType)
+	if p.Op.Causal {
+		s += " causal"
+	}
+	if p.Op.Kind == ops.GELU && p.Op.Tanh {
+		s += " tanh"
+	}
+	return s
+}
+
+// RooflineChartOf draws analysed ops: one device per slice of points
+// (pts[d][i] is op i on device d), the compute ceilings the ops use, the
+// DRAM and (where the datasheet gives it) L2 slopes, each op at its attainable rate (labelled
+// once) and at its measured rate where it has one.
+func RooflineChartOf(title string, devs []devices.Device, pts [][]roofline.Point) RooflineChart {
+	c := RooflineChart{Title: title}
+	for d, dev := range devs {
+		// The datasheet's L2 bandwidth, as the roofline's ceiling uses.
+		cd := ChartDevice{Name: dev.Name, DRAM: dev.Memory.BytesPerSecond, L2: dev.L2.BytesPerSecond}
+		seen := map[string]bool{}
+		for _, p := range pts[d] {
+			if !seen[p.PeakKey] {
+				seen[p.PeakKey] = true
+				cd.Ceilings = append(cd.Ceilings, ChartCeiling{Name: ceilingName(p.PeakKey), FLOPS: p.ComputeCeiling})
+			}
+			label := ""
+			if d == 0 {
+				label = chartLabel(p)
+			}
+			c.Points = append(c.Points, ChartPoint{Label: label, Device: d, FLOPs: p.FLOPs, Bytes: p.Bytes, Rate: p.Attainable})
+			if p.Measured > 0 {
+				c.Points = append(c.Points, ChartPoint{Device: d, FLOPs: p.FLOPs, Bytes: p.Bytes, Rate: p.FLOPs / p.Measured, Measured: true})
+			}
+		}
+		c.Devices = append(c.Devices, cd)
+	}
+	return c
+}
