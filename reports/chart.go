@@ -53,6 +53,31 @@ type ChartPoint struct {
 	Bytes    float64
 	Rate     float64
 	Measured bool
+	// Level is, for a measured point of a hierarchical roofline, the memory
+	// level its bytes were counted at: "dram", "l2" or "l1", each drawn with
+	// its own glyph. Empty draws the plain measured glyph.
+	Level string
+}
+
+// levelGlyphs are the glyphs of measured points by memory level, with their
+// legend text; "" is a measured point without a level.
+var levelGlyphs = []struct {
+	level, legend string
+	shape         draw.GlyphDrawer
+}{
+	{"", "measured", draw.PyramidGlyph{}},
+	{"dram", "measured, DRAM bytes", draw.PyramidGlyph{}},
+	{"l2", "measured, L2 bytes", draw.BoxGlyph{}},
+	{"l1", "measured, L1 bytes", draw.CrossGlyph{}},
+}
+
+func measuredGlyph(level string) (draw.GlyphStyle, int) {
+	for i, g := range levelGlyphs {
+		if g.level == level {
+			return draw.GlyphStyle{Color: color.Black, Radius: vg.Points(2.8), Shape: g.shape}, i
+		}
+	}
+	return measuredGlyph("")
 }
 
 // ChartSize is a chart's size in centimetres.
@@ -339,11 +364,11 @@ func (c RooflineChart) plot() (*plot.Plot, error) {
 			p.Legend.Add(d.Name, l)
 		}
 	}
-	var havePred, haveMeas bool
+	var havePred bool
+	haveMeas := make([]bool, len(levelGlyphs))
 	predicted := func(col color.Color) draw.GlyphStyle {
 		return draw.GlyphStyle{Color: col, Radius: vg.Points(2.6), Shape: draw.CircleGlyph{}}
 	}
-	measured := draw.GlyphStyle{Color: color.Black, Radius: vg.Points(2.8), Shape: draw.PyramidGlyph{}}
 	for _, pt := range c.Points {
 		if unplaceable(pt) != "" {
 			continue
@@ -351,7 +376,9 @@ func (c RooflineChart) plot() (*plot.Plot, error) {
 		x, y := pt.FLOPs/pt.Bytes, pt.Rate/1e12
 		gs := predicted(deviceColor(pt.Device))
 		if pt.Measured {
-			gs, haveMeas = measured, true
+			var i int
+			gs, i = measuredGlyph(pt.Level)
+			haveMeas[i] = true
 		} else {
 			havePred = true
 		}
@@ -370,10 +397,12 @@ func (c RooflineChart) plot() (*plot.Plot, error) {
 		s.GlyphStyle = predicted(color.Gray{Y: 0x50})
 		p.Legend.Add("predicted (attainable)", s)
 	}
-	if haveMeas {
-		s, _ := plotter.NewScatter(plotter.XYs{{X: 1, Y: 1}})
-		s.GlyphStyle = measured
-		p.Legend.Add("measured", s)
+	for i, g := range levelGlyphs {
+		if haveMeas[i] {
+			s, _ := plotter.NewScatter(plotter.XYs{{X: 1, Y: 1}})
+			s.GlyphStyle, _ = measuredGlyph(g.level)
+			p.Legend.Add(g.legend, s)
+		}
 	}
 	names := legendNames(c, havePred, haveMeas)
 	lab.legend = len(names)
@@ -386,7 +415,7 @@ func (c RooflineChart) plot() (*plot.Plot, error) {
 }
 
 // legendNames are the legend's texts, to reserve its box from labels.
-func legendNames(c RooflineChart, pred, meas bool) []string {
+func legendNames(c RooflineChart, pred bool, meas []bool) []string {
 	var out []string
 	if len(c.Devices) > 1 {
 		for _, d := range c.Devices {
@@ -397,8 +426,10 @@ func legendNames(c RooflineChart, pred, meas bool) []string {
 	if pred {
 		out = append(out, "predicted (attainable)")
 	}
-	if meas {
-		out = append(out, "measured")
+	for i, g := range levelGlyphs {
+		if meas[i] {
+			out = append(out, g.legend)
+		}
 	}
 	return out
 }

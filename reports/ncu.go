@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/gpucalc/gpucalc/devices"
 	"github.com/gpucalc/gpucalc/ncu"
 	"github.com/gpucalc/gpucalc/units"
 )
@@ -178,4 +179,57 @@ func duration(s float64) string {
 		return "-"
 	}
 	return units.FormatDuration(s)
+}
+
+// chartNameRunes is how much of a kernel's name its chart label keeps.
+const chartNameRunes = 28
+
+// NCUChart draws measured kernels on device d's hierarchical roofline: each
+// kernel at its FLOP rate, once per memory level with the arithmetic
+// intensity of that level's bytes (DRAM, L2, L1), labelled with its ID and
+// name on the first. The ceilings are the dense peaks of the precisions the
+// kernels use. An L1 point with fewer bytes than the L2 point is left out
+// (TMA and wgmma traffic bypasses the L1 counters), with a note saying so.
+func NCUChart(as []ncu.Analysis, d devices.Device) (RooflineChart, []string) {
+	cd := ChartDevice{Name: d.Name, DRAM: d.Memory.BytesPerSecond, L2: d.L2.BytesPerSecond}
+	c := RooflineChart{Title: "Nsight Compute kernels on " + d.Name}
+	seen := map[string]bool{}
+	var notes []string
+	for _, a := range as {
+		for _, r := range a.Compute {
+			if k := r.Key(); r.Peak > 0 && !seen[k] {
+				seen[k] = true
+				cd.Ceilings = append(cd.Ceilings, ChartCeiling{Name: ceilingName(k), FLOPS: r.Peak})
+			}
+		}
+		rate := 0.0
+		if a.Duration > 0 {
+			rate = a.FLOPs / a.Duration
+		}
+		label := chartKernelLabel(a)
+		var l2 float64
+		for _, l := range a.Memory {
+			if l.Level == ncu.L2 {
+				l2 = l.Bytes
+			}
+			if l.Level == ncu.L1 && l.Bytes < l2 {
+				notes = append(notes, fmt.Sprintf("not on the chart: ID %d's L1 point (%s at L1, %s at L2: its traffic bypasses the L1 counters)",
+					a.ID, units.FormatDecimal(l.Bytes, "B"), units.FormatDecimal(l2, "B")))
+				continue
+			}
+			c.Points = append(c.Points, ChartPoint{Label: label, FLOPs: a.FLOPs, Bytes: l.Bytes, Rate: rate, Measured: true, Level: string(l.Level)})
+			label = ""
+		}
+	}
+	c.Devices = []ChartDevice{cd}
+	return c, notes
+}
+
+// chartKernelLabel is "ID name", the name cut to chartNameRunes.
+func chartKernelLabel(a ncu.Analysis) string {
+	n := []rune(a.Name)
+	if len(n) > chartNameRunes {
+		n = append(n[:chartNameRunes-1], '…')
+	}
+	return strconv.Itoa(a.ID) + " " + string(n)
 }

@@ -14,6 +14,7 @@ import (
 
 type ncuOptions struct {
 	device string
+	chart  chartOptions
 }
 
 func (a *app) newNCUCmd() *cobra.Command {
@@ -37,19 +38,25 @@ datasheet peaks and bandwidths (decimal: 1 TB/s = 1e12 B/s).`,
 		Example: `  ncu --set full --csv --page raw python train.py > profile.csv
   gpucalc ncu profile.csv
   ncu --import report.ncu-rep --csv --page raw | gpucalc ncu - --format json
-  gpucalc ncu profile.csv --device h100 --format markdown`,
+  gpucalc ncu profile.csv --device h100 --format markdown
+  gpucalc ncu profile.csv --plot kernels.png`,
 		Args: args(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, argv []string) error {
 			return a.runNCU(argv[0], opt)
 		},
 	}
 	a.addDeviceFlag(cmd, &opt.device)
+	addChartFlags(cmd, &opt.chart)
 	cmd.Flags().Lookup("device").Usage = "GPU `name` or alias from 'gpucalc devices' to measure against (default: the GPU the export names)"
 	return cmd
 }
 
 func (a *app) runNCU(file string, opt ncuOptions) error {
 	f, err := a.outFormat(nil)
+	if err != nil {
+		return err
+	}
+	chartFormat, chartSize, err := opt.chart.check()
 	if err != nil {
 		return err
 	}
@@ -79,14 +86,25 @@ func (a *app) runNCU(file string, opt ncuOptions) error {
 	for i, k := range ks {
 		as[i] = ncu.Analyze(k, d)
 	}
+	var notes []string
+	if opt.chart.file != "" {
+		c, skipped := reports.NCUChart(as, d)
+		if notes, err = opt.chart.write(c, chartFormat, chartSize); err != nil {
+			return err
+		}
+		notes = append(notes, skipped...)
+	}
 	if f == reports.FormatJSON {
+		a.chartNotes(f, nil, notes)
 		return reports.JSON(a.stdout, struct {
 			Device       string         `json:"device"`
 			DeviceOrigin string         `json:"device_origin"`
 			Kernels      []ncu.Analysis `json:"kernels"`
 		}{d.Name, origin, as})
 	}
-	return reports.Render(a.stdout, f, reports.NCU(as, d.Name, origin)...)
+	tables := reports.NCU(as, d.Name, origin)
+	a.chartNotes(f, tables, notes)
+	return reports.Render(a.stdout, f, tables...)
 }
 
 // ncuDevice picks the device: --device, else the one the export names.
