@@ -6,7 +6,6 @@ import (
 	"html/template"
 	"image/color"
 	"io"
-	"math"
 	"slices"
 	"strings"
 
@@ -166,8 +165,6 @@ footer { color: #8a94a6; font-size: 12px; margin-top: 40px; }
 var (
 	colorExpected = color.RGBA{R: 0x2f, G: 0x6f, B: 0xbf, A: 0xff}
 	colorLower    = color.RGBA{R: 0xa9, G: 0xc4, B: 0xe8, A: 0xff}
-	colorMemory   = color.RGBA{R: 0xc6, G: 0x28, B: 0x28, A: 0xff}
-	colorCompute  = color.RGBA{R: 0x24, G: 0x53, B: 0x3a, A: 0xff}
 )
 
 // svg draws a plot to an inline SVG element, turning gonum/plot's panics
@@ -184,12 +181,16 @@ func svg(p *plot.Plot, w, h vg.Length) (out template.HTML, err error) {
 	if _, err := c.WriteTo(&buf); err != nil {
 		return "", err
 	}
-	s := buf.String()
+	return inlineSVG(buf.String()), nil
+}
+
+// inlineSVG drops the XML prologue of gonum/plot's SVG output so that it can
+// stand inside the page. The SVG is gonum/plot's own, with text it escaped.
+func inlineSVG(s string) template.HTML {
 	if i := strings.Index(s, "<svg"); i >= 0 {
 		s = s[i:]
 	}
-	// The SVG is gonum/plot's own output, with text it escaped.
-	return template.HTML(s), nil
+	return template.HTML(s)
 }
 
 // timeChart is a horizontal bar chart of each op's expected time and lower
@@ -232,89 +233,35 @@ func timeChart(r review.Report) (template.HTML, error) {
 }
 
 // rooflineChart places each op with FLOPs at its arithmetic intensity and
-// the throughput of its expected time, under the device's DRAM roof and
-// the compute ceilings the ops run on.
+// the throughput of its expected time, on the shared roofline chart with the
+// device's DRAM (and L2) roofs and the ceilings the ops run on.
 func rooflineChart(r review.Report) (template.HTML, error) {
-	p := plot.New()
-	p.Title.Text = "Roofline on " + r.Device + " (expected throughput)"
-	p.X.Label.Text = "arithmetic intensity (FLOP/byte)"
-	p.Y.Label.Text = "TFLOP/s"
-	p.X.Scale, p.Y.Scale = plot.LogScale{}, plot.LogScale{}
-	p.X.Tick.Marker, p.Y.Tick.Marker = plot.LogTicks{Prec: -1}, plot.LogTicks{Prec: -1}
-	var pts plotter.XYs
-	var labels []string
-	lo, hi := math.Inf(1), 0.0
-	bw := 0.0
-	ceilings := map[string]float64{}
+	dev := ChartDevice{Name: r.Device}
+	seen := map[string]bool{}
+	c := RooflineChart{Title: "Roofline on " + r.Device + " (expected throughput)"}
 	for _, o := range r.Ops {
 		pt := o.Point
-		if pt.MemoryLevel == "dram" {
-			bw = pt.MemoryCeiling
+		switch pt.MemoryLevel {
+		case "dram":
+			dev.DRAM = pt.MemoryCeiling
+		case "l2":
+			dev.L2 = pt.MemoryCeiling
 		}
-		ceilings[pt.PeakKey] = pt.ComputeCeiling
-		if pt.FLOPs <= 0 || pt.Expected <= 0 {
-			continue
+		if !seen[pt.PeakKey] {
+			seen[pt.PeakKey] = true
+			dev.Ceilings = append(dev.Ceilings, ChartCeiling{Name: ceilingName(pt.PeakKey), FLOPS: pt.ComputeCeiling})
 		}
-		pts = append(pts, plotter.XY{X: pt.AI, Y: pt.FLOPs / pt.Expected / 1e12})
-		labels = append(labels, o.Name)
-		lo, hi = math.Min(lo, pt.AI), math.Max(hi, pt.AI)
+		if pt.FLOPs > 0 && pt.Bytes > 0 && pt.Expected > 0 {
+			c.Points = append(c.Points, ChartPoint{Label: o.Name, FLOPs: pt.FLOPs, Bytes: pt.Bytes, Rate: pt.FLOPs / pt.Expected})
+		}
 	}
-	if bw == 0 && len(r.Ops) > 0 {
-		bw = r.Ops[0].Point.MemoryCeiling
-	}
-	if len(pts) == 0 || bw == 0 {
+	if len(c.Points) == 0 || dev.DRAM == 0 {
 		return template.HTML("<p>No op with FLOPs to place on the roofline.</p>"), nil
 	}
-	keys := make([]string, 0, len(ceilings))
-	for k := range ceilings {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	top := 0.0
-	for _, k := range keys {
-		top = math.Max(top, ceilings[k])
-	}
-	lo, hi = math.Min(lo/2, 0.5), math.Max(hi*2, 2*top/bw)
-	roof := plotter.XYs{{X: lo, Y: lo * bw / 1e12}, {X: top / bw, Y: top / 1e12}}
-	mem, err := plotter.NewLine(roof)
-	if err != nil {
+	c.Devices = []ChartDevice{dev}
+	var buf bytes.Buffer
+	if err := c.Write(&buf, "svg", ChartSize{Width: 19, Height: 11.5}, 96); err != nil {
 		return "", err
 	}
-	mem.Color, mem.Width = colorMemory, vg.Points(1.5)
-	p.Add(mem)
-	p.Legend.Add(fmt.Sprintf("DRAM %s", units.FormatBandwidth(bw)), mem)
-	for i, k := range keys {
-		c := ceilings[k]
-		l, err := plotter.NewLine(plotter.XYs{{X: c / bw, Y: c / 1e12}, {X: hi, Y: c / 1e12}})
-		if err != nil {
-			return "", err
-		}
-		l.Color, l.Width = colorCompute, vg.Points(1.5)
-		if i > 0 {
-			l.Dashes = []vg.Length{vg.Points(float64(3 * i)), vg.Points(3)}
-		}
-		p.Add(l)
-		p.Legend.Add(fmt.Sprintf("%s %s", k, units.FormatFLOPS(c)), l)
-	}
-	sc, err := plotter.NewScatter(pts)
-	if err != nil {
-		return "", err
-	}
-	sc.Color = colorExpected
-	sc.Radius = vg.Points(3.5)
-	p.Add(sc)
-	lb, err := plotter.NewLabels(plotter.XYLabels{XYs: pts, Labels: labels})
-	if err != nil {
-		return "", err
-	}
-	for i := range lb.TextStyle {
-		lb.TextStyle[i].Font.Size = vg.Points(8)
-		lb.TextStyle[i].XAlign = draw.XLeft
-	}
-	lb.Offset = vg.Point{X: vg.Points(5), Y: vg.Points(2)}
-	p.Add(lb)
-	p.Legend.Top, p.Legend.Left = true, true
-	p.X.Min, p.X.Max = lo, hi
-	p.Y.Max = top / 1e12 * 2
-	return svg(p, 7.5*vg.Inch, 4.5*vg.Inch)
+	return inlineSVG(buf.String()), nil
 }
