@@ -173,7 +173,7 @@ func (d Device) Source(field string) string { return d.Sources[field] }
 // fails for parts outside NVIDIA's occupancy model.
 func (d Device) Limits() (Arch, error) {
 	if d.Vendor != "NVIDIA" {
-		return Arch{}, fmt.Errorf("device %q is a %s GPU: occupancy follows NVIDIA's CUDA rules and cannot be computed for it (roofline works)", d.Name, d.Vendor)
+		return Arch{}, fmt.Errorf("device %q is not an NVIDIA GPU (vendor %s): occupancy follows NVIDIA's CUDA rules and cannot be computed for it (roofline works)", d.Name, d.Vendor)
 	}
 	return ArchFor(d.CC)
 }

@@ -135,7 +135,7 @@ func LatencyFor(cc CC) (Latency, error) {
 // with "measured".
 func (d Device) Latency() (Latency, error) {
 	if d.Vendor != "NVIDIA" {
-		return Latency{}, fmt.Errorf("device %q is a %s GPU: the simulator models NVIDIA SMs only", d.Name, d.Vendor)
+		return Latency{}, fmt.Errorf("device %q is not an NVIDIA GPU (vendor %s): the simulator models NVIDIA SMs only", d.Name, d.Vendor)
 	}
 	l, err := LatencyFor(d.CC)
 	if err != nil {
