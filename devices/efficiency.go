@@ -57,11 +57,6 @@ type Tile struct {
 	Efficiency float64 `json:"efficiency"`
 }
 
-type sourced struct {
-	Value  string `yaml:"value"`
-	Source string `yaml:"source"`
-}
-
 type efficiencyFile struct {
 	Sources        map[string]string  `yaml:"sources"`
 	LaunchOverhead sourced            `yaml:"launch_overhead"`
@@ -92,11 +87,6 @@ type efficiencyTable struct {
 	archs  map[string]Efficiency
 }
 
-type figure struct {
-	v   float64
-	src string
-}
-
 var efficiencies = sync.OnceValues(func() (*efficiencyTable, error) {
 	data, err := dataFS.ReadFile("data/arch/efficiency.yaml")
 	if err != nil {
@@ -117,15 +107,11 @@ func parseEfficiency(data []byte) (*efficiencyTable, error) {
 		return nil, err
 	}
 	num := func(what string, s sourced, parse func(string) (float64, error)) (figure, error) {
-		src, ok := f.Sources[s.Source]
-		if !ok {
-			return figure{}, fmt.Errorf("%s: source %q is not in sources", what, s.Source)
+		v, err := s.resolve(what, f.Sources, parse)
+		if err == nil && v.v == 0 {
+			err = fmt.Errorf("%s: %q is not a positive number", what, s.Value)
 		}
-		v, err := parse(s.Value)
-		if err != nil || v <= 0 {
-			return figure{}, fmt.Errorf("%s: %q is not a positive number", what, s.Value)
-		}
-		return figure{v, src}, nil
+		return v, err
 	}
 	frac := func(s string) (float64, error) { return strconv.ParseFloat(s, 64) }
 	t := &efficiencyTable{memory: map[string]figure{}, archs: map[string]Efficiency{}}

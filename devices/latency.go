@@ -37,25 +37,19 @@ type Latency struct {
 	Sources map[string]string `json:"sources"`
 }
 
-// latencyFigure is a number of latency.yaml with its source key.
-type latencyFigure struct {
-	Value  float64 `yaml:"value"`
-	Source string  `yaml:"source"`
-}
-
 type latencyFile struct {
 	Sources map[string]string `yaml:"sources"`
 	Archs   []struct {
-		CC             string        `yaml:"cc"`
-		Schedulers     latencyFigure `yaml:"schedulers"`
-		FMALatency     latencyFigure `yaml:"fma_latency"`
-		FMAInterval    latencyFigure `yaml:"fma_interval"`
-		SmemLatency    latencyFigure `yaml:"smem_latency"`
-		L1Latency      latencyFigure `yaml:"l1_latency"`
-		L2Latency      latencyFigure `yaml:"l2_latency"`
-		DRAMLatency    latencyFigure `yaml:"dram_latency"`
-		DRAMEfficiency latencyFigure `yaml:"dram_efficiency"`
-		BranchBubble   latencyFigure `yaml:"branch_bubble"`
+		CC             string  `yaml:"cc"`
+		Schedulers     sourced `yaml:"schedulers"`
+		FMALatency     sourced `yaml:"fma_latency"`
+		FMAInterval    sourced `yaml:"fma_interval"`
+		SmemLatency    sourced `yaml:"smem_latency"`
+		L1Latency      sourced `yaml:"l1_latency"`
+		L2Latency      sourced `yaml:"l2_latency"`
+		DRAMLatency    sourced `yaml:"dram_latency"`
+		DRAMEfficiency sourced `yaml:"dram_efficiency"`
+		BranchBubble   sourced `yaml:"branch_bubble"`
 	} `yaml:"archs"`
 }
 
@@ -80,7 +74,7 @@ var latencies = sync.OnceValues(func() (map[CC]Latency, error) {
 		l := Latency{CC: cc, Sources: map[string]string{}}
 		for _, fv := range []struct {
 			name string
-			in   latencyFigure
+			in   sourced
 			out  *float64
 		}{
 			{"fma_latency", a.FMALatency, &l.FMALatency},
@@ -93,16 +87,20 @@ var latencies = sync.OnceValues(func() (map[CC]Latency, error) {
 			{"branch_bubble", a.BranchBubble, &l.BranchBubble},
 			{"schedulers", a.Schedulers, nil},
 		} {
-			src, ok := f.Sources[fv.in.Source]
-			if !ok || fv.in.Value <= 0 && fv.name != "branch_bubble" {
-				return nil, fmt.Errorf("%s: cc %s: %s needs a positive value and a source from the file's sources", file, cc, fv.name)
+			v, err := fv.in.resolve(fv.name, f.Sources, parseCount)
+			if err == nil && v.v == 0 && fv.name != "branch_bubble" {
+				err = fmt.Errorf("%s: needs a positive value", fv.name)
 			}
-			l.Sources[fv.name] = src
+			if err != nil {
+				return nil, fmt.Errorf("%s: cc %s: %w", file, cc, err)
+			}
+			l.Sources[fv.name] = v.src
 			if fv.out != nil {
-				*fv.out = fv.in.Value
+				*fv.out = v.v
+			} else {
+				l.Schedulers = int(v.v)
 			}
 		}
-		l.Schedulers = int(a.Schedulers.Value)
 		if l.DRAMEfficiency > 1 {
 			return nil, fmt.Errorf("%s: cc %s: dram_efficiency %g is a fraction of the datasheet bandwidth (at most 1)", file, cc, l.DRAMEfficiency)
 		}

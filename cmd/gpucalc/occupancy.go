@@ -117,6 +117,17 @@ func parseCarveout(s string) (occupancy.Carveout, error) {
 	return occupancy.CarveoutBytes(b), nil
 }
 
+// resolve reads the device or architecture (--device, --arch) and the
+// kernel and launch flags: what every occupancy subcommand starts from.
+func (f *kernelFlags) resolve(a *app, cmd *cobra.Command) (reports.Target, occupancy.Kernel, occupancy.Launch, []string, error) {
+	t, err := f.target(a)
+	if err != nil {
+		return reports.Target{}, occupancy.Kernel{}, occupancy.Launch{}, nil, err
+	}
+	k, l, defaults, err := f.kernelLaunch(cmd)
+	return t, k, l, defaults, err
+}
+
 // kernelLaunch turns the flags into the calculation's inputs. It returns
 // the names of the inputs left at their defaults.
 func (f *kernelFlags) kernelLaunch(cmd *cobra.Command) (occupancy.Kernel, occupancy.Launch, []string, error) {
@@ -210,11 +221,7 @@ registers.`,
 			if err != nil {
 				return err
 			}
-			t, err := f.target(a)
-			if err != nil {
-				return err
-			}
-			k, l, defaults, err := f.kernelLaunch(cmd)
+			t, k, l, defaults, err := f.resolve(a, cmd)
 			if err != nil {
 				return err
 			}
@@ -283,11 +290,7 @@ per SM × SMs. --smem is fixed shared memory per block (static plus dynamic);
 			if err != nil {
 				return err
 			}
-			t, err := f.target(a)
-			if err != nil {
-				return err
-			}
-			k, l, _, err := f.kernelLaunch(cmd)
+			t, k, l, _, err := f.resolve(a, cmd)
 			if err != nil {
 				return err
 			}
@@ -350,11 +353,7 @@ large (measured on an H100); gpucalc reports both.`,
 			if err != nil {
 				return err
 			}
-			t, err := f.target(a)
-			if err != nil {
-				return err
-			}
-			k, l, _, err := f.kernelLaunch(cmd)
+			t, k, l, _, err := f.resolve(a, cmd)
 			if err != nil {
 				return err
 			}
@@ -499,11 +498,7 @@ extension) with the current configuration marked. Takes the flags of
 			if plotFile != "" && ext != "png" && ext != "svg" {
 				return usageError{fmt.Errorf("--plot %s: the chart is PNG or SVG; name the file .png or .svg", plotFile)}
 			}
-			t, err := f.target(a)
-			if err != nil {
-				return err
-			}
-			k, l, _, err := f.kernelLaunch(cmd)
+			t, k, l, _, err := f.resolve(a, cmd)
 			if err != nil {
 				return err
 			}

@@ -1,0 +1,37 @@
+package devices
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/gpucalc/gpucalc/units"
+)
+
+func TestSourcedResolve(t *testing.T) {
+	sources := map[string]string{"wp": "a whitepaper"}
+	tests := []struct {
+		in    sourced
+		parse func(string) (float64, error)
+		want  float64
+		err   string
+	}{
+		{sourced{"678", "wp"}, parseCount, 678, ""},
+		{sourced{"2.96us", "wp"}, units.ParseDuration, 2.96e-6, ""},
+		{sourced{"0", "wp"}, parseCount, 0, ""},
+		{sourced{"678", "nope"}, parseCount, 0, `source "nope" is not in the file's sources`},
+		{sourced{"-1", "wp"}, parseCount, 0, "not a non-negative number"},
+		{sourced{"fast", "wp"}, parseCount, 0, "not a non-negative number"},
+	}
+	for _, tt := range tests {
+		got, err := tt.in.resolve("dram_latency", sources, tt.parse)
+		if tt.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tt.err) || !strings.HasPrefix(err.Error(), "dram_latency: ") {
+				t.Errorf("%+v: error %v, want one naming the field and saying %q", tt.in, err, tt.err)
+			}
+			continue
+		}
+		if err != nil || got.v != tt.want || got.src != "a whitepaper" {
+			t.Errorf("%+v: got %+v, %v; want %g from a whitepaper", tt.in, got, err, tt.want)
+		}
+	}
+}
