@@ -27,6 +27,16 @@ type RooflineChart struct {
 	Title   string
 	Devices []ChartDevice
 	Points  []ChartPoint
+	// Predicted is the legend text of the predicted points; empty means
+	// "predicted (attainable)", the roofline's own height.
+	Predicted string
+}
+
+func (c RooflineChart) predictedLegend() string {
+	if c.Predicted != "" {
+		return c.Predicted
+	}
+	return "predicted (attainable)"
 }
 
 // ChartDevice is one device's roofs.
@@ -395,7 +405,7 @@ func (c RooflineChart) plot() (*plot.Plot, error) {
 	if havePred {
 		s, _ := plotter.NewScatter(plotter.XYs{{X: 1, Y: 1}})
 		s.GlyphStyle = predicted(color.Gray{Y: 0x50})
-		p.Legend.Add("predicted (attainable)", s)
+		p.Legend.Add(c.predictedLegend(), s)
 	}
 	for i, g := range levelGlyphs {
 		if haveMeas[i] {
@@ -424,7 +434,7 @@ func legendNames(c RooflineChart, pred bool, meas []bool) []string {
 	}
 	out = append(out, "ridge point")
 	if pred {
-		out = append(out, "predicted (attainable)")
+		out = append(out, c.predictedLegend())
 	}
 	for i, g := range levelGlyphs {
 		if meas[i] {

@@ -238,7 +238,7 @@ func timeChart(r review.Report) (template.HTML, error) {
 func rooflineChart(r review.Report) (template.HTML, error) {
 	dev := ChartDevice{Name: r.Device}
 	seen := map[string]bool{}
-	c := RooflineChart{Title: "Roofline on " + r.Device + " (expected throughput)"}
+	c := RooflineChart{Title: "Roofline on " + r.Device, Predicted: "expected throughput"}
 	for _, o := range r.Ops {
 		pt := o.Point
 		switch pt.MemoryLevel {

@@ -74,6 +74,10 @@ func TestReviewHTMLSelfContained(t *testing.T) {
 			t.Errorf("page lacks %q", want)
 		}
 	}
+	// The roofline places ops at their expected throughput; its legend says so.
+	if !strings.Contains(page, "expected throughput") || strings.Contains(page, "predicted (attainable)") {
+		t.Error("roofline legend does not name the expected throughput it plots")
+	}
 }
 
 // TestReviewHTMLInBrowser renders the page in headless Chromium and checks
