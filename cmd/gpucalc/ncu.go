@@ -96,11 +96,7 @@ func (a *app) runNCU(file string, opt ncuOptions) error {
 	}
 	if f == reports.FormatJSON {
 		a.chartNotes(f, nil, notes)
-		return reports.JSON(a.stdout, struct {
-			Device       string         `json:"device"`
-			DeviceOrigin string         `json:"device_origin"`
-			Kernels      []ncu.Analysis `json:"kernels"`
-		}{d.Name, origin, as})
+		return reports.JSON(a.stdout, reports.NCUView{Device: d.Name, DeviceOrigin: origin, Kernels: as})
 	}
 	tables := reports.NCU(as, d.Name, origin)
 	a.chartNotes(f, tables, notes)

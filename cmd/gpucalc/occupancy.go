@@ -93,28 +93,13 @@ func parseSize(flag, s string) (int, error) {
 	return int(b), nil
 }
 
-// parseCarveout parses --carveout: default (or -1), a percentage such as
-// 50%, or a size such as 100K. A bare number is refused: percent or bytes
-// would both be a guess.
+// parseCarveout parses --carveout (occupancy.ParseCarveout).
 func parseCarveout(s string) (occupancy.Carveout, error) {
-	t := strings.TrimSpace(s)
-	switch {
-	case t == "" || t == "-1" || strings.EqualFold(t, "default"):
-		return occupancy.Carveout{}, nil
-	case strings.HasSuffix(t, "%"):
-		var p int
-		if _, err := fmt.Sscanf(t, "%d%%", &p); err != nil || p < 0 || p > 100 || fmt.Sprintf("%d%%", p) != t {
-			return occupancy.Carveout{}, usageError{fmt.Errorf("--carveout %q: a percentage is a whole number 0%% to 100%%", s)}
-		}
-		return occupancy.CarveoutPercent(p), nil
-	case strings.Trim(t, "0123456789") == "":
-		return occupancy.Carveout{}, usageError{fmt.Errorf("--carveout %q: write %s%% for a percentage or %sK for a size", s, t, t)}
-	}
-	b, err := parseSize("carveout", t)
+	c, err := occupancy.ParseCarveout(s)
 	if err != nil {
-		return occupancy.Carveout{}, err
+		return c, usageError{fmt.Errorf("--carveout %q: %w", s, err)}
 	}
-	return occupancy.CarveoutBytes(b), nil
+	return c, nil
 }
 
 // resolve reads the device or architecture (--device, --arch) and the

@@ -4,13 +4,11 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 
 	"github.com/gpucalc/gpucalc/devices"
 	"github.com/gpucalc/gpucalc/ops"
 	"github.com/gpucalc/gpucalc/reports"
 	"github.com/gpucalc/gpucalc/roofline"
-	"github.com/gpucalc/gpucalc/units"
 	"github.com/spf13/cobra"
 )
 
@@ -167,16 +165,10 @@ func (a *app) rooflineInput(opt rooflineOptions) (ops.Workload, error) {
 	return w, nil
 }
 
-// deviceAnalysis is one device's result, as JSON writes it.
+// deviceAnalysis is one device's result; JSON writes the view.
 type deviceAnalysis struct {
-	dev        devices.Device
-	model      *roofline.Model
-	Device     string             `json:"device"`
-	Origin     string             `json:"device_origin,omitempty"`
-	Efficiency devices.Efficiency `json:"efficiency"`
-	Notes      []string           `json:"notes,omitempty"`
-	Points     []roofline.Point   `json:"points"`
-	Summary    *roofline.Summary  `json:"summary,omitempty"`
+	dev devices.Device
+	reports.RooflineView
 }
 
 func (a *app) analyzeOn(names []string, w ops.Workload) ([]deviceAnalysis, error) {
@@ -190,16 +182,11 @@ func (a *app) analyzeOn(names []string, w ops.Workload) ([]deviceAnalysis, error
 		if err != nil {
 			return nil, err
 		}
-		pts, err := m.AnalyzeWorkload(w)
+		v, err := reports.NewRooflineView(m, origin, w)
 		if err != nil {
 			return nil, err
 		}
-		r := deviceAnalysis{dev: d, model: m, Device: d.Name, Origin: origin, Efficiency: m.Efficiency(), Notes: m.Notes, Points: pts}
-		if len(w.Entries) > 1 {
-			s := roofline.Summarize(pts)
-			r.Summary = &s
-		}
-		out = append(out, r)
+		out = append(out, deviceAnalysis{d, v})
 	}
 	return out, nil
 }
@@ -225,73 +212,27 @@ func (a *app) runRoofline(opt rooflineOptions) error {
 	if err != nil {
 		return err
 	}
+	views := make([]reports.RooflineView, len(res))
+	devs := make([]devices.Device, len(res))
+	for i, r := range res {
+		views[i], devs[i] = r.RooflineView, r.dev
+	}
 	var notes []string
 	if opt.chart.file != "" {
-		var devs []devices.Device
-		var pts [][]roofline.Point
-		var title []string
-		for _, r := range res {
-			devs, pts, title = append(devs, r.dev), append(pts, r.Points), append(title, r.Device)
-		}
-		t := "Roofline: " + strings.Join(title, " vs ")
-		if w.Name != "ops" {
-			t += "\n" + w.Name
-		}
-		if notes, err = opt.chart.write(reports.RooflineChartOf(t, devs, pts), chartFormat, chartSize); err != nil {
+		if notes, err = opt.chart.write(reports.RooflineViewsChart(devs, views), chartFormat, chartSize); err != nil {
 			return err
 		}
 	}
 	if f == reports.FormatJSON {
 		a.chartNotes(f, nil, notes)
 		if len(res) == 1 {
-			return reports.JSON(a.stdout, res[0])
+			return reports.JSON(a.stdout, views[0])
 		}
-		return reports.JSON(a.stdout, struct {
-			Devices []deviceAnalysis `json:"devices"`
-		}{res})
+		return reports.JSON(a.stdout, reports.RooflineViews{Devices: views})
 	}
-	plain := f == reports.FormatCSV
-	var tables []reports.Table
-	if len(res) > 1 {
-		var devs []string
-		var pts [][]roofline.Point
-		for _, r := range res {
-			devs, pts = append(devs, r.Device), append(pts, r.Points)
-		}
-		tables = append(tables, reports.RooflineCompare(devs, pts, plain))
-		if plain {
-			a.chartNotes(f, tables, notes)
-			return reports.Render(a.stdout, f, tables...)
-		}
-	}
-	for _, r := range res {
-		title := "Roofline on " + r.Device
-		if r.Origin != "" {
-			title += " (" + r.Origin + ")"
-		}
-		if w.Name != "ops" {
-			title += ": " + w.Name
-		}
-		tables = append(tables, reports.RooflinePoints(title, r.Points, append(modelNotes(r.model), r.Notes...), plain))
-		if plain {
-			break
-		}
-		if r.Summary != nil {
-			tables = append(tables, reports.RooflineSummary("Totals on "+r.Device, *r.Summary, r.Points))
-		}
-	}
+	tables := reports.RooflineTables(views, f == reports.FormatCSV)
 	a.chartNotes(f, tables, notes)
 	return reports.Render(a.stdout, f, tables...)
-}
-
-// modelNotes states the figures behind a device's expected times.
-func modelNotes(m *roofline.Model) []string {
-	e := m.Efficiency()
-	return []string{
-		"Lower bound: datasheet dense peak and bandwidth. Expected: cold L2, fixed cost " + units.FormatDuration(m.FixedCost()) +
-			" per op (launch + ramp), " + e.Family + " GEMM efficiency, streaming DRAM " + units.FormatBandwidth(m.Stream()) + " (devices/data/arch/efficiency.yaml).",
-		"FLOPs count FMA as 2; transcendentals apart; see 'gpucalc roofline --help' for the per-op conventions.",
-	}
 }
 
 func (a *app) newRooflineBatchCmd() *cobra.Command {
@@ -374,7 +315,7 @@ flops/bytes. bound, ceiling_tflops and the times use every FLOP.
 				if origin != "" {
 					t.Title += " (" + origin + ")"
 				}
-				t.Notes = append(modelNotes(m), m.Notes...)
+				t.Notes = append(reports.RooflineModelNotes(m), m.Notes...)
 			}
 			tables := []reports.Table{t}
 			a.chartNotes(f, tables, notes)
