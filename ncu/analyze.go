@@ -1,6 +1,7 @@
 package ncu
 
 import (
+	"fmt"
 	"math"
 	"strings"
 
@@ -183,4 +184,22 @@ func DeviceNames(ks []Kernel) []string {
 		}
 	}
 	return out
+}
+
+// ExportDevice looks up in the catalog the one GPU the kernels were
+// profiled on, for exports read without a device named by the user. Its
+// errors say why; the caller says how to name a device.
+func ExportDevice(c *devices.Catalog, ks []Kernel) (devices.Device, error) {
+	names := DeviceNames(ks)
+	if len(names) != 1 {
+		return devices.Device{}, fmt.Errorf("the export spans several GPUs (%s)", strings.Join(names, ", "))
+	}
+	if names[0] == "" {
+		return devices.Device{}, fmt.Errorf("the export has no device name (device__attribute_display_name)")
+	}
+	d, err := c.Lookup(names[0])
+	if err != nil {
+		return devices.Device{}, fmt.Errorf("the export's device: %w", err)
+	}
+	return d, nil
 }

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 
 	"github.com/gpucalc/gpucalc/devices"
 	"github.com/gpucalc/gpucalc/ncu"
@@ -109,20 +108,13 @@ func (a *app) ncuDevice(flag string, ks []ncu.Kernel) (devices.Device, string, e
 		d, _, err := a.Device(flag)
 		return d, "from --device", err
 	}
-	names := ncu.DeviceNames(ks)
-	if len(names) != 1 {
-		return devices.Device{}, "", fmt.Errorf("the export spans several GPUs (%s): pass --device NAME", strings.Join(names, ", "))
-	}
-	if names[0] == "" {
-		return devices.Device{}, "", fmt.Errorf("the export has no device name (device__attribute_display_name): pass --device NAME")
-	}
 	c, err := a.Catalog()
 	if err != nil {
 		return devices.Device{}, "", err
 	}
-	d, err := c.Lookup(names[0])
+	d, err := ncu.ExportDevice(c, ks)
 	if err != nil {
-		return devices.Device{}, "", fmt.Errorf("the export's device: %w; pass --device NAME, or add the GPU with --device-file", err)
+		return devices.Device{}, "", fmt.Errorf("%w; pass --device NAME (or add the GPU with --device-file)", err)
 	}
 	return d, "from the export", nil
 }

@@ -60,25 +60,21 @@ func (f *kernelFlags) target(a *app) (reports.Target, error) {
 		if f.device != "" {
 			return reports.Target{}, usageError{errors.New("give --device or --arch, not both")}
 		}
-		cc, err := devices.ParseCC(f.arch)
+		t, err := reports.ArchTarget(f.arch)
 		if err != nil {
 			return reports.Target{}, usageError{fmt.Errorf("--arch: %w", err)}
 		}
-		arch, err := devices.ArchFor(cc)
-		if err != nil {
-			return reports.Target{}, usageError{fmt.Errorf("--arch: %w", err)}
-		}
-		return reports.Target{Arch: arch, CC: cc}, nil
+		return t, nil
 	}
 	d, origin, err := a.Device(f.device)
 	if err != nil {
 		return reports.Target{}, err
 	}
-	arch, err := d.Limits()
+	t, err := reports.DeviceTarget(d, origin)
 	if err != nil {
 		return reports.Target{}, usageError{err}
 	}
-	return reports.Target{Device: d.Name, Origin: origin, Arch: arch, CC: d.CC, SMs: d.SMs, GPCs: d.ClusterGPCs}, nil
+	return t, nil
 }
 
 // parseSize parses a shared-memory size flag (binary units).
