@@ -122,6 +122,7 @@ Peak rates are dense; 2:4-sparse rates are never used unless asked for.`,
 		a.newSimulateCmd(),
 		a.newNCUCmd(),
 		a.newCheckCmd(),
+		a.newServeCmd(),
 	)
 	return root
 }

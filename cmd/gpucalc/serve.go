@@ -1,0 +1,117 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os/exec"
+	"os/signal"
+	"runtime"
+	"syscall"
+	"time"
+
+	"github.com/gpucalc/gpucalc/web"
+	"github.com/spf13/cobra"
+)
+
+type serveOptions struct {
+	addr string
+	open bool
+}
+
+func (a *app) newServeCmd() *cobra.Command {
+	var opt serveOptions
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "The calculators in the browser: occupancy, roofline and reports",
+		Long: `Serve gpucalc as a web app from this binary: occupancy (with the block-size,
+register and shared-memory graphs, updated as you type), roofline (op specs,
+an example or a pasted workload, on one or more devices) and reports (drop an
+Nsight Compute CSV or a workload YAML). Every answer comes from the same code
+as the command line; the page shows the equivalent gpucalc command, and its
+URL holds every input, so a link reproduces the view.
+
+The app is self-contained (nothing is fetched from the network) and listens
+on 127.0.0.1:8080 by default, answering only requests addressed to localhost,
+127.0.0.1 or [::1] (against DNS rebinding). --addr listens elsewhere; on an
+address other than loopback the Host check is off and anyone who can reach
+the port can use the calculators: gpucalc says so. Uploads are limited to
+16 MiB. --device-file and --datasheet apply as in the other commands.`,
+		Example: `  gpucalc serve
+  gpucalc serve --open
+  gpucalc serve --addr 127.0.0.1:9000
+  gpucalc serve --addr 0.0.0.0:8080   # reachable from other machines`,
+		Args: args(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
+			defer stop()
+			return a.runServe(ctx, opt)
+		},
+	}
+	cmd.Flags().StringVar(&opt.addr, "addr", "127.0.0.1:8080", "`host:port` to listen on")
+	cmd.Flags().BoolVar(&opt.open, "open", false, "open the app in the default browser")
+	return cmd
+}
+
+func (a *app) runServe(ctx context.Context, opt serveOptions) error {
+	c, err := a.Catalog()
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", opt.addr)
+	if err != nil {
+		return usageError{fmt.Errorf("--addr %s: %w", opt.addr, err)}
+	}
+	host, port, _ := net.SplitHostPort(ln.Addr().String())
+	ip := net.ParseIP(host)
+	loopback := ip != nil && ip.IsLoopback()
+	h, err := web.New(web.Options{Catalog: c, Datasheet: a.datasheet, LoopbackOnly: loopback})
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	url := "http://" + ln.Addr().String() + "/"
+	if !loopback {
+		url = "http://localhost:" + port + "/"
+		fmt.Fprintf(a.stderr, "gpucalc serve: listening on %s, not only on this machine's loopback: anyone who can reach port %s can use it (the Host check is off)\n", ln.Addr(), port)
+	}
+	fmt.Fprintf(a.stderr, "gpucalc serve: %s (Ctrl+C to stop)\n", url)
+	if opt.open {
+		if err := openBrowser(url); err != nil {
+			fmt.Fprintf(a.stderr, "gpucalc serve: could not open a browser (%v); open %s yourself\n", err, url)
+		}
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, MaxHeaderBytes: 512 << 10}
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ln) }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+	}
+	shut, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(shut); err != nil {
+		return err
+	}
+	if err := <-done; !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+// openBrowser opens url in the user's browser.
+func openBrowser(url string) error {
+	var cmd *exec.Cmd
+	switch runtime.GOOS {
+	case "darwin":
+		cmd = exec.Command("open", url)
+	case "windows":
+		cmd = exec.Command("rundll32", "url.dll,FileProtocolHandler", url)
+	default:
+		cmd = exec.Command("xdg-open", url)
+	}
+	return cmd.Start()
+}

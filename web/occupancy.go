@@ -1,0 +1,236 @@
+package web
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"math"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/gpucalc/gpucalc/devices"
+	"github.com/gpucalc/gpucalc/occupancy"
+	"github.com/gpucalc/gpucalc/reports"
+	"github.com/gpucalc/gpucalc/units"
+)
+
+// occupancyDefaults are the occupancy form's defaults: the CLI's, on the
+// CLI's default device.
+var occupancyDefaults = map[string]string{
+	"device": "h100", "threads": "256", "regs": "32", "static_smem": "0", "dynamic_smem": "0",
+	"carveout": "default", "cluster": "0", "barriers": "1", "max_threads": "0",
+}
+
+func (s *server) occupancyPage(w http.ResponseWriter, r *http.Request) {
+	q := query(r, occupancyDefaults)
+	p := page{Title: "Occupancy", Nav: "occupancy", Q: q}
+	chosen, _ := s.Catalog.Lookup(q["device"])
+	for _, d := range s.Catalog.Devices() {
+		if _, err := d.Limits(); err != nil {
+			continue // not an NVIDIA GPU: no occupancy model
+		}
+		p.Devices = append(p.Devices, option{deviceKey(d), d.Name + " (" + d.CC.SM() + ")", d.Name == chosen.Name})
+	}
+	for _, a := range devices.Archs() {
+		sel := false
+		if cc, err := devices.ParseCC(q["device"]); err == nil {
+			sel = cc == a.CC
+		}
+		p.Archs = append(p.Archs, option{a.CC.SM(), a.CC.SM() + " (" + a.Family + ")", sel})
+	}
+	s.render(w, "occupancy.html", p)
+}
+
+// occupancyInput is the parsed occupancy form.
+type occupancyInput struct {
+	target   reports.Target
+	kernel   occupancy.Kernel
+	launch   occupancy.Launch
+	cluster  int
+	defaults []string
+}
+
+// parseOccupancy reads the form; a field at its default is treated as not
+// given (as a flag left out), so the command line leaves it out too.
+func (s *server) parseOccupancy(q map[string]string) (occupancyInput, fieldErrors) {
+	errs := fieldErrors{}
+	var in occupancyInput
+	dev := strings.TrimSpace(q["device"])
+	var err error
+	if _, ccErr := devices.ParseCC(dev); ccErr == nil {
+		in.target, err = reports.ArchTarget(dev)
+	} else {
+		var d devices.Device
+		if d, err = s.device(dev); err == nil {
+			in.target, err = reports.DeviceTarget(d, "")
+		}
+	}
+	if err != nil {
+		errs.add("device", err)
+	}
+	integer := func(name string, lo, hi int) int {
+		v, err := strconv.Atoi(strings.TrimSpace(q[name]))
+		switch {
+		case err != nil:
+			errs.add(name, fmt.Errorf("%q is not a whole number", q[name]))
+		case v < lo || v > hi:
+			errs.add(name, fmt.Errorf("%d: expected %d to %d", v, lo, hi))
+		}
+		return v
+	}
+	sizeOf := func(name string) int {
+		b, err := units.ParseSize(q[name])
+		switch {
+		case err != nil:
+			errs.add(name, err)
+		case b > math.MaxInt32:
+			errs.add(name, errors.New("far larger than any GPU's shared memory"))
+		}
+		return int(b)
+	}
+	in.launch.Threads = integer("threads", 1, math.MaxInt32)
+	in.kernel.Regs = integer("regs", 0, math.MaxInt32)
+	in.kernel.StaticSmem = sizeOf("static_smem")
+	in.launch.DynamicSmem = sizeOf("dynamic_smem")
+	in.kernel.Barriers = integer("barriers", 0, math.MaxInt32)
+	in.kernel.MaxThreads = integer("max_threads", 0, math.MaxInt32)
+	in.cluster = integer("cluster", 0, math.MaxInt32)
+	if in.launch.Carveout, err = occupancy.ParseCarveout(q["carveout"]); err != nil {
+		errs.add("carveout", err)
+	}
+	for _, name := range []string{"threads", "regs"} {
+		if strings.TrimSpace(q[name]) == occupancyDefaults[name] {
+			in.defaults = append(in.defaults, "--"+name+" "+occupancyDefaults[name])
+		}
+	}
+	return in, errs
+}
+
+// resultField names the field an invalid input of Calculate is about.
+var resultField = []struct {
+	err   error
+	field string
+}{
+	{occupancy.ErrBlockSize, "threads"},
+	{occupancy.ErrRegisters, "regs"},
+	{occupancy.ErrNegative, "dynamic_smem"},
+	{occupancy.ErrStaticSmem, "static_smem"},
+	{occupancy.ErrCarveout, "carveout"},
+	{occupancy.ErrBarriers, "barriers"},
+	{occupancy.ErrMaxThreads, "max_threads"},
+}
+
+// occupancyCLI is the command line that prints the same answer.
+func (s *server) occupancyCLI(q map[string]string, in occupancyInput) string {
+	args := []string{"gpucalc", "occupancy"}
+	flag := func(name, v string) { args = append(args, "--"+name, shellQuote(v)) }
+	if in.target.Device != "" {
+		d, _ := s.Catalog.Lookup(in.target.Device)
+		flag("device", deviceKey(d))
+	} else {
+		flag("arch", in.target.CC.SM())
+	}
+	for _, f := range []struct{ field, flag string }{{"threads", "threads"}, {"regs", "regs"}} {
+		if v := strings.TrimSpace(q[f.field]); v != occupancyDefaults[f.field] {
+			flag(f.flag, v)
+		}
+	}
+	if total := in.kernel.StaticSmem + in.launch.DynamicSmem; total != 0 {
+		flag("smem", sizeFlag(total))
+	}
+	if in.kernel.StaticSmem != 0 {
+		flag("static-smem", sizeFlag(in.kernel.StaticSmem))
+	}
+	if !in.launch.Carveout.IsDefault() {
+		flag("carveout", strings.TrimSpace(q["carveout"]))
+	}
+	if in.kernel.Barriers != 1 {
+		flag("barriers", strconv.Itoa(in.kernel.Barriers))
+	}
+	if in.kernel.MaxThreads != 0 {
+		flag("max-threads", strconv.Itoa(in.kernel.MaxThreads))
+	}
+	if in.cluster != 0 {
+		flag("cluster", strconv.Itoa(in.cluster))
+	}
+	if s.Datasheet {
+		args = append(args, "--datasheet")
+	}
+	return strings.Join(args, " ")
+}
+
+// Occupancy answers the occupancy form: the view of `gpucalc occupancy
+// --format json`, its tables, and the three sweeps as charts.
+func (s *server) apiOccupancy(w http.ResponseWriter, r *http.Request) {
+	a, err := s.occupancy(query(r, occupancyDefaults))
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	reply(w, a)
+}
+
+func (s *server) occupancy(q map[string]string) (answer, error) {
+	in, errs := s.parseOccupancy(q)
+	if len(errs) > 0 {
+		return answer{Errors: errs}, nil
+	}
+	t, k, l := in.target, in.kernel, in.launch
+	res := occupancy.Calculate(t.Arch, k, l)
+	for _, rf := range resultField {
+		if errors.Is(res.Err, rf.err) {
+			errs.add(rf.field, res.Err)
+		}
+	}
+	if res.Err != nil && len(errs) == 0 {
+		errs.add("", res.Err)
+	}
+	if errors.Is(res.Reason, occupancy.ErrSmemPerBlock) {
+		errs.add("dynamic_smem", fmt.Errorf("%s in all: %w (%s on cc %s)", units.FormatSize(int64(k.StaticSmem+l.DynamicSmem)), res.Reason, units.FormatSize(int64(t.Arch.SmemPerBlockOptin)), t.CC))
+	}
+	var clusters *occupancy.Clusters
+	if in.cluster != 0 && len(errs) == 0 {
+		if t.SMs == 0 {
+			errs.add("cluster", errors.New("clusters are counted on the whole GPU: pick a device, not an architecture"))
+		} else if c, err := occupancy.ActiveClusters(t.Arch, res, in.cluster, t.SMs, t.GPCs); err != nil {
+			errs.add("cluster", err)
+		} else {
+			clusters = &c
+		}
+	}
+	cli := s.occupancyCLI(q, in)
+	if len(errs) > 0 {
+		return answer{Errors: errs, CLI: cli}, nil
+	}
+	cliffs, err := occupancy.FindCliffs(t.Arch, k, l)
+	if err != nil {
+		return answer{}, err
+	}
+	rep := reports.NewOccupancy(t, k, l, in.defaults, res, nil, &cliffs, clusters)
+	a := answer{View: rep, Tables: tablesOf(rep.Tables()), CLI: cli}
+	for _, c := range []struct {
+		q       occupancy.Quantity
+		current int
+	}{{occupancy.VaryThreads, l.Threads}, {occupancy.VaryRegs, k.Regs}, {occupancy.VarySmem, k.StaticSmem + l.DynamicSmem}} {
+		pts, err := occupancy.Sweep(t.Arch, k, l, c.q)
+		if err != nil {
+			return answer{}, err
+		}
+		var buf bytes.Buffer
+		if err := reports.SweepPlot(&buf, "svg", t, c.q, pts, c.current); err != nil {
+			return answer{}, err
+		}
+		a.Charts = append(a.Charts, chart{ID: string(c.q), Title: "Occupancy against " + string(c.q), SVG: inlineSVG(buf.String())})
+	}
+	return a, nil
+}
+
+// sizeFlag writes a size as a flag value: 48K when a whole number of KiB,
+// else bytes.
+func sizeFlag(b int) string {
+	if b%1024 == 0 {
+		return strconv.Itoa(b/1024) + "K"
+	}
+	return strconv.Itoa(b)
+}

@@ -1,0 +1,204 @@
+package web
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net/http"
+	"path"
+	"strings"
+
+	"github.com/gpucalc/gpucalc/devices"
+	"github.com/gpucalc/gpucalc/examples"
+	"github.com/gpucalc/gpucalc/ncu"
+	"github.com/gpucalc/gpucalc/ops"
+	"github.com/gpucalc/gpucalc/reports"
+	"github.com/gpucalc/gpucalc/review"
+)
+
+func (s *server) reportsPage(w http.ResponseWriter, r *http.Request) {
+	q := query(r, map[string]string{"example": "", "device": ""})
+	p := page{Title: "Reports", Nav: "reports", Q: q}
+	chosen, _ := s.Catalog.Lookup(q["device"])
+	for _, d := range s.Catalog.Devices() {
+		p.Devices = append(p.Devices, option{deviceKey(d), d.Name, q["device"] != "" && d.Name == chosen.Name})
+	}
+	for _, n := range exampleNames() {
+		p.Examples = append(p.Examples, option{n, n, n == q["example"]})
+	}
+	s.render(w, "reports.html", p)
+}
+
+// apiReport turns an uploaded (POST, field "file") or example (GET,
+// ?example=) workload into the page of `gpucalc check --format html`, and an
+// Nsight Compute export into the tables and chart of `gpucalc ncu`.
+func (s *server) apiReport(w http.ResponseWriter, r *http.Request) {
+	errs := fieldErrors{}
+	var name, device string
+	var data []byte
+	if r.Method == http.MethodPost {
+		name, data = upload(r, errs)
+		device = r.FormValue("device")
+	} else {
+		q := query(r, nil)
+		device = q["device"]
+		name = path.Base(q["example"])
+		var err error
+		if data, err = fs.ReadFile(examples.FS, name); err != nil {
+			errs.add("example", fmt.Errorf("no example %q; pick one of %s", q["example"], strings.Join(exampleNames(), ", ")))
+		}
+		name = "examples/" + name
+	}
+	if len(errs) > 0 {
+		reply(w, answer{Errors: errs})
+		return
+	}
+	var d devices.Device
+	if device != "" {
+		var err error
+		if d, err = s.device(device); err != nil {
+			reply(w, answer{Errors: fieldErrors{"device": err.Error()}})
+			return
+		}
+	}
+	var a answer
+	var err error
+	if isCSV(name, data) {
+		a, err = s.ncuReport(name, data, d)
+	} else {
+		a, err = s.checkReport(name, data, d)
+	}
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	reply(w, a)
+}
+
+// upload reads the form's file, within MaxUpload.
+func upload(r *http.Request, errs fieldErrors) (string, []byte) {
+	f, hdr, err := r.FormFile("file")
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		switch {
+		case errors.As(err, &tooBig):
+			errs.add("file", fmt.Errorf("the file is larger than the %d MiB allowed", MaxUpload>>20))
+		case errors.Is(err, http.ErrMissingFile):
+			errs.add("file", errors.New("choose or drop a file: an Nsight Compute CSV export or a workload YAML"))
+		default:
+			errs.add("file", err)
+		}
+		return "", nil
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, MaxUpload+1))
+	if err == nil && len(data) > MaxUpload {
+		err = fmt.Errorf("the file is larger than the %d MiB allowed", MaxUpload>>20)
+	}
+	if err != nil {
+		errs.add("file", err)
+	}
+	return path.Base(hdr.Filename), data
+}
+
+// isCSV tells an Nsight Compute export from a workload: by the file's
+// extension, else by its first line that is not a comment.
+func isCSV(name string, data []byte) bool {
+	switch strings.ToLower(path.Ext(name)) {
+	case ".csv":
+		return true
+	case ".yaml", ".yml":
+		return false
+	}
+	for _, line := range strings.Split(string(data[:min(len(data), 4096)]), "\n") {
+		if t := strings.TrimSpace(line); t != "" && !strings.HasPrefix(t, "#") {
+			return strings.HasPrefix(t, `"`) || strings.HasPrefix(t, "==PROF==")
+		}
+	}
+	return false
+}
+
+// checkReport is `gpucalc check FILE --format html`.
+func (s *server) checkReport(name string, data []byte, d devices.Device) (answer, error) {
+	wl, err := ops.ParseWorkload(name, data)
+	if err != nil {
+		return answer{Errors: fieldErrors{"file": err.Error()}}, nil
+	}
+	rv := reports.Review{}
+	if d.Name == "" {
+		if d, err = s.device(defaultDevice); err != nil {
+			return answer{}, err
+		}
+		rv.Origin = "default; pick a device"
+	}
+	builtin, err := devices.Builtin()
+	if err != nil {
+		return answer{}, err
+	}
+	rep, err := review.Check(wl, d, builtin.Devices())
+	if err != nil {
+		return answer{Errors: fieldErrors{"file": err.Error()}}, nil
+	}
+	rv.Reports = []review.Report{rep}
+	var buf bytes.Buffer
+	if err := reports.ReviewHTML(&buf, rv); err != nil {
+		return answer{}, err
+	}
+	cli := "gpucalc check " + shellQuote(name) + " --format html"
+	if rv.Origin == "" {
+		cli += " --device " + shellQuote(deviceKey(d))
+	}
+	if s.Datasheet {
+		cli += " --datasheet"
+	}
+	return answer{View: rv, HTML: buf.String(), CLI: cli}, nil
+}
+
+// defaultDevice is the CLI's default device.
+const defaultDevice = "h100"
+
+// ncuReport is `gpucalc ncu FILE`, with its chart.
+func (s *server) ncuReport(name string, data []byte, d devices.Device) (answer, error) {
+	exp, err := ncu.Read(bytes.NewReader(data))
+	if err != nil {
+		return answer{Errors: fieldErrors{"file": fmt.Sprintf("%s: %v", name, err)}}, nil
+	}
+	ks, err := exp.Kernels()
+	if err != nil {
+		return answer{Errors: fieldErrors{"file": fmt.Sprintf("%s: %v", name, err)}}, nil
+	}
+	cli := "gpucalc ncu " + shellQuote(name)
+	origin := "from --device"
+	if d.Name == "" {
+		c, err := ncu.ExportDevice(s.Catalog, ks)
+		if err != nil {
+			return answer{Errors: fieldErrors{"device": err.Error() + "; pick the device"}}, nil
+		}
+		if s.Datasheet {
+			c = c.Datasheet()
+		}
+		d, origin = c, "from the export"
+	} else {
+		cli += " --device " + shellQuote(deviceKey(d))
+	}
+	if s.Datasheet {
+		cli += " --datasheet"
+	}
+	as := make([]ncu.Analysis, len(ks))
+	for i, k := range ks {
+		as[i] = ncu.Analyze(k, d)
+	}
+	a := answer{View: reports.NCUView{Device: d.Name, DeviceOrigin: origin, Kernels: as}, Tables: tablesOf(reports.NCU(as, d.Name, origin)), CLI: cli}
+	c, skipped := reports.NCUChart(as, d)
+	var buf bytes.Buffer
+	if err := c.Write(&buf, "svg", reports.ChartSize{Width: 20, Height: 12.5}, reports.DefaultDPI); err != nil {
+		return answer{}, err
+	}
+	a.Charts = []chart{{ID: "ncu", Title: c.Title, SVG: inlineSVG(buf.String())}}
+	if len(skipped) > 0 && len(a.Tables) > 0 {
+		a.Tables[0].Notes = append(a.Tables[0].Notes, skipped...)
+	}
+	return a, nil
+}

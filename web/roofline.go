@@ -1,0 +1,165 @@
+package web
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/http"
+	"path"
+	"strings"
+
+	"github.com/gpucalc/gpucalc/devices"
+	"github.com/gpucalc/gpucalc/examples"
+	"github.com/gpucalc/gpucalc/ops"
+	"github.com/gpucalc/gpucalc/reports"
+	"github.com/gpucalc/gpucalc/roofline"
+)
+
+// rooflineDefaults: one GEMM on the CLI's default device.
+var rooflineDefaults = map[string]string{
+	"source": "ops", "ops": "matmul m=4096 n=4096 k=4096 dtype=bf16", "example": "llama3-8b-decode.yaml", "workload": "", "devices": "h100",
+}
+
+// exampleNames lists the embedded example workloads.
+func exampleNames() []string {
+	names, _ := fs.Glob(examples.FS, "*.yaml")
+	return names
+}
+
+func (s *server) rooflinePage(w http.ResponseWriter, r *http.Request) {
+	q := query(r, rooflineDefaults)
+	p := page{Title: "Roofline", Nav: "roofline", Q: q}
+	chosen := map[string]bool{}
+	for _, n := range strings.Split(q["devices"], ",") {
+		if d, err := s.Catalog.Lookup(strings.TrimSpace(n)); err == nil {
+			chosen[d.Name] = true
+		}
+	}
+	for _, d := range s.Catalog.Devices() {
+		p.Checks = append(p.Checks, option{deviceKey(d), d.Name, chosen[d.Name]})
+	}
+	for _, n := range exampleNames() {
+		p.Examples = append(p.Examples, option{n, n, n == q["example"]})
+	}
+	s.render(w, "roofline.html", p)
+}
+
+// workload reads the roofline form's source: op specs (one a line), an
+// example, or pasted YAML. The second result is the CLI's flags for it.
+func workload(q map[string]string, errs fieldErrors) (ops.Workload, []string) {
+	switch q["source"] {
+	case "example":
+		name := path.Base(q["example"])
+		data, err := fs.ReadFile(examples.FS, name)
+		if err != nil {
+			errs.add("example", fmt.Errorf("no example %q; pick one of %s", q["example"], strings.Join(exampleNames(), ", ")))
+			return ops.Workload{}, nil
+		}
+		w, err := ops.ParseWorkload(name, data)
+		if err != nil {
+			errs.add("example", err)
+		}
+		return w, []string{"--workload", "examples/" + name}
+	case "workload":
+		w, err := ops.ParseWorkload("the pasted workload", []byte(q["workload"]))
+		if err != nil {
+			errs.add("workload", err)
+		}
+		return w, []string{"--workload", "workload.yaml"}
+	case "ops":
+		w := ops.Workload{Name: "ops"}
+		var flags []string
+		for i, line := range strings.Split(q["ops"], "\n") {
+			line = strings.TrimSpace(line)
+			if line == "" {
+				continue
+			}
+			o, err := ops.Parse(line)
+			if err != nil {
+				errs.add("ops", fmt.Errorf("line %d: %w", i+1, err))
+				continue
+			}
+			w.Entries = append(w.Entries, ops.Entry{Op: o, Count: 1})
+			flags = append(flags, "--op", shellQuote(line))
+		}
+		if len(w.Entries) == 0 {
+			errs.add("ops", errors.New("give one op a line, such as: matmul m=4096 n=4096 k=4096 dtype=bf16"))
+		}
+		return w, flags
+	}
+	errs.add("source", fmt.Errorf("source %q: expected ops, example or workload", q["source"]))
+	return ops.Workload{}, nil
+}
+
+// Roofline answers the roofline form: the view of `gpucalc roofline
+// --format json`, its tables and the chart.
+func (s *server) apiRoofline(w http.ResponseWriter, r *http.Request) {
+	q := query(r, rooflineDefaults)
+	errs := fieldErrors{}
+	wl, flags := workload(q, errs)
+	var devs []devices.Device
+	var keys []string
+	for _, n := range strings.Split(q["devices"], ",") {
+		if n = strings.TrimSpace(n); n == "" {
+			continue
+		}
+		d, err := s.device(n)
+		if err != nil {
+			errs.add("devices", err)
+			continue
+		}
+		devs, keys = append(devs, d), append(keys, deviceKey(d))
+	}
+	if len(devs) == 0 {
+		errs.add("devices", errors.New("pick one or more devices"))
+	}
+	args := append([]string{"gpucalc", "roofline"}, flags...)
+	if len(keys) == 1 {
+		args = append(args, "--device", shellQuote(keys[0]))
+	} else if len(keys) > 1 {
+		args = append(args, "--devices", shellQuote(strings.Join(keys, ",")))
+	}
+	if s.Datasheet {
+		args = append(args, "--datasheet")
+	}
+	cli := strings.Join(args, " ")
+	if q["source"] == "workload" {
+		cli = "# save the YAML as workload.yaml, then:\n" + cli
+	}
+	if len(errs) > 0 {
+		reply(w, answer{Errors: errs, CLI: cli})
+		return
+	}
+	views := make([]reports.RooflineView, len(devs))
+	for i, d := range devs {
+		m, err := roofline.New(d)
+		if err == nil {
+			views[i], err = reports.NewRooflineView(m, "", wl)
+		}
+		if err != nil {
+			errs.add("devices", fmt.Errorf("%s: %w", d.Name, err))
+		}
+	}
+	if len(errs) > 0 {
+		reply(w, answer{Errors: errs, CLI: cli})
+		return
+	}
+	a := answer{Tables: tablesOf(reports.RooflineTables(views, false)), CLI: cli}
+	if len(views) == 1 {
+		a.View = views[0]
+	} else {
+		a.View = reports.RooflineViews{Devices: views}
+	}
+	c := reports.RooflineViewsChart(devs, views)
+	var buf bytes.Buffer
+	if err := c.Write(&buf, "svg", reports.ChartSize{Width: 20, Height: 12.5}, reports.DefaultDPI); err != nil {
+		fail(w, err)
+		return
+	}
+	a.Charts = []chart{{ID: "roofline", Title: c.Title, SVG: inlineSVG(buf.String())}}
+	if u := c.Unplaced(); len(u) > 0 {
+		a.Tables[0].Notes = append(a.Tables[0].Notes, "not on the chart: "+strings.Join(u, "; "))
+	}
+	reply(w, a)
+}
