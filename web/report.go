@@ -114,7 +114,7 @@ func isCSV(name string, data []byte) bool {
 	}
 	for _, line := range strings.Split(string(data[:min(len(data), 4096)]), "\n") {
 		if t := strings.TrimSpace(line); t != "" && !strings.HasPrefix(t, "#") {
-			return strings.HasPrefix(t, `"`) || strings.HasPrefix(t, "==PROF==")
+			return strings.HasPrefix(t, `"`) || strings.HasPrefix(t, "==") // ==PROF==, ==WARNING==
 		}
 	}
 	return false

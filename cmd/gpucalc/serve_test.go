@@ -1,0 +1,107 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/gpucalc/gpucalc/devices"
+	"github.com/gpucalc/gpucalc/web"
+)
+
+// shellSplit splits a command line the way a POSIX shell splits the lines
+// the web app writes: words separated by spaces, single quotes, '\'' for a
+// quote.
+func shellSplit(s string) []string {
+	var out []string
+	var cur strings.Builder
+	quoted, word := false, false
+	for _, r := range s {
+		switch {
+		case r == '\'':
+			quoted, word = !quoted, true
+		case r == ' ' && !quoted:
+			if word {
+				out = append(out, cur.String())
+				cur.Reset()
+			}
+			word = false
+		default:
+			cur.WriteRune(r)
+			word = true
+		}
+	}
+	if word {
+		out = append(out, cur.String())
+	}
+	return out
+}
+
+// TestServeMatchesCLI: for each set of inputs, the web app's answer equals
+// what its "Copy as CLI" command line prints with --format json, so the page
+// and the CLI give the same numbers.
+func TestServeMatchesCLI(t *testing.T) {
+	t.Chdir("../..") // the command lines name examples/ from the repository root
+	c, err := devices.Builtin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := web.New(web.Options{Catalog: c, LoopbackOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ path, cli string }{
+		{"/api/occupancy?device=a100&regs=64&dynamic_smem=48K", "gpucalc occupancy --device a100-sxm4-80gb --regs 64 --smem 48K"},
+		{"/api/occupancy?device=h100&threads=128&regs=40&static_smem=4K&dynamic_smem=100K&carveout=50%25&cluster=4&barriers=2", ""},
+		{"/api/occupancy?device=sm_86&threads=96&regs=255&max_threads=64", ""},
+		{"/api/occupancy?device=b200&threads=1024&regs=32&carveout=100K", ""},
+		{"/api/roofline?source=ops&ops=matmul+m%3D4096+n%3D4096+k%3D4096+dtype%3Dbf16%0Asoftmax+rows%3D4096+cols%3D32768&devices=h100", ""},
+		{"/api/roofline?source=example&example=llama3-8b-prefill.yaml&devices=h100,a100,h200", ""},
+		{"/api/report?example=resnet50-bottleneck.yaml&device=l40s", ""},
+	} {
+		r := httptest.NewRequest(http.MethodGet, tc.path, nil)
+		r.Host = "localhost:8080"
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		var a struct {
+			View   json.RawMessage   `json:"view"`
+			CLI    string            `json:"cli"`
+			Errors map[string]string `json:"errors"`
+		}
+		if err := json.Unmarshal(w.Body.Bytes(), &a); err != nil || w.Code != 200 {
+			t.Fatalf("%s: status %d, %v: %s", tc.path, w.Code, err, w.Body)
+		}
+		if tc.cli != "" && a.CLI != tc.cli {
+			t.Errorf("%s: command line %q, want %q", tc.path, a.CLI, tc.cli)
+		}
+		args := shellSplit(a.CLI)
+		if len(args) < 2 || args[0] != "gpucalc" {
+			t.Fatalf("%s: not a gpucalc command line: %q", tc.path, a.CLI)
+		}
+		args = append(args[1:], "--format", "json")
+		for i, arg := range args {
+			if arg == "html" && args[i-1] == "--format" {
+				args = append(args[:i-1], args[i+1:]...) // check's page is checked as JSON
+				break
+			}
+		}
+		var stdout, stderr bytes.Buffer
+		if code := run(args, strings.NewReader(""), &stdout, &stderr, func(string) string { return "" }); code != 0 {
+			t.Fatalf("gpucalc %s: exit %d: %s", strings.Join(args, " "), code, stderr.String())
+		}
+		var page, cli any
+		if err := json.Unmarshal(a.View, &page); err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(stdout.Bytes(), &cli); err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(page, cli) {
+			t.Errorf("%s: the page's answer differs from gpucalc %s:\npage: %.400s\ncli:  %.400s", tc.path, strings.Join(args, " "), a.View, stdout.String())
+		}
+	}
+}

@@ -1,0 +1,257 @@
+package web
+
+import (
+	"bytes"
+	"compress/gzip"
+	"encoding/json"
+	"io"
+	"mime/multipart"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/gpucalc/gpucalc/devices"
+)
+
+func newTestServer(t testing.TB, loopbackOnly bool) http.Handler {
+	t.Helper()
+	c, err := devices.Builtin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := New(Options{Catalog: c, LoopbackOnly: loopbackOnly})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+// get answers a request to the handler with the given Host header.
+func get(h http.Handler, host, target string) *httptest.ResponseRecorder {
+	r := httptest.NewRequest(http.MethodGet, target, nil)
+	r.Host = host
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, r)
+	return w
+}
+
+func decode(t *testing.T, w *httptest.ResponseRecorder) answer {
+	t.Helper()
+	var a answer
+	if err := json.Unmarshal(w.Body.Bytes(), &a); err != nil {
+		t.Fatalf("%v: %s", err, w.Body.String())
+	}
+	return a
+}
+
+// TestHostCheck: in the default (loopback) mode a page on another site that
+// points its own name at 127.0.0.1 (DNS rebinding) is refused.
+func TestHostCheck(t *testing.T) {
+	strict := newTestServer(t, true)
+	open := newTestServer(t, false)
+	for _, tc := range []struct {
+		host         string
+		strict, open int
+	}{
+		{"127.0.0.1:8080", 200, 200},
+		{"localhost:8080", 200, 200},
+		{"LOCALHOST", 200, 200},
+		{"[::1]:8080", 200, 200},
+		{"127.0.0.2:8080", 200, 200},
+		{"attacker.example:8080", 421, 200},
+		{"localhost.attacker.example", 421, 200},
+		{"127.0.0.1.nip.io:8080", 421, 200},
+		{"192.168.1.10:8080", 421, 200},
+		{"", 421, 200},
+	} {
+		for _, path := range []string{"/", "/api/occupancy?device=a100"} {
+			if got := get(strict, tc.host, path).Code; got != tc.strict {
+				t.Errorf("loopback mode, Host %q, %s: status %d, want %d", tc.host, path, got, tc.strict)
+			}
+			if got := get(open, tc.host, path).Code; got != tc.open {
+				t.Errorf("open mode, Host %q, %s: status %d, want %d", tc.host, path, got, tc.open)
+			}
+		}
+	}
+	if body := get(strict, "attacker.example", "/").Body.String(); !strings.Contains(body, `"attacker.example"`) || !strings.Contains(body, "--addr") {
+		t.Errorf("the refusal should name the host and the way out: %s", body)
+	}
+}
+
+// TestOccupancyAPI checks the A100 example against numbers derived here from
+// the A100's limits (cc 8.0: 164 KiB of shared memory per SM at the largest
+// carveout, 1 KiB reserved per block, 65536 registers, 64 warps), and that
+// bad fields come back as field errors.
+func TestOccupancyAPI(t *testing.T) {
+	h := newTestServer(t, true)
+	w := get(h, "localhost", "/api/occupancy?device=a100&regs=64&dynamic_smem=48K")
+	if w.Code != 200 {
+		t.Fatalf("status %d: %s", w.Code, w.Body)
+	}
+	a := decode(t, w)
+	view := a.View.(map[string]any)
+	res := view["result"].(map[string]any)
+	// shared memory: floor(164 KiB / (48+1) KiB) = 3; registers: 65536 / (64*256) = 4.
+	if res["blocks_per_sm"] != 3.0 || res["limiters"] != "shared_memory" || res["blocks_by_regs"] != 4.0 {
+		t.Errorf("A100, 64 regs, 48K: got %v blocks limited by %v (%v by registers); want 3 by shared_memory (4 by registers)", res["blocks_per_sm"], res["limiters"], res["blocks_by_regs"])
+	}
+	if want := "gpucalc occupancy --device a100-sxm4-80gb --regs 64 --smem 48K"; a.CLI != want {
+		t.Errorf("cli = %q, want %q", a.CLI, want)
+	}
+	if len(a.Charts) != 3 || len(a.Tables) < 2 {
+		t.Fatalf("%d charts and %d tables, want 3 charts and the tables", len(a.Charts), len(a.Tables))
+	}
+	for _, c := range a.Charts {
+		if !strings.HasPrefix(c.SVG, "<svg") || !strings.Contains(c.SVG, "current") {
+			t.Errorf("chart %s: not an SVG with the current point: %.80s", c.ID, c.SVG)
+		}
+	}
+
+	for _, tc := range []struct{ query, field, want string }{
+		{"regs=300", "regs", "255"},
+		{"threads=2000", "threads", "1024"},
+		{"threads=x", "threads", `"x" is not a whole number`},
+		{"dynamic_smem=48Q", "dynamic_smem", "unknown unit"},
+		{"dynamic_smem=300K", "dynamic_smem", "opt-in maximum"},
+		{"static_smem=64K", "static_smem", "48 KiB"},
+		{"carveout=50", "carveout", "50%"},
+		{"device=h900", "device", "unknown device"},
+		{"device=mi300x", "device", "not an NVIDIA GPU"},
+		{"device=sm_80&cluster=2", "cluster", "pick a device"},
+		{"device=a100&cluster=2", "cluster", "9.0"},
+	} {
+		w := get(h, "localhost", "/api/occupancy?"+tc.query)
+		a := decode(t, w)
+		if w.Code != http.StatusUnprocessableEntity || !strings.Contains(a.Errors[tc.field], tc.want) {
+			t.Errorf("%s: status %d, errors %q; want 422 and %q in field %s", tc.query, w.Code, a.Errors, tc.want, tc.field)
+		}
+	}
+}
+
+func TestRooflineAPI(t *testing.T) {
+	h := newTestServer(t, true)
+	for _, tc := range []struct{ query, cli, field, want string }{
+		{"source=ops&ops=matmul+m%3D4096+n%3D4096+k%3D4096+dtype%3Dbf16&devices=h100", "gpucalc roofline --op 'matmul m=4096 n=4096 k=4096 dtype=bf16' --device h100", "", ""},
+		{"source=example&example=llama3-8b-decode.yaml&devices=h100,a100", "gpucalc roofline --workload examples/llama3-8b-decode.yaml --devices h100,a100-sxm4-80gb", "", ""},
+		{"source=ops&ops=matmul+m%3D4&devices=h100", "", "ops", "line 1"},
+		{"source=example&example=../../etc/passwd&devices=h100", "", "example", "no example"},
+		{"source=workload&workload=name%3A+x&devices=h100", "", "workload", "no ops"},
+		{"source=ops&devices=", "", "devices", "pick one or more"},
+	} {
+		w := get(h, "localhost", "/api/roofline?"+tc.query)
+		a := decode(t, w)
+		if tc.field != "" {
+			if !strings.Contains(a.Errors[tc.field], tc.want) {
+				t.Errorf("%s: errors %q, want %q in field %s", tc.query, a.Errors, tc.want, tc.field)
+			}
+			continue
+		}
+		if w.Code != 200 || a.CLI != tc.cli || len(a.Charts) != 1 || len(a.Tables) == 0 {
+			t.Errorf("%s: status %d, cli %q (want %q), %d charts, %d tables; errors %q", tc.query, w.Code, a.CLI, tc.cli, len(a.Charts), len(a.Tables), a.Errors)
+		}
+	}
+}
+
+func post(t *testing.T, h http.Handler, name string, data []byte, device string) *httptest.ResponseRecorder {
+	t.Helper()
+	var body bytes.Buffer
+	mw := multipart.NewWriter(&body)
+	fw, err := mw.CreateFormFile("file", name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fw.Write(data)
+	mw.WriteField("device", device)
+	mw.Close()
+	r := httptest.NewRequest(http.MethodPost, "/api/report", &body)
+	r.Host = "127.0.0.1:8080"
+	r.Header.Set("Content-Type", mw.FormDataContentType())
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, r)
+	return w
+}
+
+func TestReportAPI(t *testing.T) {
+	h := newTestServer(t, true)
+	wl, err := os.ReadFile("testdata/resnet50-bottleneck.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := decode(t, post(t, h, "block.yaml", wl, "a100"))
+	if !strings.HasPrefix(a.HTML, "<!DOCTYPE html>") || !strings.Contains(a.HTML, "A100") || a.CLI != "gpucalc check block.yaml --format html --device a100-sxm4-80gb" {
+		t.Errorf("workload upload: cli %q, errors %q, html %.60q", a.CLI, a.Errors, a.HTML)
+	}
+	csv := gunzip(t, "testdata/ncu_raw.csv.gz")
+	a = decode(t, post(t, h, "profile.txt", csv, ""))
+	if len(a.Tables) == 0 || len(a.Charts) != 1 || a.CLI != "gpucalc ncu profile.txt" {
+		t.Errorf("ncu upload: cli %q, %d tables, %d charts, errors %q", a.CLI, len(a.Tables), len(a.Charts), a.Errors)
+	}
+	a = decode(t, post(t, h, "bad.yaml", []byte("name: [\n"), ""))
+	if a.Errors["file"] == "" {
+		t.Errorf("a broken workload gives no field error: %+v", a.Errors)
+	}
+	w := post(t, h, "big.csv", bytes.Repeat([]byte("x"), MaxUpload+1), "")
+	if a := decode(t, w); !strings.Contains(a.Errors["file"], "16 MiB") {
+		t.Errorf("an upload over the limit: status %d, errors %q", w.Code, a.Errors)
+	}
+}
+
+// TestPagesKeyboard: every control of every page has a label (for= its id,
+// or wrapped in a label), so screen readers name it and Tab reaches it.
+func TestPagesKeyboard(t *testing.T) {
+	h := newTestServer(t, true)
+	for _, path := range []string{"/", "/roofline", "/reports"} {
+		w := get(h, "localhost", path)
+		if w.Code != 200 {
+			t.Fatalf("%s: status %d", path, w.Code)
+		}
+		body := w.Body.String()
+		for _, tag := range []string{"<input", "<select", "<textarea"} {
+			for rest := body; ; {
+				i := strings.Index(rest, tag)
+				if i < 0 {
+					break
+				}
+				el := rest[i : i+strings.Index(rest[i:], ">")]
+				rest = rest[i+len(tag):]
+				id := attr(el, "id")
+				wrapped := strings.LastIndex(body[:len(body)-len(rest)], "<label>") > strings.LastIndex(body[:len(body)-len(rest)], "</label>")
+				if !wrapped && (id == "" || !strings.Contains(body, `for="`+id+`"`)) {
+					t.Errorf("%s: control without a label: %s>", path, el)
+				}
+				if strings.Contains(el, "tabindex=\"-1\"") {
+					t.Errorf("%s: control taken out of the Tab order: %s>", path, el)
+				}
+			}
+		}
+	}
+}
+
+func gunzip(t testing.TB, file string) []byte {
+	t.Helper()
+	f, err := os.Open(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := io.ReadAll(zr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
+func attr(el, name string) string {
+	i := strings.Index(el, " "+name+`="`)
+	if i < 0 {
+		return ""
+	}
+	v := el[i+len(name)+3:]
+	return v[:strings.Index(v, `"`)]
+}
