@@ -14,7 +14,7 @@ import (
 )
 
 // shellSplit splits a command line the way a POSIX shell splits the lines
-// the web app writes: words separated by spaces, single quotes, '\'' for a
+// the web app writes: words separated by spaces, single quotes, '\” for a
 // quote.
 func shellSplit(s string) []string {
 	var out []string
