@@ -1,115 +1,89 @@
 package reports
 
 import (
-	"strings"
-
 	"github.com/gpucalc/gpucalc/devices"
 	"github.com/gpucalc/gpucalc/ncu"
-	"github.com/gpucalc/gpucalc/ops"
+	"github.com/gpucalc/gpucalc/occupancy"
 	"github.com/gpucalc/gpucalc/roofline"
-	"github.com/gpucalc/gpucalc/units"
+	"github.com/gpucalc/gpucalc/sim"
 )
 
-// RooflineView is one device's answer of `gpucalc roofline`, as its JSON
-// output prints it.
+// The JSON views: what each command's --format json writes, one named type
+// per command, so the keys are stable and documented in one place. Keys are
+// snake_case; numbers are plain, in base units named in the key.
+
+// DeviceView is 'gpucalc devices show NAME': the device and the occupancy
+// limits of its compute capability.
+type DeviceView struct {
+	devices.Device
+	Limits *devices.Arch `json:"limits,omitempty"`
+}
+
+// RooflineView is one device's result of 'gpucalc roofline'.
 type RooflineView struct {
 	Device     string             `json:"device"`
 	Origin     string             `json:"device_origin,omitempty"`
 	Efficiency devices.Efficiency `json:"efficiency"`
 	Notes      []string           `json:"notes,omitempty"`
 	Points     []roofline.Point   `json:"points"`
-	// Summary is set for workloads of more than one op.
-	Summary *roofline.Summary `json:"summary,omitempty"`
-
-	workload   string
-	modelNotes []string
+	Summary    *roofline.Summary  `json:"summary,omitempty"`
 }
 
-// RooflineViews is the JSON answer for several devices (--devices).
-type RooflineViews struct {
+// RooflineComparison is 'gpucalc roofline --devices': one view per device.
+type RooflineComparison struct {
 	Devices []RooflineView `json:"devices"`
 }
 
-// NewRooflineView prices the workload with the model; origin says where
-// the device came from when it was not named.
-func NewRooflineView(m *roofline.Model, origin string, w ops.Workload) (RooflineView, error) {
-	pts, err := m.AnalyzeWorkload(w)
-	if err != nil {
-		return RooflineView{}, err
-	}
-	v := RooflineView{Device: m.Device().Name, Origin: origin, Efficiency: m.Efficiency(), Notes: m.Notes, Points: pts,
-		workload: w.Name, modelNotes: append(RooflineModelNotes(m), m.Notes...)}
-	if len(w.Entries) > 1 {
-		s := roofline.Summarize(pts)
-		v.Summary = &s
-	}
-	return v, nil
-}
-
-// RooflineTables renders the views of one workload as `gpucalc roofline`
-// prints them: a comparison when there are several devices, then each
-// device's ops and totals. CSV (plain) takes one table: the comparison, or
-// the first device's ops.
-func RooflineTables(views []RooflineView, plain bool) []Table {
-	var tables []Table
-	if len(views) > 1 {
-		var devs []string
-		var pts [][]roofline.Point
-		for _, v := range views {
-			devs, pts = append(devs, v.Device), append(pts, v.Points)
-		}
-		tables = append(tables, RooflineCompare(devs, pts, plain))
-		if plain {
-			return tables
-		}
-	}
-	for _, v := range views {
-		title := "Roofline on " + v.Device
-		if v.Origin != "" {
-			title += " (" + v.Origin + ")"
-		}
-		if v.workload != "ops" {
-			title += ": " + v.workload
-		}
-		tables = append(tables, RooflinePoints(title, v.Points, v.modelNotes, plain))
-		if plain {
-			break
-		}
-		if v.Summary != nil {
-			tables = append(tables, RooflineSummary("Totals on "+v.Device, *v.Summary, v.Points))
-		}
-	}
-	return tables
-}
-
-// RooflineModelNotes states the figures behind a device's expected times.
-func RooflineModelNotes(m *roofline.Model) []string {
-	e := m.Efficiency()
-	return []string{
-		"Lower bound: datasheet dense peak and bandwidth. Expected: cold L2, fixed cost " + units.FormatDuration(m.FixedCost()) +
-			" per op (launch + ramp), " + e.Family + " GEMM efficiency, streaming DRAM " + units.FormatBandwidth(m.Stream()) + " (devices/data/arch/efficiency.yaml).",
-		"FLOPs count FMA as 2; transcendentals apart; see 'gpucalc roofline --help' for the per-op conventions.",
-	}
-}
-
-// NCUView is the answer of `gpucalc ncu`, as its JSON output prints it.
+// NCUView is 'gpucalc ncu': the device measured against and every kernel.
 type NCUView struct {
 	Device       string         `json:"device"`
 	DeviceOrigin string         `json:"device_origin"`
 	Kernels      []ncu.Analysis `json:"kernels"`
 }
 
-// RooflineViewsChart is the roofline chart of `gpucalc roofline --plot`:
-// the views' ops on their devices (devs[i] is views[i]'s device).
-func RooflineViewsChart(devs []devices.Device, views []RooflineView) RooflineChart {
-	var pts [][]roofline.Point
-	var names []string
-	for _, v := range views {
-		pts, names = append(pts, v.Points), append(names, v.Device)
-	}
-	t := "Roofline: " + strings.Join(names, " vs ")
-	if len(views) > 0 && views[0].workload != "ops" {
-		t += "\n" + views[0].workload
-	}
-	return RooflineChartOf(t, devs, pts)
+// SuggestView is 'gpucalc occupancy suggest'.
+type SuggestView struct {
+	Target     occupancy.Target     `json:"target"`
+	Kernel     occupancy.Kernel     `json:"kernel"`
+	Options    SuggestOptionsView   `json:"options"`
+	Suggestion occupancy.Suggestion `json:"suggestion"`
+}
+
+// SuggestOptionsView is the search a suggestion answers.
+type SuggestOptionsView struct {
+	DynamicSmem    int                `json:"dynamic_smem_bytes"`
+	SmemPerThread  int                `json:"smem_per_thread_bytes"`
+	BlockSizeLimit int                `json:"block_size_limit"`
+	Carveout       occupancy.Carveout `json:"carveout"`
+}
+
+// AvailSmemView is 'gpucalc occupancy avail-smem'.
+type AvailSmemView struct {
+	Target  occupancy.Target `json:"target"`
+	Kernel  occupancy.Kernel `json:"kernel"`
+	Blocks  int              `json:"blocks"`
+	Threads int              `json:"threads"`
+	occupancy.AvailSmem
+}
+
+// SweepView is 'gpucalc occupancy sweep'.
+type SweepView struct {
+	Target  occupancy.Target   `json:"target"`
+	Kernel  occupancy.Kernel   `json:"kernel"`
+	Launch  occupancy.Launch   `json:"launch"`
+	Vary    occupancy.Quantity `json:"vary"`
+	Current int                `json:"current"`
+	Points  []occupancy.Point  `json:"points"`
+}
+
+// SimulationView is 'gpucalc simulate'.
+type SimulationView struct {
+	Device  string      `json:"device"`
+	Origin  string      `json:"device_origin,omitempty"`
+	Kernel  string      `json:"kernel"`
+	Desc    string      `json:"description"`
+	Threads int         `json:"threads_per_block"`
+	Model   sim.Kernel  `json:"model_kernel"`
+	Setup   sim.Setup   `json:"setup"`
+	Points  []sim.Point `json:"points"`
 }

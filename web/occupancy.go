@@ -44,7 +44,7 @@ func (s *server) occupancyPage(w http.ResponseWriter, r *http.Request) {
 
 // occupancyInput is the parsed occupancy form.
 type occupancyInput struct {
-	target   reports.Target
+	target   occupancy.Target
 	kernel   occupancy.Kernel
 	launch   occupancy.Launch
 	cluster  int
@@ -58,12 +58,15 @@ func (s *server) parseOccupancy(q map[string]string) (occupancyInput, fieldError
 	var in occupancyInput
 	dev := strings.TrimSpace(q["device"])
 	var err error
-	if _, ccErr := devices.ParseCC(dev); ccErr == nil {
-		in.target, err = reports.ArchTarget(dev)
+	if cc, ccErr := devices.ParseCC(dev); ccErr == nil {
+		var arch devices.Arch
+		if arch, err = devices.ArchFor(cc); err == nil {
+			in.target = occupancy.ArchTarget(arch)
+		}
 	} else {
 		var d devices.Device
 		if d, err = s.device(dev); err == nil {
-			in.target, err = reports.DeviceTarget(d, "")
+			in.target, err = occupancy.DeviceTarget(d, "")
 		}
 	}
 	if err != nil {

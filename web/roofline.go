@@ -132,10 +132,12 @@ func (s *server) apiRoofline(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	views := make([]reports.RooflineView, len(devs))
+	notes := make([][]string, len(devs))
 	for i, d := range devs {
 		m, err := roofline.New(d)
 		if err == nil {
 			views[i], err = reports.NewRooflineView(m, "", wl)
+			notes[i] = reports.RooflineModelNotes(m, false)
 		}
 		if err != nil {
 			errs.add("devices", fmt.Errorf("%s: %w", d.Name, err))
@@ -145,13 +147,13 @@ func (s *server) apiRoofline(w http.ResponseWriter, r *http.Request) {
 		reply(w, answer{Errors: errs, CLI: cli})
 		return
 	}
-	a := answer{Tables: tablesOf(reports.RooflineTables(views, false)), CLI: cli}
+	a := answer{Tables: tablesOf(reports.RooflineTables(wl.Name, views, notes, false)), CLI: cli}
 	if len(views) == 1 {
 		a.View = views[0]
 	} else {
-		a.View = reports.RooflineViews{Devices: views}
+		a.View = reports.RooflineComparison{Devices: views}
 	}
-	c := reports.RooflineViewsChart(devs, views)
+	c := reports.RooflineViewsChart(wl.Name, devs, views)
 	var buf bytes.Buffer
 	if err := c.Write(&buf, "svg", reports.ChartSize{Width: 20, Height: 12.5}, reports.DefaultDPI); err != nil {
 		fail(w, err)

@@ -2,8 +2,6 @@ package main
 
 import (
 	"fmt"
-	"io"
-	"os"
 
 	"github.com/gpucalc/gpucalc/devices"
 	"github.com/gpucalc/gpucalc/ops"
@@ -13,77 +11,11 @@ import (
 )
 
 type rooflineOptions struct {
-	device   string
-	devices  []string
+	f        *factory
+	devices  deviceFlags
 	ops      []string
 	workload string
 	chart    chartOptions
-}
-
-// chartOptions are --plot, --size and --dpi.
-type chartOptions struct {
-	file, size string
-	dpi        int
-}
-
-func addChartFlags(cmd *cobra.Command, o *chartOptions) {
-	cmd.Flags().StringVar(&o.file, "plot", "", "also draw a roofline chart to `FILE`.png or FILE.svg")
-	cmd.Flags().StringVar(&o.size, "size", "16x10cm", "chart `size`, WIDTHxHEIGHT in cm, mm or in")
-	cmd.Flags().IntVar(&o.dpi, "dpi", reports.DefaultDPI, "PNG chart resolution in dots per inch")
-	_ = cmd.MarkFlagFilename("plot", "png", "svg")
-}
-
-// check validates the chart flags before any work is done.
-func (o chartOptions) check() (format string, size reports.ChartSize, err error) {
-	if o.file == "" {
-		return "", size, nil
-	}
-	if format, err = reports.ChartFormat(o.file); err != nil {
-		return "", size, usageError{err}
-	}
-	if size, err = reports.ParseChartSize(o.size); err != nil {
-		return "", size, usageError{err}
-	}
-	if o.dpi < 10 || o.dpi > 1200 {
-		return "", size, usageError{fmt.Errorf("--dpi %d: expected 10 to 1200", o.dpi)}
-	}
-	return format, size, nil
-}
-
-// write draws the chart to the --plot file and returns the notes to print:
-// the ops it could not place, with the reason.
-func (o chartOptions) write(c reports.RooflineChart, format string, size reports.ChartSize) ([]string, error) {
-	fh, err := os.Create(o.file)
-	if err != nil {
-		return nil, fmt.Errorf("chart: %w", err)
-	}
-	if err := c.Write(fh, format, size, o.dpi); err != nil {
-		fh.Close()
-		return nil, fmt.Errorf("chart %s: %w", o.file, err)
-	}
-	if err := fh.Close(); err != nil {
-		return nil, fmt.Errorf("chart: %w", err)
-	}
-	notes := []string{"chart written to " + o.file}
-	for _, u := range c.Unplaced() {
-		notes = append(notes, "not on the chart: "+u)
-	}
-	return notes, nil
-}
-
-// printNotes adds chart notes under the first table, or writes them to
-// stderr for CSV and JSON, which must stay machine-readable.
-func (a *app) chartNotes(f reports.Format, tables []reports.Table, notes []string) {
-	if len(notes) == 0 {
-		return
-	}
-	if (f == reports.FormatTable || f == reports.FormatMarkdown) && len(tables) > 0 {
-		tables[0].Notes = append(tables[0].Notes, notes...)
-		return
-	}
-	for _, n := range notes {
-		fmt.Fprintln(a.stderr, "gpucalc: "+n)
-	}
 }
 
 const rooflineConventions = `Conventions: an FMA counts 2 FLOPs; transcendentals (exp, erf, tanh, rsqrt)
@@ -102,8 +34,8 @@ type, per architecture family; or the device's measured figures), with GEMM
 tiles and waves, flash-attention blocks and SFU time; inputs come from DRAM
 (a cold L2, as benchmarks that flush L2 measure).`
 
-func (a *app) newRooflineCmd() *cobra.Command {
-	var opt rooflineOptions
+func newCmdRoofline(f *factory, runF func(*rooflineOptions) error) *cobra.Command {
+	opts := &rooflineOptions{f: f}
 	cmd := &cobra.Command{
 		Use:   "roofline (--op SPEC ... | --workload FILE)",
 		Short: "Bound, lower-bound and expected time of ops on a GPU",
@@ -112,7 +44,8 @@ on (tensor cores for matmul, attention and conv2d in tf32/bf16/fp16/fp8/int8/
 fp64; CUDA cores otherwise), the memory ceiling, the ridge point, attainable
 throughput, whether it is memory- or compute-bound, a lower-bound time from
 datasheet peaks and an expected time. Give ops with --op (repeatable) or a
-workload file; --devices compares several GPUs side by side.
+workload file (- reads standard input); --devices compares several GPUs side
+by side.
 
 ` + ops.SpecHelp + `
 
@@ -126,118 +59,121 @@ workload file; --devices compares several GPUs side by side.
   gpucalc roofline --workload examples/llama3-8b-prefill.yaml --plot prefill.png --size 16x10cm --dpi 200
   gpucalc roofline batch --device h100 --input shapes.csv --format csv`,
 		Args: args(cobra.NoArgs),
-		RunE: func(cmd *cobra.Command, _ []string) error { return a.runRoofline(opt) },
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			opts.devices.changed(cmd)
+			if runF != nil {
+				return runF(opts)
+			}
+			return rooflineRun(opts)
+		},
 	}
-	a.addDeviceFlag(cmd, &opt.device)
-	addChartFlags(cmd, &opt.chart)
-	cmd.Flags().StringSliceVar(&opt.devices, "devices", nil, "compare several GPUs, comma-separated `names` (overrides --device)")
-	cmd.Flags().StringArrayVar(&opt.ops, "op", nil, "op `spec`, e.g. \"matmul m=4096 n=4096 k=4096 dtype=bf16\" (repeatable)")
-	cmd.Flags().StringVar(&opt.workload, "workload", "", "workload YAML `file` (a named list of ops)")
+	f.addDeviceFlags(cmd, &opts.devices, true)
+	addChartFlags(cmd, &opts.chart)
+	cmd.Flags().StringArrayVar(&opts.ops, "op", nil, "op `spec`, e.g. \"matmul m=4096 n=4096 k=4096 dtype=bf16\" (repeatable)")
+	cmd.Flags().StringVar(&opts.workload, "workload", "", "workload YAML `file` (a named list of ops), or - for standard input")
 	_ = cmd.MarkFlagFilename("workload", "yaml", "yml")
-	_ = cmd.RegisterFlagCompletionFunc("devices", a.completeDevices)
 	cmd.MarkFlagsMutuallyExclusive("op", "workload")
 	cmd.MarkFlagsOneRequired("op", "workload")
-	cmd.AddCommand(a.newRooflineBatchCmd())
+	cmd.AddCommand(newCmdRooflineBatch(f, nil))
 	return cmd
 }
 
 // rooflineInput turns --op or --workload into a workload.
-func (a *app) rooflineInput(opt rooflineOptions) (ops.Workload, error) {
-	if opt.workload != "" {
-		data, err := os.ReadFile(opt.workload)
-		if err != nil {
-			return ops.Workload{}, usageError{fmt.Errorf("workload: %w", err)}
-		}
-		w, err := ops.ParseWorkload(opt.workload, data)
-		if err != nil {
-			return ops.Workload{}, usageError{err}
-		}
-		return w, nil
+func rooflineInput(opts *rooflineOptions) (ops.Workload, error) {
+	if opts.workload != "" {
+		return opts.f.ReadWorkload(opts.workload)
 	}
 	w := ops.Workload{Name: "ops"}
-	for _, s := range opt.ops {
+	for _, s := range opts.ops {
 		o, err := ops.Parse(s)
 		if err != nil {
-			return ops.Workload{}, usageError{err}
+			return ops.Workload{}, usageError{fmt.Errorf("--op: %w", err)}
 		}
 		w.Entries = append(w.Entries, ops.Entry{Op: o, Count: 1})
 	}
 	return w, nil
 }
 
-// deviceAnalysis is one device's result; JSON writes the view.
-type deviceAnalysis struct {
-	dev devices.Device
+// analysis is one device's result: the view JSON writes and what the
+// tables and charts need besides.
+type analysis struct {
 	reports.RooflineView
+	dev   devices.Device
+	model *roofline.Model
 }
 
-func (a *app) analyzeOn(names []string, w ops.Workload) ([]deviceAnalysis, error) {
-	var out []deviceAnalysis
-	for _, n := range names {
-		d, origin, err := a.Device(n)
+func analyzeOn(ts []target, w ops.Workload) ([]analysis, error) {
+	var out []analysis
+	for _, t := range ts {
+		m, err := roofline.New(t.Device)
 		if err != nil {
 			return nil, err
 		}
-		m, err := roofline.New(d)
+		v, err := reports.NewRooflineView(m, t.Origin, w)
 		if err != nil {
 			return nil, err
 		}
-		v, err := reports.NewRooflineView(m, origin, w)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, deviceAnalysis{d, v})
+		r := analysis{dev: t.Device, model: m, RooflineView: v}
+		out = append(out, r)
 	}
 	return out, nil
 }
 
-func (a *app) runRoofline(opt rooflineOptions) error {
-	f, err := a.outFormat(nil)
+func rooflineRun(opts *rooflineOptions) error {
+	f := opts.f
+	form, err := f.OutFormat(nil)
 	if err != nil {
 		return err
 	}
-	chartFormat, chartSize, err := opt.chart.check()
+	chartFormat, chartSize, err := opts.chart.check()
 	if err != nil {
 		return err
 	}
-	w, err := a.rooflineInput(opt)
+	w, err := rooflineInput(opts)
 	if err != nil {
 		return err
 	}
-	names := []string{opt.device}
-	if len(opt.devices) > 0 {
-		names = opt.devices
-	}
-	res, err := a.analyzeOn(names, w)
+	ts, err := f.Devices(opts.devices)
 	if err != nil {
 		return err
 	}
-	views := make([]reports.RooflineView, len(res))
-	devs := make([]devices.Device, len(res))
-	for i, r := range res {
-		views[i], devs[i] = r.RooflineView, r.dev
+	res, err := analyzeOn(ts, w)
+	if err != nil {
+		return err
 	}
-	var notes []string
-	if opt.chart.file != "" {
-		if notes, err = opt.chart.write(reports.RooflineViewsChart(devs, views), chartFormat, chartSize); err != nil {
+	var devs []devices.Device
+	var views []reports.RooflineView
+	var notes [][]string
+	for _, r := range res {
+		devs, views, notes = append(devs, r.dev), append(views, r.RooflineView), append(notes, reports.RooflineModelNotes(r.model, f.verbose))
+	}
+	var chartNotes []string
+	if opts.chart.file != "" {
+		if chartNotes, err = opts.chart.write(reports.RooflineViewsChart(w.Name, devs, views), chartFormat, chartSize); err != nil {
 			return err
 		}
 	}
-	if f == reports.FormatJSON {
-		a.chartNotes(f, nil, notes)
-		if len(res) == 1 {
-			return reports.JSON(a.stdout, views[0])
+	if form == reports.FormatJSON {
+		f.chartNotes(form, nil, chartNotes)
+		if len(views) == 1 {
+			return f.JSON(views[0])
 		}
-		return reports.JSON(a.stdout, reports.RooflineViews{Devices: views})
+		return f.JSON(reports.RooflineComparison{Devices: views})
 	}
-	tables := reports.RooflineTables(views, f == reports.FormatCSV)
-	a.chartNotes(f, tables, notes)
-	return reports.Render(a.stdout, f, tables...)
+	tables := reports.RooflineTables(w.Name, views, notes, form == reports.FormatCSV)
+	f.chartNotes(form, tables, chartNotes)
+	return f.Render(form, tables...)
 }
 
-func (a *app) newRooflineBatchCmd() *cobra.Command {
-	var device, input string
-	var chart chartOptions
+type rooflineBatchOptions struct {
+	f       *factory
+	devices deviceFlags
+	input   string
+	chart   chartOptions
+}
+
+func newCmdRooflineBatch(f *factory, runF func(*rooflineBatchOptions) error) *cobra.Command {
+	opts := &rooflineBatchOptions{f: f}
 	cmd := &cobra.Command{
 		Use:   "batch --input FILE|-",
 		Short: "Analyse a CSV of ops (op,dtype,shape,note) on one GPU",
@@ -262,69 +198,74 @@ flops/bytes. bound, ceiling_tflops and the times use every FLOP.
   printf 'op,dtype,shape,note\nmatmul,bf16,4096x4096x4096,\n' | gpucalc roofline batch --input - --format csv`,
 		Args: args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			f, err := a.outFormat(nil)
-			if err != nil {
-				return err
+			opts.devices.changed(cmd)
+			if runF != nil {
+				return runF(opts)
 			}
-			chartFormat, chartSize, err := chart.check()
-			if err != nil {
-				return err
-			}
-			var r io.Reader = a.stdin
-			if input != "-" {
-				fh, err := os.Open(input)
-				if err != nil {
-					return usageError{fmt.Errorf("input: %w", err)}
-				}
-				defer fh.Close()
-				r = fh
-			}
-			b, err := ops.ReadBatch(r, reports.RooflineBatchColumns)
-			if err != nil {
-				return usageError{err}
-			}
-			d, origin, err := a.Device(device)
-			if err != nil {
-				return err
-			}
-			m, err := roofline.New(d)
-			if err != nil {
-				return err
-			}
-			pts := make([]roofline.Point, len(b.Rows))
-			for i, row := range b.Rows {
-				if pts[i], err = m.Analyze(row.Op); err != nil {
-					return fmt.Errorf("input line %d: %w", row.Line, err)
-				}
-				pts[i].Measured = row.Measured
-			}
-			var notes []string
-			if chart.file != "" {
-				c := reports.RooflineChartOf("Roofline: "+d.Name, []devices.Device{d}, [][]roofline.Point{pts})
-				if notes, err = chart.write(c, chartFormat, chartSize); err != nil {
-					return err
-				}
-			}
-			if f == reports.FormatJSON {
-				a.chartNotes(f, nil, notes)
-				return reports.JSON(a.stdout, reports.RooflineBatchJSON(b, pts))
-			}
-			t := reports.RooflineBatch(b, pts)
-			if f != reports.FormatCSV {
-				t.Title = "Roofline batch on " + d.Name
-				if origin != "" {
-					t.Title += " (" + origin + ")"
-				}
-				t.Notes = append(reports.RooflineModelNotes(m), m.Notes...)
-			}
-			tables := []reports.Table{t}
-			a.chartNotes(f, tables, notes)
-			return reports.Render(a.stdout, f, tables...)
+			return rooflineBatchRun(opts)
 		},
 	}
-	a.addDeviceFlag(cmd, &device)
-	addChartFlags(cmd, &chart)
-	cmd.Flags().StringVarP(&input, "input", "i", "", "CSV `file` to read, or - for standard input")
+	f.addDeviceFlags(cmd, &opts.devices, false)
+	addChartFlags(cmd, &opts.chart)
+	cmd.Flags().StringVarP(&opts.input, "input", "i", "", "CSV `file` to read, or - for standard input")
 	_ = cmd.MarkFlagRequired("input")
 	return cmd
+}
+
+func rooflineBatchRun(opts *rooflineBatchOptions) error {
+	f := opts.f
+	form, err := f.OutFormat(nil)
+	if err != nil {
+		return err
+	}
+	chartFormat, chartSize, err := opts.chart.check()
+	if err != nil {
+		return err
+	}
+	in, name, err := f.Open(opts.input)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	b, err := ops.ReadBatch(in, reports.RooflineBatchColumns)
+	if err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	t, err := f.Device(opts.devices)
+	if err != nil {
+		return err
+	}
+	m, err := roofline.New(t.Device)
+	if err != nil {
+		return err
+	}
+	pts := make([]roofline.Point, len(b.Rows))
+	for i, row := range b.Rows {
+		if pts[i], err = m.Analyze(row.Op); err != nil {
+			return fmt.Errorf("%s line %d: %w", name, row.Line, err)
+		}
+		pts[i].Measured = row.Measured
+	}
+	var notes []string
+	if opts.chart.file != "" {
+		c := reports.RooflineChartOf("Roofline: "+t.Name, []devices.Device{t.Device}, [][]roofline.Point{pts})
+		if notes, err = opts.chart.write(c, chartFormat, chartSize); err != nil {
+			return err
+		}
+	}
+	if form == reports.FormatJSON {
+		f.chartNotes(form, nil, notes)
+		return f.JSON(reports.RooflineBatchJSON(b, pts))
+	}
+	tab := reports.RooflineBatch(b, pts)
+	if form != reports.FormatCSV {
+		tab.Title = "Roofline batch on " + t.Name
+		if t.Origin != "" {
+			tab.Title += " (" + t.Origin + ")"
+		}
+		tab.Notes = reports.RooflineModelNotes(m, f.verbose)
+	}
+	tables := []reports.Table{tab}
+	f.chartNotes(form, tables, notes)
+	return f.Render(form, tables...)
 }

@@ -17,12 +17,14 @@ import (
 )
 
 type serveOptions struct {
+	f    *factory
+	ctx  context.Context
 	addr string
 	open bool
 }
 
-func (a *app) newServeCmd() *cobra.Command {
-	var opt serveOptions
+func newCmdServe(f *factory, runF func(*serveOptions) error) *cobra.Command {
+	opts := &serveOptions{f: f}
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "The calculators in the browser: occupancy, roofline and reports",
@@ -45,29 +47,34 @@ the port can use the calculators: gpucalc says so. Uploads are limited to
   gpucalc serve --addr 0.0.0.0:8080   # reachable from other machines`,
 		Args: args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if runF != nil {
+				return runF(opts)
+			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
-			return a.runServe(ctx, opt)
+			opts.ctx = ctx
+			return serveRun(opts)
 		},
 	}
-	cmd.Flags().StringVar(&opt.addr, "addr", "127.0.0.1:8080", "`host:port` to listen on")
-	cmd.Flags().BoolVar(&opt.open, "open", false, "open the app in the default browser")
+	cmd.Flags().StringVar(&opts.addr, "addr", "127.0.0.1:8080", "`host:port` to listen on")
+	cmd.Flags().BoolVar(&opts.open, "open", false, "open the app in the default browser")
 	return cmd
 }
 
-func (a *app) runServe(ctx context.Context, opt serveOptions) error {
-	c, err := a.Catalog()
+func serveRun(opts *serveOptions) error {
+	f := opts.f
+	c, err := f.Catalog()
 	if err != nil {
 		return err
 	}
-	ln, err := net.Listen("tcp", opt.addr)
+	ln, err := net.Listen("tcp", opts.addr)
 	if err != nil {
-		return usageError{fmt.Errorf("--addr %s: %w", opt.addr, err)}
+		return usagef("--addr %s: %v", opts.addr, err)
 	}
 	host, port, _ := net.SplitHostPort(ln.Addr().String())
 	ip := net.ParseIP(host)
 	loopback := ip != nil && ip.IsLoopback()
-	h, err := web.New(web.Options{Catalog: c, Datasheet: a.datasheet, LoopbackOnly: loopback})
+	h, err := web.New(web.Options{Catalog: c, Datasheet: f.datasheet, LoopbackOnly: loopback})
 	if err != nil {
 		ln.Close()
 		return err
@@ -75,12 +82,12 @@ func (a *app) runServe(ctx context.Context, opt serveOptions) error {
 	url := "http://" + ln.Addr().String() + "/"
 	if !loopback {
 		url = "http://localhost:" + port + "/"
-		fmt.Fprintf(a.stderr, "gpucalc serve: listening on %s, not only on this machine's loopback: anyone who can reach port %s can use it (the Host check is off)\n", ln.Addr(), port)
+		fmt.Fprintf(f.ErrOut, "gpucalc serve: listening on %s, not only on this machine's loopback: anyone who can reach port %s can use it (the Host check is off)\n", ln.Addr(), port)
 	}
-	fmt.Fprintf(a.stderr, "gpucalc serve: %s (Ctrl+C to stop)\n", url)
-	if opt.open {
+	fmt.Fprintf(f.ErrOut, "gpucalc serve: %s (Ctrl+C to stop)\n", url)
+	if opts.open {
 		if err := openBrowser(url); err != nil {
-			fmt.Fprintf(a.stderr, "gpucalc serve: could not open a browser (%v); open %s yourself\n", err, url)
+			fmt.Fprintf(f.ErrOut, "gpucalc serve: could not open a browser (%v); open %s yourself\n", err, url)
 		}
 	}
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, MaxHeaderBytes: 512 << 10}
@@ -89,7 +96,7 @@ func (a *app) runServe(ctx context.Context, opt serveOptions) error {
 	select {
 	case err := <-done:
 		return err
-	case <-ctx.Done():
+	case <-opts.ctx.Done():
 	}
 	shut, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
