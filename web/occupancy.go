@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/gpucalc/gpucalc/devices"
 	"github.com/gpucalc/gpucalc/occupancy"
@@ -212,19 +213,33 @@ func (s *server) occupancy(q map[string]string) (answer, error) {
 	}
 	rep := reports.NewOccupancy(t, k, l, in.defaults, res, nil, &cliffs, clusters)
 	a := answer{View: rep, Tables: tablesOf(rep.Tables()), CLI: cli}
-	for _, c := range []struct {
+	// The three charts are drawn in parallel: drawing is most of the time
+	// from input to repaint.
+	sweeps := []struct {
 		q       occupancy.Quantity
 		current int
-	}{{occupancy.VaryThreads, l.Threads}, {occupancy.VaryRegs, k.Regs}, {occupancy.VarySmem, k.StaticSmem + l.DynamicSmem}} {
-		pts, err := occupancy.Sweep(t.Arch, k, l, c.q)
-		if err != nil {
-			return answer{}, err
-		}
-		var buf bytes.Buffer
-		if err := reports.SweepPlot(&buf, "svg", t, c.q, pts, c.current); err != nil {
-			return answer{}, err
-		}
-		a.Charts = append(a.Charts, chart{ID: string(c.q), Title: "Occupancy against " + string(c.q), SVG: inlineSVG(buf.String())})
+	}{{occupancy.VaryThreads, l.Threads}, {occupancy.VaryRegs, k.Regs}, {occupancy.VarySmem, k.StaticSmem + l.DynamicSmem}}
+	a.Charts = make([]chart, len(sweeps))
+	drawErrs := make([]error, len(sweeps))
+	var wg sync.WaitGroup
+	for i, sw := range sweeps {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			pts, err := occupancy.Sweep(t.Arch, k, l, sw.q)
+			if err != nil {
+				drawErrs[i] = err
+				return
+			}
+			var buf bytes.Buffer
+			if drawErrs[i] = reports.SweepPlot(&buf, "svg", t, sw.q, pts, sw.current); drawErrs[i] == nil {
+				a.Charts[i] = chart{ID: string(sw.q), Title: "Occupancy against " + string(sw.q), SVG: inlineSVG(buf.String())}
+			}
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(drawErrs...); err != nil {
+		return answer{}, err
 	}
 	return a, nil
 }

@@ -255,3 +255,15 @@ func attr(el, name string) string {
 	v := el[i+len(name)+3:]
 	return v[:strings.Index(v, `"`)]
 }
+
+// BenchmarkOccupancyAPI is the server's share of the 50 ms input-to-repaint
+// target: one answer of the occupancy form (the calculation, cliffs, three
+// sweeps and their SVG charts, JSON).
+func BenchmarkOccupancyAPI(b *testing.B) {
+	h := newTestServer(b, true)
+	for b.Loop() {
+		if w := get(h, "localhost", "/api/occupancy?device=a100&regs=64&dynamic_smem=48K"); w.Code != 200 {
+			b.Fatal(w.Code)
+		}
+	}
+}
