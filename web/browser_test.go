@@ -74,7 +74,7 @@ func TestBrowser(t *testing.T) {
 	}
 	cell := func(key string) string {
 		var s string
-		run("read "+key, chromedp.Evaluate(fmt.Sprintf(`(document.querySelector('#tables tr[data-key=%q] td:nth-child(2)') || {}).textContent || ""`, key), &s))
+		run("read "+key, chromedp.Evaluate(fmt.Sprintf(`(document.querySelector('main tr[data-key=%q] td:nth-child(2)') || {}).textContent || ""`, key), &s))
 		return s
 	}
 	// typeInto replaces a field's text by typing, one key at a time, and
@@ -135,7 +135,7 @@ func TestBrowser(t *testing.T) {
 
 	// The URL holds the inputs: a second tab shows the same view.
 	var url, view string
-	run("read the URL and the view", chromedp.Location(&url), chromedp.Text("#tables", &view, chromedp.ByQuery))
+	run("read the URL and the view", chromedp.Location(&url), chromedp.Evaluate(viewText, &view))
 	if !strings.Contains(url, "regs=64") || !strings.Contains(url, "dynamic_smem=48K") {
 		t.Errorf("the URL does not hold the inputs: %s", url)
 	}
@@ -143,7 +143,7 @@ func TestBrowser(t *testing.T) {
 	var view2 string
 	if err := chromedp.Run(tab, chromedp.Navigate(url),
 		chromedp.Poll(`Number(document.body.dataset.answers || 0) > 0`, nil, chromedp.WithPollingTimeout(20*time.Second)),
-		chromedp.Text("#tables", &view2, chromedp.ByQuery)); err != nil {
+		chromedp.Evaluate(viewText, &view2)); err != nil {
 		t.Fatalf("following the shared URL: %v", err)
 	}
 	cancelTab()
@@ -189,6 +189,9 @@ func TestBrowser(t *testing.T) {
 	keyboard(t, ctx, srv.URL+"/reports")
 }
 
+// viewText is the text of the answer on a page.
+const viewText = `["summary", "tables", "cli"].map(id => (document.getElementById(id) || {}).innerText || "").join("\n")`
+
 // keyboard presses Tab through the page and checks that every control
 // (but the unchecked buttons of a radio group, reached by arrow keys) gets
 // the focus.
@@ -227,14 +230,15 @@ func keyboard(t *testing.T, ctx context.Context, url string) {
 	}
 }
 
-// shot writes a full-page screenshot to -screenshots DIR.
+// shot writes a screenshot of the page's first 1400×1200 pixels to
+// -screenshots DIR.
 func shot(t *testing.T, ctx context.Context, name string) {
 	t.Helper()
 	if *screenshots == "" {
 		return
 	}
 	var png []byte
-	if err := chromedp.Run(ctx, emulation.SetDeviceMetricsOverride(1400, 1000, 1, false), chromedp.FullScreenshot(&png, 100)); err != nil {
+	if err := chromedp.Run(ctx, emulation.SetDeviceMetricsOverride(1400, 1200, 1, false), chromedp.CaptureScreenshot(&png)); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(filepath.Join(*screenshots, "serve-"+name+".png"), png, 0o644); err != nil {

@@ -1,8 +1,11 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"reflect"
@@ -102,6 +105,52 @@ func TestServeMatchesCLI(t *testing.T) {
 		}
 		if !reflect.DeepEqual(page, cli) {
 			t.Errorf("%s: the page's answer differs from gpucalc %s:\npage: %.400s\ncli:  %.400s", tc.path, strings.Join(args, " "), a.View, stdout.String())
+		}
+	}
+}
+
+// TestServeListens starts the server as the command does, reads the address
+// it announces, gets the occupancy page, and stops it. On an address other
+// than loopback it must say that the Host check is off.
+func TestServeListens(t *testing.T) {
+	for _, tc := range []struct {
+		addr  string
+		warns bool
+	}{{"127.0.0.1:0", false}, {"0.0.0.0:0", true}} {
+		pr, pw := io.Pipe()
+		f := &factory{In: strings.NewReader(""), Out: io.Discard, ErrOut: pw, Getenv: func(string) string { return "" }}
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- serveRun(&serveOptions{f: f, ctx: ctx, addr: tc.addr}); pw.Close() }()
+		sc := bufio.NewScanner(pr)
+		var lines []string
+		url := ""
+		for url == "" && sc.Scan() {
+			lines = append(lines, sc.Text())
+			if _, rest, ok := strings.Cut(sc.Text(), "gpucalc serve: http://"); ok {
+				url = "http://" + strings.Fields(rest)[0]
+			}
+		}
+		go io.Copy(io.Discard, pr)
+		if url == "" {
+			t.Fatalf("--addr %s: no URL announced: %q", tc.addr, lines)
+		}
+		warned := strings.Contains(strings.Join(lines, "\n"), "Host check is off")
+		if warned != tc.warns {
+			t.Errorf("--addr %s: warned %v, want %v: %q", tc.addr, warned, tc.warns, lines)
+		}
+		resp, err := http.Get(url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || !strings.Contains(string(body), "Occupancy") {
+			t.Errorf("--addr %s: GET %s: %d %.100s", tc.addr, url, resp.StatusCode, body)
+		}
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("--addr %s: %v", tc.addr, err)
 		}
 	}
 }

@@ -85,7 +85,11 @@
       fig.innerHTML = c.svg; // gonum/plot's SVG, text escaped by it
       return fig;
     }));
-    document.getElementById("tables").replaceChildren(...(a.tables || []).map(renderTable));
+    // A page with a #summary place shows the first table there.
+    const tables = (a.tables || []).map(renderTable);
+    const summary = document.getElementById("summary");
+    if (summary) summary.replaceChildren(...tables.splice(0, 1));
+    document.getElementById("tables").replaceChildren(...tables);
     const frame = document.getElementById("report");
     frame.hidden = !a.html;
     if (a.html) frame.srcdoc = a.html;
