@@ -47,6 +47,9 @@ the port can use the calculators: gpucalc says so. Uploads are limited to
   gpucalc serve --addr 0.0.0.0:8080   # reachable from other machines`,
 		Args: args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if cmd.Flags().Changed("format") {
+				return usagef("--format does not apply to serve: the pages show tables and charts, and the API answers JSON")
+			}
 			if runF != nil {
 				return runF(opts)
 			}
