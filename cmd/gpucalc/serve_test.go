@@ -3,11 +3,15 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/json"
 	"io"
+	"mime/multipart"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -67,45 +71,89 @@ func TestServeMatchesCLI(t *testing.T) {
 		{"/api/report?example=resnet50-bottleneck.yaml&device=l40s", ""},
 	} {
 		r := httptest.NewRequest(http.MethodGet, tc.path, nil)
-		r.Host = "localhost:8080"
-		w := httptest.NewRecorder()
-		h.ServeHTTP(w, r)
-		var a struct {
-			View   json.RawMessage   `json:"view"`
-			CLI    string            `json:"cli"`
-			Errors map[string]string `json:"errors"`
+		compareWithCLI(t, h, r, tc.cli, nil)
+	}
+
+	// An uploaded Nsight Compute export against 'gpucalc ncu FILE'.
+	zr, err := os.Open("web/testdata/ncu_raw.csv.gz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer zr.Close()
+	gz, err := gzip.NewReader(zr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	export, err := io.ReadAll(gz)
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), "profile.csv")
+	if err := os.WriteFile(file, export, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, device := range []string{"", "h200"} {
+		var body bytes.Buffer
+		mw := multipart.NewWriter(&body)
+		fw, _ := mw.CreateFormFile("file", "profile.csv")
+		fw.Write(export)
+		mw.WriteField("device", device)
+		mw.Close()
+		r := httptest.NewRequest(http.MethodPost, "/api/report", &body)
+		r.Header.Set("Content-Type", mw.FormDataContentType())
+		compareWithCLI(t, h, r, "", map[string]string{"profile.csv": file})
+	}
+}
+
+// compareWithCLI answers the request and runs the answer's command line
+// (with the files renamed as in files) through the CLI with --format json:
+// the page's view must equal the CLI's JSON.
+func compareWithCLI(t *testing.T, h http.Handler, r *http.Request, wantCLI string, files map[string]string) {
+	t.Helper()
+	path := r.URL.String()
+	r.Host = "localhost:8080"
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, r)
+	var a struct {
+		View   json.RawMessage   `json:"view"`
+		CLI    string            `json:"cli"`
+		Errors map[string]string `json:"errors"`
+	}
+	if err := json.Unmarshal(w.Body.Bytes(), &a); err != nil || w.Code != 200 {
+		t.Fatalf("%s: status %d, %v: %s", path, w.Code, err, w.Body)
+	}
+	if wantCLI != "" && a.CLI != wantCLI {
+		t.Errorf("%s: command line %q, want %q", path, a.CLI, wantCLI)
+	}
+	args := shellSplit(a.CLI)
+	if len(args) < 2 || args[0] != "gpucalc" {
+		t.Fatalf("%s: not a gpucalc command line: %q", path, a.CLI)
+	}
+	args = append(args[1:], "--format", "json")
+	for i, arg := range args {
+		if f, ok := files[arg]; ok {
+			args[i] = f
 		}
-		if err := json.Unmarshal(w.Body.Bytes(), &a); err != nil || w.Code != 200 {
-			t.Fatalf("%s: status %d, %v: %s", tc.path, w.Code, err, w.Body)
+	}
+	for i, arg := range args {
+		if arg == "html" && args[i-1] == "--format" {
+			args = append(args[:i-1], args[i+1:]...) // check's page is checked as JSON
+			break
 		}
-		if tc.cli != "" && a.CLI != tc.cli {
-			t.Errorf("%s: command line %q, want %q", tc.path, a.CLI, tc.cli)
-		}
-		args := shellSplit(a.CLI)
-		if len(args) < 2 || args[0] != "gpucalc" {
-			t.Fatalf("%s: not a gpucalc command line: %q", tc.path, a.CLI)
-		}
-		args = append(args[1:], "--format", "json")
-		for i, arg := range args {
-			if arg == "html" && args[i-1] == "--format" {
-				args = append(args[:i-1], args[i+1:]...) // check's page is checked as JSON
-				break
-			}
-		}
-		var stdout, stderr bytes.Buffer
-		if code := run(args, strings.NewReader(""), &stdout, &stderr, func(string) string { return "" }); code != 0 {
-			t.Fatalf("gpucalc %s: exit %d: %s", strings.Join(args, " "), code, stderr.String())
-		}
-		var page, cli any
-		if err := json.Unmarshal(a.View, &page); err != nil {
-			t.Fatal(err)
-		}
-		if err := json.Unmarshal(stdout.Bytes(), &cli); err != nil {
-			t.Fatal(err)
-		}
-		if !reflect.DeepEqual(page, cli) {
-			t.Errorf("%s: the page's answer differs from gpucalc %s:\npage: %.400s\ncli:  %.400s", tc.path, strings.Join(args, " "), a.View, stdout.String())
-		}
+	}
+	var stdout, stderr bytes.Buffer
+	if code := run(args, strings.NewReader(""), &stdout, &stderr, func(string) string { return "" }); code != 0 {
+		t.Fatalf("gpucalc %s: exit %d: %s", strings.Join(args, " "), code, stderr.String())
+	}
+	var page, cli any
+	if err := json.Unmarshal(a.View, &page); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(stdout.Bytes(), &cli); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(page, cli) {
+		t.Errorf("%s: the page's answer differs from gpucalc %s:\npage: %.400s\ncli:  %.400s", path, strings.Join(args, " "), a.View, stdout.String())
 	}
 }
 
