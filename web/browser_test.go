@@ -186,6 +186,26 @@ func TestBrowser(t *testing.T) {
 	}
 	run("let the report draw", chromedp.Sleep(500*time.Millisecond))
 	shot(t, ctx, "reports")
+
+	// Reports: an uploaded Nsight Compute export gives gpucalc ncu's tables
+	// and chart.
+	export := filepath.Join(t.TempDir(), "profile.csv")
+	if err := os.WriteFile(export, gunzip(t, "testdata/ncu_raw.csv.gz"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	n = answers()
+	run("upload the export", chromedp.SetValue("#device", "", chromedp.ByQuery), chromedp.SetValue("#example", "", chromedp.ByQuery),
+		chromedp.SetUploadFiles("#file", []string{export}, chromedp.ByQuery),
+		chromedp.Evaluate(`document.getElementById("file").dispatchEvent(new Event("change"))`, nil))
+	waitAnswer(n)
+	var kernels int
+	var errText string
+	run("read the ncu report", chromedp.Evaluate(`document.querySelectorAll("#tables tbody tr").length`, &kernels),
+		chromedp.Evaluate(`(document.getElementById("chart-ncu") || {}).innerHTML || ""`, &svg), chromedp.Text("#cli", &cli, chromedp.ByQuery),
+		chromedp.Evaluate(`[...document.querySelectorAll("[data-error-for]")].map(e => e.textContent).join(" ")`, &errText))
+	if kernels == 0 || !strings.Contains(svg, "<svg") || cli != "gpucalc ncu profile.csv" {
+		t.Errorf("ncu upload: %d table rows, chart %.60q, command line %q, errors %q", kernels, svg, cli, errText)
+	}
 	keyboard(t, ctx, srv.URL+"/reports")
 }
 

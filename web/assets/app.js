@@ -104,7 +104,7 @@
     pending = new AbortController();
     let res;
     try {
-      if (form.dataset.upload) {
+      if (form.dataset.upload !== undefined) {
         const file = form.elements.file;
         if (file.files.length) {
           const body = new FormData();
@@ -148,6 +148,8 @@
   if (form.dataset.upload !== undefined) {
     form.addEventListener("submit", (e) => { e.preventDefault(); update(performance.now()); });
     form.elements.file.addEventListener("change", () => update(performance.now()));
+    form.elements.example.addEventListener("change", () => { form.elements.file.value = ""; update(performance.now()); });
+    form.elements.device.addEventListener("change", () => update(performance.now()));
     const drop = document.getElementById("drop");
     drop.addEventListener("dragover", (e) => { e.preventDefault(); drop.classList.add("over"); });
     drop.addEventListener("dragleave", () => drop.classList.remove("over"));
