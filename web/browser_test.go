@@ -193,11 +193,9 @@ func TestBrowser(t *testing.T) {
 	if err := os.WriteFile(export, gunzip(t, "testdata/ncu_raw.csv.gz"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	n = answers()
 	run("upload the export", chromedp.SetValue("#device", "", chromedp.ByQuery), chromedp.SetValue("#example", "", chromedp.ByQuery),
 		chromedp.SetUploadFiles("#file", []string{export}, chromedp.ByQuery),
-		chromedp.Evaluate(`document.getElementById("file").dispatchEvent(new Event("change"))`, nil))
-	waitAnswer(n)
+		chromedp.Poll(`document.getElementById("chart-ncu") !== null`, nil, chromedp.WithPollingTimeout(20*time.Second)))
 	var kernels int
 	var errText string
 	run("read the ncu report", chromedp.Evaluate(`document.querySelectorAll("#tables tbody tr").length`, &kernels),
