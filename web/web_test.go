@@ -267,3 +267,35 @@ func BenchmarkOccupancyAPI(b *testing.B) {
 		}
 	}
 }
+
+// FuzzAPI: whatever the query, the occupancy and roofline APIs answer JSON,
+// with a view or with errors, never a failure of the server (a blank page).
+func FuzzAPI(f *testing.F) {
+	for _, q := range []string{
+		"device=a100&regs=64&dynamic_smem=48K",
+		"device=sm_90&threads=1024&regs=255&static_smem=48K&dynamic_smem=179K&carveout=100%25&cluster=16&barriers=16&max_threads=1024",
+		"device=h100&threads=-1&regs=1e9&dynamic_smem=-5&carveout=0K&cluster=-3",
+		"device=%00&threads=&regs=",
+		"source=ops&ops=matmul+m%3D1+n%3D1+k%3D1%0Aattention+b%3D1+h%3D1+s%3D1+d%3D1&devices=h100,mi300x",
+		"source=workload&workload=name%3A+x%0Aops%3A%0A++-+name%3A+a%0A++++op%3A+copy+n%3D1&devices=t4",
+	} {
+		f.Add(q)
+	}
+	h := newTestServer(f, true)
+	f.Fuzz(func(t *testing.T, q string) {
+		for _, api := range []string{"/api/occupancy", "/api/roofline"} {
+			r := httptest.NewRequest(http.MethodGet, "/", nil)
+			r.URL.Path, r.URL.RawQuery = api, q
+			r.Host = "localhost"
+			w := httptest.NewRecorder()
+			h.ServeHTTP(w, r)
+			var a answer
+			if err := json.Unmarshal(w.Body.Bytes(), &a); err != nil {
+				t.Fatalf("%s?%s: status %d, not JSON: %.200s", api, q, w.Code, w.Body)
+			}
+			if w.Code != 200 && w.Code != http.StatusUnprocessableEntity || (a.View == nil) == (len(a.Errors) == 0) {
+				t.Fatalf("%s?%s: status %d, view %v, errors %q", api, q, w.Code, a.View != nil, a.Errors)
+			}
+		}
+	})
+}
