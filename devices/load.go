@@ -188,7 +188,7 @@ func (p *fileParser) parse(doc *yaml.Node, d *Device) error {
 	p.lines = map[string]int{}
 	set := func(field string, q quantity) { d.Sources[field] = q.source }
 	known := []string{"name", "vendor", "aliases", "architecture", "compute_capability", "sources", "sms",
-		"boost_clock", "tensor_clock", "memory", "l2", "host_link", "tdp", "dense", "sparse", "measured", "cluster_gpcs"}
+		"boost_clock", "tensor_clock", "memory", "l2", "host_link", "peer_link", "tdp", "dense", "sparse", "measured", "cluster_gpcs"}
 	for _, kv := range top {
 		k, v := kv[0], kv[1]
 		p.lines[k.Value] = k.Line
@@ -257,7 +257,7 @@ func (p *fileParser) parse(doc *yaml.Node, d *Device) error {
 			}
 			d.TDPWatts = q.value
 			set("tdp", q)
-		case "memory", "l2", "host_link":
+		case "memory", "l2", "host_link", "peer_link":
 			if err := p.level(k.Value, v, d); err != nil {
 				return err
 			}
@@ -297,12 +297,18 @@ func (p *fileParser) parse(doc *yaml.Node, d *Device) error {
 	return nil
 }
 
-// level reads memory, l2 and host_link: a type and sized or rated fields.
+// level reads memory, l2, host_link and peer_link: a type and sized or rated
+// fields.
 func (p *fileParser) level(which string, n *yaml.Node, d *Device) error {
 	ps, err := p.pairs(n, which)
 	if err != nil {
 		return err
 	}
+	link := &d.HostLink
+	if which == "peer_link" {
+		link = &d.PeerLink
+	}
+	isLink := which == "host_link" || which == "peer_link"
 	for _, kv := range ps {
 		k, v := kv[0], kv[1]
 		field := which + "." + k.Value
@@ -315,9 +321,16 @@ func (p *fileParser) level(which string, n *yaml.Node, d *Device) error {
 			if which == "memory" {
 				d.Memory.Type = s
 			} else {
-				d.HostLink.Type = s
+				link.Type = s
 			}
-		case k.Value == "size" && which != "host_link":
+		case k.Value == "latency" && isLink:
+			q, err := p.quantity(v, field, units.ParseDuration, false)
+			if err != nil {
+				return err
+			}
+			link.LatencySeconds = q.value
+			d.Sources[field] = q.source
+		case k.Value == "size" && !isLink:
 			q, err := p.quantity(v, field, parseSizeF, false)
 			if err != nil {
 				return err
@@ -339,7 +352,7 @@ func (p *fileParser) level(which string, n *yaml.Node, d *Device) error {
 			case "l2":
 				d.L2.BytesPerSecond = q.value
 			default:
-				d.HostLink.BytesPerSecond = q.value
+				link.BytesPerSecond = q.value
 			}
 			d.Sources[field] = q.source
 		default:
@@ -349,7 +362,7 @@ func (p *fileParser) level(which string, n *yaml.Node, d *Device) error {
 			case "l2":
 				return p.unknown(k, which, "size", "bandwidth")
 			}
-			return p.unknown(k, which, "type", "bandwidth")
+			return p.unknown(k, which, "type", "bandwidth", "latency")
 		}
 	}
 	return nil
@@ -456,7 +469,7 @@ func (p *fileParser) measured(n *yaml.Node, d *Device) error {
 	}
 	m := d.Measured
 	rates := map[string]*float64{"dram_read": &m.DRAMRead, "dram_write": &m.DRAMWrite, "dram_copy": &m.DRAMCopy, "l2": &m.L2, "smem": &m.Smem}
-	known := []string{"how", "when", "dram_read", "dram_write", "dram_copy", "l2", "smem", "peaks", "launch_overhead", "latency_cycles"}
+	known := []string{"how", "when", "dram_read", "dram_write", "dram_copy", "l2", "smem", "peaks", "launch_overhead", "latency_cycles", "allreduce_latency", "allreduce_bus_bandwidth"}
 	for _, kv := range ps {
 		k, v := kv[0], kv[1]
 		field := "measured." + k.Value
@@ -478,12 +491,23 @@ func (p *fileParser) measured(n *yaml.Node, d *Device) error {
 			}
 			*rates[k.Value] = q.value
 			d.Sources[field] = q.source
-		case "launch_overhead":
+		case "launch_overhead", "allreduce_latency":
 			q, err := p.quantity(v, field, units.ParseDuration, false)
 			if err != nil {
 				return err
 			}
-			m.LaunchOverhead = q.value
+			if k.Value == "launch_overhead" {
+				m.LaunchOverhead = q.value
+			} else {
+				m.AllReduceLatency = q.value
+			}
+			d.Sources[field] = q.source
+		case "allreduce_bus_bandwidth":
+			q, err := p.quantity(v, field, units.ParseBandwidth, false)
+			if err != nil {
+				return err
+			}
+			m.AllReduceBusBandwidth = q.value
 			d.Sources[field] = q.source
 		case "peaks", "latency_cycles":
 			sub, err := p.pairs(v, field)
