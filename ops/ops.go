@@ -44,10 +44,12 @@ const (
 	Copy      Kind = "copy"
 	Attention Kind = "attention"
 	Conv2D    Kind = "conv2d"
+	// AllReduce sums Elems elements across Ranks GPUs (tensor parallel).
+	AllReduce Kind = "allreduce"
 )
 
 // Kinds lists every operation, for help text and errors.
-var Kinds = []Kind{Matmul, Linear, LayerNorm, RMSNorm, Softmax, GELU, ReLU, SiLU, Add, Mul, Copy, Attention, Conv2D}
+var Kinds = []Kind{Matmul, Linear, LayerNorm, RMSNorm, Softmax, GELU, ReLU, SiLU, Add, Mul, Copy, Attention, Conv2D, AllReduce}
 
 // Per-element FLOP and transcendental counts of the vector ops; the package
 // comment gives the convention, the README the derivation.
@@ -134,6 +136,9 @@ type Op struct {
 	Stride int64 `json:"stride,omitempty"`
 	Pad    int64 `json:"pad,omitempty"`
 	Groups int64 `json:"groups,omitempty"`
+
+	// AllReduce: Elems elements summed over Ranks GPUs.
+	Ranks int64 `json:"ranks,omitempty"`
 }
 
 // Path is where the op's main work runs: tensor cores for matrix products in
@@ -261,6 +266,13 @@ func (o Op) Cost() Cost {
 			// the whole matrix is materialised even when masked.
 			c.Bytes += 4 * f(o.B, o.Heads, o.SeqQ, o.SeqK) * in
 		}
+	case AllReduce:
+		// Bytes are what each rank sends over its link in a ring
+		// all-reduce, 2(n−1)/n of the message (nccl-tests' bus bytes);
+		// each rank adds its (n−1)/n share of the elements.
+		share := float64(o.Ranks-1) / float64(max(o.Ranks, 1))
+		c.Bytes = 2 * share * f(o.Elems) * in
+		c.VectorFLOPs = share * f(o.Elems)
 	case Conv2D:
 		g := max(o.Groups, 1)
 		pq := f(o.P(), o.Q())
@@ -298,6 +310,8 @@ func (o Op) validate() error {
 		dims = []dim{{"n", o.Elems}}
 	case Attention:
 		dims = []dim{{"b", o.B}, {"h", o.Heads}, {"kv", o.KVHeads}, {"sq", o.SeqQ}, {"sk", o.SeqK}, {"d", o.HeadDim}}
+	case AllReduce:
+		dims = []dim{{"n", o.Elems}, {"ranks", o.Ranks}}
 	case Conv2D:
 		dims = []dim{{"n", o.N}, {"c", o.C}, {"h", o.H}, {"w", o.W}, {"k", o.K}, {"r", o.R}, {"s", o.S}, {"stride", o.Stride}, {"groups", o.Groups}}
 	default:
