@@ -164,3 +164,55 @@ func TestDominant(t *testing.T) {
 		}
 	}
 }
+
+// Tensor parallel: Megatron sharding and two all-reduces per layer of
+// tokens × hidden bf16 values, priced from the device's measured curve.
+func TestTensorParallel(t *testing.T) {
+	c := builtin(t, "llama-3.1-70b")
+	m := h100(t)
+	s := Shape{Phase: Decode, Batch: 32, Ctx: 8191, TP: 4}
+	r, err := c.Analyze(s, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	var comm float64
+	for i, o := range r.Ops {
+		switch o.Name {
+		case "attention_allreduce", "mlp_allreduce":
+			n += o.Count
+			if o.Op.Elems != 32*8192 || o.Op.Ranks != 4 {
+				t.Errorf("%s: %s", o.Name, o.Op)
+			}
+			comm += float64(o.Count) * r.Points[i].Expected
+		case "q_proj":
+			if o.Op.N != 64/4*128 {
+				t.Errorf("q_proj per GPU: %s", o.Op)
+			}
+		case "k_proj":
+			if o.Op.N != 8/4*128 {
+				t.Errorf("k_proj per GPU: %s", o.Op)
+			}
+		case "mlp_gate":
+			if o.Op.N != 28672/4 {
+				t.Errorf("gate per GPU: %s", o.Op)
+			}
+		case "lm_head":
+			if o.Op.N != 128256/4 {
+				t.Errorf("lm_head per GPU: %s", o.Op)
+			}
+		}
+	}
+	if n != 160 {
+		t.Errorf("%d all-reduces, want 2 per layer = 160", n)
+	}
+	// 512 KiB per all-reduce: the measured curve's latency (57 µs) plus
+	// 2·(3/4)·512 KiB at 303.6 GB/s.
+	want := 160 * (57.26e-6 + 2*0.75*32*8192*2/303.6e9)
+	if math.Abs(comm-want)/want > 1e-3 || math.Abs(r.Time[Comm]-want)/want > 1e-3 {
+		t.Errorf("all-reduce time %.3g s (category %.3g), want %.3g", comm, r.Time[Comm], want)
+	}
+	if !r.Memory.Fits {
+		t.Errorf("70B on 4 H100s at batch 32, 8k context: %.1f GiB per GPU does not fit", r.Memory.Total/(1<<30))
+	}
+}
