@@ -101,6 +101,22 @@ func (s Shape) Defaults() Shape {
 
 // validate checks the shape against the model.
 func (s Shape) validate(c Config) error {
+	if err := s.validateShape(); err != nil {
+		return err
+	}
+	for _, x := range []struct {
+		what string
+		n    int64
+	}{{"attention heads", c.Heads}, {"intermediate size", c.Intermediate}} {
+		if x.n%s.TP != 0 {
+			return fmt.Errorf("tp=%d does not divide the %d %s of %s", s.TP, x.n, x.what, c.Name)
+		}
+	}
+	return nil
+}
+
+// validateShape checks what does not depend on the model.
+func (s Shape) validateShape() error {
 	switch s.Phase {
 	case Prefill:
 		if s.Seq <= 0 {
@@ -118,14 +134,6 @@ func (s Shape) validate(c Config) error {
 	}
 	if s.TP <= 0 || s.TP > 64 {
 		return fmt.Errorf("tp=%d: expected 1 to 64 GPUs", s.TP)
-	}
-	for _, x := range []struct {
-		what string
-		n    int64
-	}{{"attention heads", c.Heads}, {"intermediate size", c.Intermediate}} {
-		if x.n%s.TP != 0 {
-			return fmt.Errorf("tp=%d does not divide the %d %s of %s", s.TP, x.n, x.what, c.Name)
-		}
 	}
 	if s.Weights.size() == 0 || s.Activations.Size() == 0 || s.KV.Size() == 0 {
 		return fmt.Errorf("unknown data type in weights=%s activations=%s kv=%s", s.Weights, s.Activations, s.KV)

@@ -91,6 +91,7 @@ Peak rates are dense; 2:4-sparse rates are never used unless asked for.`,
 		newCmdSimulate(f, nil),
 		newCmdNCU(f, nil),
 		newCmdCheck(f, nil),
+		newCmdModel(f, nil),
 	)
 	return root
 }
