@@ -13,10 +13,6 @@ type Result struct {
 	Device string `json:"device"`
 	Shape  Shape  `json:"shape"`
 	Memory Memory `json:"memory"`
-	// SmallestTP is the smallest tensor-parallel degree at which the shape
-	// fits (0: none up to 64).
-	SmallestTP int64 `json:"smallest_tp"`
-
 	Ops    []Op             `json:"-"`
 	Points []roofline.Point `json:"ops"`
 
@@ -65,7 +61,7 @@ func (c Config) Analyze(s Shape, m *roofline.Model) (Result, error) {
 	if s.TP > 1 && d.Peer().BytesPerSecond <= 0 {
 		return Result{}, fmt.Errorf("%s has no GPU-to-GPU or host link in the catalog: cannot price tp=%d", d.Name, s.TP)
 	}
-	r := Result{Model: c.Name, Device: d.Name, Shape: s, Memory: mem, SmallestTP: c.SmallestTP(s, d), Ops: list,
+	r := Result{Model: c.Name, Device: d.Name, Shape: s, Memory: mem, Ops: list,
 		Points: make([]roofline.Point, 0, len(list)), Time: map[Category]float64{}}
 	period := m.FixedCost() - m.Efficiency().Ramp
 	for _, o := range list {

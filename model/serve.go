@@ -100,7 +100,7 @@ func (c Config) Serve(q Request, m *roofline.Model) (Report, error) {
 		r.Memory = pm
 	}
 	// Both phases must fit.
-	if a, b := c.SmallestTP(end, m.Device()), r.Prefill.SmallestTP; a > 0 && b > 0 {
+	if a, b := c.SmallestTP(end, m.Device()), c.SmallestTP(q.shape(Prefill), m.Device()); a > 0 && b > 0 {
 		r.SmallestTP = max(a, b)
 	}
 	return r, nil

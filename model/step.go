@@ -73,10 +73,12 @@ func (c Config) Ops(s Shape) ([]Op, error) {
 	b := builder{c: c, s: s, act: s.Activations, w: s.compute()}
 	ctx, t := s.tokens()
 	b.t = t
-	for _, g := range c.groups() {
+	groups := c.groups()
+	b.out = make([]Op, 0, 32*len(groups))
+	for _, g := range groups {
 		b.n = g.n
 		suffix := ""
-		if len(c.groups()) > 1 {
+		if len(groups) > 1 {
 			suffix = fmt.Sprintf(" [%s]", g.label())
 		}
 		b.suffix = suffix

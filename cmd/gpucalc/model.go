@@ -366,6 +366,8 @@ func evaluateBatch(f *factory, rows []model.BatchRow) []reports.ModelBatchRow {
 			o.Err = d.err
 		default:
 			o.Result, o.Err = l.c.Analyze(r.Shape, d.m)
+			// The batch reports totals; drop the per-op detail.
+			o.Result.Ops, o.Result.Points = nil, nil
 		}
 		if o.Err != nil {
 			o.Err = fmt.Errorf("line %d: %w", r.Line, o.Err)
