@@ -46,8 +46,10 @@ func readBench(t *testing.T, file string) []benchRow {
 	return rows
 }
 
-func h100(t testing.TB) *roofline.Model {
-	d, err := devices.Lookup("h100-sxm")
+func h100(t testing.TB) *roofline.Model { return onDevice(t, "h100-sxm") }
+
+func onDevice(t testing.TB, name string) *roofline.Model {
+	d, err := devices.Lookup(name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +76,11 @@ func percentile(xs []float64, p float64) float64 {
 // relative errors of expected time on the GPU-bound rows (decode, and
 // prefill with batch × seq ≥ 2048).
 func errorsOn(t *testing.T, file string, fullCache bool) []float64 {
-	m := h100(t)
+	return errorsOnDevice(t, "h100-sxm", file, fullCache)
+}
+
+func errorsOnDevice(t *testing.T, device, file string, fullCache bool) []float64 {
+	m := onDevice(t, device)
 	var errs []float64
 	for _, r := range readBench(t, file) {
 		c, err := LoadBuiltin(r.model)
@@ -132,4 +138,15 @@ func TestReferenceDecoderHeldOut(t *testing.T) {
 // must hold.
 func TestTransformersLowerBound(t *testing.T) {
 	errorsOn(t, "testdata/hf_bench_h100.csv", false)
+}
+
+// Held out on another GPU: the reference decoder timed on an H200
+// (testdata/ref_heldout_h200.csv, 150,109,880,320 bytes of device memory).
+func TestReferenceDecoderH200(t *testing.T) {
+	errs := errorsOnDevice(t, "h200-sxm", "testdata/ref_heldout_h200.csv", true)
+	med, p90 := percentile(errs, 0.5), percentile(errs, 0.9)
+	t.Logf("H200 held out: %d rows, median |error| %.1f%%, p90 %.1f%%", len(errs), 100*med, 100*p90)
+	if med > 0.10 || p90 > 0.20 {
+		t.Errorf("median |error| %.1f%% (max 10%%), p90 %.1f%% (max 20%%)", 100*med, 100*p90)
+	}
 }
