@@ -9,10 +9,10 @@ import (
 // Result is a model step on one device: memory per GPU, every op priced on
 // the roofline, and the step's totals.
 type Result struct {
-	Model  string `json:"model"`
-	Device string `json:"device"`
-	Shape  Shape  `json:"shape"`
-	Memory Memory `json:"memory"`
+	Model  string           `json:"model"`
+	Device string           `json:"device"`
+	Shape  Shape            `json:"shape"`
+	Memory Memory           `json:"memory"`
 	Ops    []Op             `json:"-"`
 	Points []roofline.Point `json:"ops"`
 

@@ -118,6 +118,9 @@ type builder struct {
 }
 
 func (b *builder) add(name string, cat Category, per int, op ops.Op) {
+	if op.Out == "" {
+		op.Out = op.DType
+	}
 	b.out = append(b.out, Op{Entry: ops.Entry{Name: name + b.suffix, Op: op, Count: per * b.n}, Category: cat})
 }
 
