@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/gpucalc/gpucalc/review"
+	"github.com/gpucalc/gpucalc/roofline"
 	"github.com/gpucalc/gpucalc/units"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -241,6 +242,9 @@ func rooflineChart(r review.Report) (template.HTML, error) {
 	c := RooflineChart{Title: "Roofline on " + r.Device, Predicted: "expected throughput"}
 	for _, o := range r.Ops {
 		pt := o.Point
+		if pt.MemoryLevel == roofline.Link {
+			continue // a GPU-to-GPU transfer is not on the chip's roofline
+		}
 		switch pt.MemoryLevel {
 		case "dram":
 			dev.DRAM = pt.MemoryCeiling

@@ -10,13 +10,6 @@ import (
 
 func gib(b float64) string { return strconv.FormatFloat(b/(1<<30), 'f', 2, 64) + " GiB" }
 
-func yesNo(b bool) string {
-	if b {
-		return "yes"
-	}
-	return "no"
-}
-
 func tpText(tp int64) string {
 	if tp == 0 {
 		return "none up to 64"
@@ -47,7 +40,7 @@ func ModelSummary(title string, r model.Report, notes []string) Table {
 	row("smallest TP that fits", tpText(r.SmallestTP))
 	p, d := r.Prefill, r.Decode
 	row("prefill (TTFT)", units.FormatDuration(r.TTFT)+" expected, "+units.FormatDuration(p.LowerBound)+" lower bound; "+
-		string(p.Dominant)+"; "+strconv.Itoa(p.Kernels)+" kernels")
+		strconv.Itoa(p.Kernels)+" kernels, mostly "+prefillLabel(p.Dominant))
 	row("decode step (TPOT)", units.FormatDuration(r.TPOT)+" expected, "+units.FormatDuration(d.LowerBound)+" lower bound at "+
 		strconv.FormatInt(q.Ctx, 10)+" tokens of context")
 	row("decode dominated by", string(d.Dominant)+" ("+shares(d)+")")
@@ -57,6 +50,15 @@ func ModelSummary(title string, r model.Report, notes []string) Table {
 		row("end to end", units.FormatDuration(r.EndToEnd)+" for "+strconv.FormatInt(q.Gen, 10)+" tokens")
 	}
 	return t
+}
+
+// prefillLabel names what dominates a prefill: its linear layers are
+// compute-bound, so "weights" reads as the linear layers.
+func prefillLabel(c model.Category) string {
+	if c == model.Weights {
+		return "linear layers"
+	}
+	return string(c)
 }
 
 // shares lists the decode step's time by category, largest first.

@@ -247,6 +247,9 @@ func RooflineChartOf(title string, devs []devices.Device, pts [][]roofline.Point
 		cd := ChartDevice{Name: dev.Name, DRAM: dev.Memory.BytesPerSecond, L2: dev.L2.BytesPerSecond}
 		seen := map[string]bool{}
 		for _, p := range pts[d] {
+			if p.MemoryLevel == roofline.Link {
+				continue // a GPU-to-GPU transfer is not on the chip's roofline
+			}
 			if !seen[p.PeakKey] {
 				seen[p.PeakKey] = true
 				cd.Ceilings = append(cd.Ceilings, ChartCeiling{Name: ceilingName(p.PeakKey), FLOPS: p.ComputeCeiling})

@@ -435,7 +435,7 @@ func (m *Model) allReduce(op ops.Op, c ops.Cost) Point {
 	}
 	if link.BytesPerSecond > 0 {
 		p.LowerBound = c.Bytes / link.BytesPerSecond
-		p.Attainable = link.BytesPerSecond
+		p.Attainable = p.AI * link.BytesPerSecond
 	}
 	if bus > 0 {
 		p.Expected = lat + c.Bytes/bus
