@@ -216,3 +216,41 @@ func TestTensorParallel(t *testing.T) {
 		t.Errorf("70B on 4 H100s at batch 32, 8k context: %.1f GiB per GPU does not fit", r.Memory.Total/(1<<30))
 	}
 }
+
+// Weight-only int4 reads a quarter of bf16's weight bytes in decode; fp8
+// weights run fp8 GEMMs reading half. The LM head stays bf16.
+func TestQuantizedDecode(t *testing.T) {
+	c := builtin(t, "llama-3.1-8b")
+	m := h100(t)
+	bytesOf := func(w WeightType, name string) float64 {
+		r, err := c.Analyze(Shape{Phase: Decode, Batch: 1, Ctx: 512, Weights: w}, m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, o := range r.Ops {
+			if o.Name == name {
+				return r.Points[i].Bytes
+			}
+		}
+		t.Fatalf("no op %s", name)
+		return 0
+	}
+	// mlp_gate reads 4096 × 14336 weights plus a 4096-wide input and writes
+	// 14336 outputs, all bf16 except the weight.
+	io := float64(4096+14336) * 2
+	for _, tc := range []struct {
+		w    WeightType
+		size float64
+	}{{"bf16", 2}, {"fp8_e4m3", 1}, {Int4, 0.5}} {
+		want := 4096*14336*tc.size + io
+		if tc.w == "fp8_e4m3" {
+			want = 4096*14336 + 4096 + 14336*2 // fp8 input, bf16 output
+		}
+		if got := bytesOf(tc.w, "mlp_gate"); got != want {
+			t.Errorf("%s: mlp_gate moves %.0f bytes, want %.0f", tc.w, got, want)
+		}
+		if got := bytesOf(tc.w, "lm_head"); got != 4096*128256*2+4096*2+128256*2 {
+			t.Errorf("%s: lm_head moves %.0f bytes", tc.w, got)
+		}
+	}
+}

@@ -92,7 +92,9 @@ func (c Config) Ops(s Shape) ([]Op, error) {
 	b.n, b.suffix = 1, ""
 	b.add("embedding", Elementwise, 1, ops.Op{Kind: ops.Copy, DType: b.act, Elems: t * c.Hidden})
 	b.add("final_norm", Elementwise, 1, ops.Op{Kind: ops.RMSNorm, DType: b.act, Rows: s.Batch, Cols: c.Hidden})
-	b.add("lm_head", Weights, 1, b.linear(s.Batch, c.Vocab/s.TP, c.Hidden, false))
+	// The LM head (like the embedding and routers) stays in the activation
+	// type whatever the linear layers' weight type.
+	b.add("lm_head", Weights, 1, ops.Op{Kind: ops.Linear, DType: b.act, Out: b.act, M: s.Batch, N: c.Vocab / s.TP, K: c.Hidden, Batch: 1})
 	return b.out, nil
 }
 
@@ -126,7 +128,17 @@ func (b *builder) add(name string, cat Category, per int, op ops.Op) {
 
 // linear is a linear layer in the compute type, writing the activation type.
 func (b *builder) linear(m, n, k int64, bias bool) ops.Op {
-	return ops.Op{Kind: ops.Linear, DType: b.w, Out: b.act, M: m, N: n, K: k, Batch: 1, Bias: bias}
+	return ops.Op{Kind: ops.Linear, DType: b.w, Out: b.act, Weight: b.weight(), M: m, N: n, K: k, Batch: 1, Bias: bias}
+}
+
+// weight is the storage type of quantized-only weights: int4 weights are
+// read as 4-bit values (their group scales, 1.6% more, are left out of the
+// op's bytes); other weight types are the compute type.
+func (b *builder) weight() devices.DType {
+	if b.s.Weights == Int4 {
+		return devices.FP4
+	}
+	return ""
 }
 
 func (b *builder) norm(name string, rows, cols int64) {
@@ -230,9 +242,9 @@ func (b *builder) mla(keys int64) {
 		b.add("attention", KVCache, 1, b.flash(h, h, qk, keys))
 	} else {
 		lat := c.KVLoRARank
-		b.add("q_absorb", Weights, 1, ops.Op{Kind: ops.Matmul, DType: b.w, Out: b.act, Batch: h, M: t, N: lat, K: c.QKNopeDim})
+		b.add("q_absorb", Weights, 1, ops.Op{Kind: ops.Matmul, DType: b.w, Out: b.act, Weight: b.weight(), Batch: h, M: t, N: lat, K: c.QKNopeDim})
 		b.add("attention", KVCache, 1, b.flash(h, 1, lat+c.QKRopeDim, keys))
-		b.add("v_absorb", Weights, 1, ops.Op{Kind: ops.Matmul, DType: b.w, Out: b.act, Batch: h, M: t, N: c.VHeadDim, K: lat})
+		b.add("v_absorb", Weights, 1, ops.Op{Kind: ops.Matmul, DType: b.w, Out: b.act, Weight: b.weight(), Batch: h, M: t, N: c.VHeadDim, K: lat})
 	}
 	b.add("o_proj", Weights, 1, b.linear(t, c.Hidden, h*c.VHeadDim, false))
 }
@@ -264,7 +276,7 @@ func (b *builder) gated(name string, t, i, experts int64) {
 		if experts == 1 {
 			return b.linear(t, n, k, c.MLPBias)
 		}
-		return ops.Op{Kind: ops.Matmul, DType: b.w, Out: b.act, Batch: experts, M: t, N: n, K: k}
+		return ops.Op{Kind: ops.Matmul, DType: b.w, Out: b.act, Weight: b.weight(), Batch: experts, M: t, N: n, K: k}
 	}
 	if c.FusedGateUp {
 		b.add(name+"_gate_up", Weights, 1, proj(2*i, c.Hidden))
@@ -288,7 +300,7 @@ func (b *builder) gated(name string, t, i, experts int64) {
 func (b *builder) moe() {
 	c, t := b.c, b.t
 	b.preMLP()
-	b.add("router", Weights, 1, b.linear(t, c.Experts, c.Hidden, false))
+	b.add("router", Weights, 1, ops.Op{Kind: ops.Linear, DType: b.act, Out: b.act, M: t, N: c.Experts, K: c.Hidden, Batch: 1})
 	b.add("router_softmax", Elementwise, 1, ops.Op{Kind: ops.Softmax, DType: b.act, Rows: t, Cols: c.Experts})
 	e := float64(c.Experts)
 	touched := int64(math.Ceil(e * (1 - math.Pow(1-float64(c.TopK)/e, float64(t)))))

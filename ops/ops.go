@@ -96,6 +96,10 @@ type Op struct {
 	// differs for matmuls such as fp8 in, bf16 out or int8 in, int32 out.
 	DType devices.DType `json:"dtype"`
 	Out   devices.DType `json:"out_dtype"`
+	// Weight is the storage type of a matmul's or linear's B operand (the
+	// weight) when it differs from DType: weight-only quantization (int4
+	// weights are 4-bit, stored as fp4 is) dequantized to DType to compute.
+	Weight devices.DType `json:"weight_dtype,omitempty"`
 
 	// Matmul and linear: C[M,N] = A[M,K]·B[K,N], Batch independent
 	// products (batched matmul; linear shares its weight, so Batch is 1).
@@ -221,8 +225,12 @@ func (o Op) Cost() Cost {
 	switch o.Kind {
 	case Matmul, Linear:
 		b := max(o.Batch, 1)
+		w := in
+		if o.Weight != "" {
+			w = o.Weight.Size()
+		}
 		c.MatrixFLOPs = 2 * f(b, o.M, o.N, o.K)
-		c.Bytes = f(b, o.M, o.K)*in + f(b, o.K, o.N)*in + f(b, o.M, o.N)*out
+		c.Bytes = f(b, o.M, o.K)*in + f(b, o.K, o.N)*w + f(b, o.M, o.N)*out
 		if o.Bias {
 			c.VectorFLOPs = f(b, o.M, o.N)
 			c.Bytes += f(o.N) * out

@@ -13,7 +13,7 @@ const DefaultDType = devices.BF16
 
 // SpecHelp describes the op spec syntax, for --help.
 const SpecHelp = `An op spec is the op's name followed by key=value pairs and flags:
-  matmul    m= n= k= [batch=] [bias] [dtype=] [out_dtype=]   C[m,n] = A[m,k]·B[k,n]
+  matmul    m= n= k= [batch=] [bias] [dtype=] [out_dtype=] [weight_dtype=]   C[m,n] = A[m,k]·B[k,n]
   linear    tokens= in= out= [bias]                           a matmul with shared weight
   layernorm rows= cols=        rmsnorm rows= cols=        softmax rows= cols=
   gelu n= [erf|tanh]   gelu_tanh n=   relu n=   silu n=   add n=   mul n=   copy n=
@@ -22,6 +22,8 @@ const SpecHelp = `An op spec is the op's name followed by key=value pairs and fl
   allreduce n= | bytes= ranks=   a sum over tensor-parallel GPUs (NCCL)
 dtype= is fp64, fp32, tf32, bf16 (default), fp16, fp8 (e4m3), e5m2, int8 or fp4.
 out_dtype= defaults to the input type, except int8 → int32 and fp8 → bf16.
+weight_dtype= stores B (a linear's weight) in another type, dequantized to
+dtype= to compute (weight-only quantization; fp4 for 4-bit int4 weights).
 shape= takes roof_bench's form instead of the sizes: matmul MxNxK, norms and
 softmax ROWSxCOLS, elementwise N, attention BxHxSxD, conv2d NxCxHxWxKxRxS
 (stride 1, same padding).`
@@ -69,6 +71,12 @@ func parse(spec string, dtype devices.DType) (Op, error) {
 		switch key {
 		case "dtype":
 			o.DType, err = devices.ParseDType(val)
+		case "weight_dtype", "wdtype":
+			if kind != Matmul && kind != Linear {
+				err = fmt.Errorf("unknown key %q for %s", key, kind)
+			} else {
+				o.Weight, err = devices.ParseDType(val)
+			}
 		case "out_dtype", "odtype":
 			o.Out, err = devices.ParseDType(val)
 			haveOut = true
@@ -326,6 +334,9 @@ func (o Op) String() string {
 	fmt.Fprintf(&b, " dtype=%s", o.DType)
 	if o.Out != defaultOut(o.Kind, o.DType) {
 		fmt.Fprintf(&b, " out_dtype=%s", o.Out)
+	}
+	if o.Weight != "" {
+		fmt.Fprintf(&b, " weight_dtype=%s", o.Weight)
 	}
 	return b.String()
 }
