@@ -21,6 +21,9 @@ type Request struct {
 	Weights     WeightType    `json:"weights_dtype"`
 	Activations devices.DType `json:"activations_dtype"`
 	KV          devices.DType `json:"kv_dtype"`
+	// FullCache sizes sliding-window layers' caches for the whole context
+	// (see Shape.FullCache).
+	FullCache bool `json:"full_cache,omitempty"`
 }
 
 // Defaults of a request.
@@ -46,7 +49,7 @@ func (q Request) Defaults() Request {
 }
 
 func (q Request) shape(p Phase) Shape {
-	return Shape{Phase: p, Batch: q.Batch, Seq: q.Prompt, Ctx: q.Ctx, TP: q.TP, Weights: q.Weights, Activations: q.Activations, KV: q.KV}
+	return Shape{Phase: p, Batch: q.Batch, Seq: q.Prompt, Ctx: q.Ctx, TP: q.TP, Weights: q.Weights, Activations: q.Activations, KV: q.KV, FullCache: q.FullCache}
 }
 
 // Report answers a request on one device.

@@ -93,6 +93,7 @@ Model types: ` + strings.Join(model.ModelTypes, ", ") + `.
 	fl.StringVar(&opts.weights, "weights", "", "linear weights' `type`: bf16, fp8 (fp8 GEMMs) or int4 (weight-only, group 128) (default: --dtype)")
 	fl.StringVar(&opts.kv, "kv", "", "KV cache `type`: bf16 or fp8 (default: --dtype)")
 	fl.BoolVar(&opts.ops, "ops", false, "also list every op of the prefill and decode steps")
+	fl.BoolVar(&opts.req.FullCache, "full-cache", false, fullCacheHelp)
 	for _, n := range []string{"dtype", "weights", "kv"} {
 		_ = cmd.RegisterFlagCompletionFunc(n, cobra.FixedCompletions([]string{"bf16", "fp16", "fp8", "int4"}, cobra.ShellCompDirectiveNoFileComp))
 	}
@@ -190,8 +191,12 @@ func modelRun(opts *modelOptions) error {
 	case reports.FormatCSV:
 		return f.Render(form, reports.ModelRows(rs))
 	}
-	defaults := fmt.Sprintf("batch %d, prompt %d, decode at %d tokens of context, tp %d; weights %s, activations %s, KV %s (flags: --batch --prompt --ctx --gen --tp --weights --dtype --kv)",
-		q.Batch, q.Prompt, q.Ctx, q.TP, q.Weights, q.Activations, q.KV)
+	cache := "sliding-window layers cache their window"
+	if q.FullCache {
+		cache = "every layer caches the whole context"
+	}
+	defaults := fmt.Sprintf("batch %d, prompt %d, decode at %d tokens of context, tp %d; weights %s, activations %s, KV %s; %s (flags: --batch --prompt --ctx --gen --tp --weights --dtype --kv --full-cache)",
+		q.Batch, q.Prompt, q.Ctx, q.TP, q.Weights, q.Activations, q.KV, cache)
 	notes := []string{"Shape: " + defaults + ".",
 		"Expected times run kernels back to back (CUDA-graph decode, GPU-bound prefill); 'gpucalc model --help' says how."}
 	if ts[0].Origin != "" {
@@ -255,9 +260,13 @@ func modelListRun(f *factory) error {
 	return f.Render(form, reports.ModelList(rows))
 }
 
+// fullCacheHelp describes --full-cache.
+const fullCacheHelp = "size sliding-window layers' KV cache for the whole context, as a decoder that preallocates its cache does (default: only the window, as transformers keeps)"
+
 type modelBatchOptions struct {
-	f     *factory
-	input string
+	f         *factory
+	input     string
+	fullCache bool
 }
 
 func newCmdModelBatch(f *factory, runF func(*modelBatchOptions) error) *cobra.Command {
@@ -285,6 +294,7 @@ exit code is 1 if any row failed.
 		},
 	}
 	cmd.Flags().StringVarP(&opts.input, "input", "i", "", "CSV `file` to read, or - for standard input")
+	cmd.Flags().BoolVar(&opts.fullCache, "full-cache", false, fullCacheHelp)
 	_ = cmd.MarkFlagRequired("input")
 	return cmd
 }
@@ -303,6 +313,9 @@ func modelBatchRun(opts *modelBatchOptions) error {
 	rows, err := model.ReadBatch(in)
 	if err != nil {
 		return fmt.Errorf("%s: %w", name, err)
+	}
+	for i := range rows {
+		rows[i].Shape.FullCache = opts.fullCache
 	}
 	out := evaluateBatch(f, rows)
 	failed := 0
