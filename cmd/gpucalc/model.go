@@ -23,6 +23,7 @@ type modelOptions struct {
 	weights string
 	kv      string
 	ops     bool
+	chart   chartOptions
 }
 
 const modelHow = `Memory per GPU: the exact parameter count transformers builds (tied
@@ -64,6 +65,7 @@ Model types: ` + strings.Join(model.ModelTypes, ", ") + `.
   gpucalc model llama-3.1-70b --device h100 --tp 4 --batch 32 --ctx 8192
   gpucalc model path/to/config.json --prompt 4096 --gen 512 --devices h100,h200
   gpucalc model qwen3-30b-a3b --weights fp8 --kv fp8 --ops
+  gpucalc model llama-3.1-8b --batch 64 --ctx 4096 --plot decode.svg
   gpucalc model list`,
 		Args: args(cobra.ExactArgs(1)),
 		ValidArgsFunction: func(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
@@ -83,6 +85,7 @@ Model types: ` + strings.Join(model.ModelTypes, ", ") + `.
 		},
 	}
 	f.addDeviceFlags(cmd, &opts.devices, true)
+	addChartFlags(cmd, &opts.chart)
 	fl := cmd.Flags()
 	fl.Int64Var(&opts.req.TP, "tp", 1, "tensor-parallel `GPUs` of one host")
 	fl.Int64Var(&opts.req.Batch, "batch", model.DefaultBatch, "`sequences` in the batch")
@@ -162,6 +165,10 @@ func modelRun(opts *modelOptions) error {
 	if err != nil {
 		return err
 	}
+	chartFormat, chartSize, err := opts.chart.check()
+	if err != nil {
+		return err
+	}
 	c, err := f.loadModel(opts.model)
 	if err != nil {
 		return err
@@ -182,13 +189,28 @@ func modelRun(opts *modelOptions) error {
 		}
 		rs = append(rs, r)
 	}
+	var chartNotes []string
+	if opts.chart.file != "" {
+		// The decode step's ops on each device's roofline.
+		var devs []devices.Device
+		var pts [][]roofline.Point
+		for i, t := range ts {
+			devs, pts = append(devs, t.Device), append(pts, rs[i].Decode.Points)
+		}
+		title := fmt.Sprintf("%s decode step: batch %d, %d tokens of context", c.Name, q.Batch, q.Ctx)
+		if chartNotes, err = opts.chart.write(reports.RooflineChartOf(title, devs, pts), chartFormat, chartSize); err != nil {
+			return err
+		}
+	}
 	switch form {
 	case reports.FormatJSON:
+		f.chartNotes(form, nil, chartNotes)
 		if len(rs) == 1 {
 			return f.JSON(rs[0])
 		}
 		return f.JSON(rs)
 	case reports.FormatCSV:
+		f.chartNotes(form, nil, chartNotes)
 		return f.Render(form, reports.ModelRows(rs))
 	}
 	cache := "sliding-window layers cache their window"
@@ -206,7 +228,9 @@ func modelRun(opts *modelOptions) error {
 		t := reports.ModelCompare(rs)
 		t.Title = c.Name + " side by side"
 		t.Notes = notes
-		return f.Render(form, t)
+		tables := []reports.Table{t}
+		f.chartNotes(form, tables, chartNotes)
+		return f.Render(form, tables...)
 	}
 	r := rs[0]
 	tables := []reports.Table{reports.ModelSummary(c.Name+" on "+r.Device, r, notes)}
@@ -214,6 +238,7 @@ func modelRun(opts *modelOptions) error {
 		tables = append(tables, reports.ModelOps("Prefill ops ("+strconv.FormatInt(q.Batch, 10)+" × "+strconv.FormatInt(q.Prompt, 10)+" tokens)", r.Prefill),
 			reports.ModelOps("Decode ops (batch "+strconv.FormatInt(q.Batch, 10)+", "+strconv.FormatInt(q.Ctx, 10)+" tokens of context)", r.Decode))
 	}
+	f.chartNotes(form, tables, chartNotes)
 	return f.Render(form, tables...)
 }
 
