@@ -28,7 +28,7 @@ type Candidate struct {
 	DynamicSmem int `json:"dynamic_smem_bytes"`
 	Blocks      int `json:"blocks_per_sm"`
 	// ActiveThreads is Threads × Blocks, what Suggest maximises.
-	ActiveThreads int `json:"active_threads"`
+	ActiveThreads int `json:"active_threads_per_sm"`
 	// Occupancy is resident warps over the SM's maximum at this size.
 	Occupancy float64 `json:"occupancy"`
 	Limiters  Limiter `json:"limiters"`

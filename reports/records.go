@@ -285,12 +285,8 @@ func SuggestionRecords(t occupancy.Target, k occupancy.Kernel, o occupancy.Sugge
 		integer(k.Regs), integer(k.StaticSmem), integer(o.DynamicSmem), integer(o.SmemPerThread), optInt(o.BlockSizeLimit))}
 	cand := Table{Key: "candidates", Header: []string{"threads_per_block", "dynamic_smem_bytes", "blocks_per_sm", "active_threads_per_sm", "occupancy", "limiters", "chosen"}}
 	for _, c := range s.Candidates {
-		occ := 0.0
-		if s.Result.MaxWarps > 0 {
-			occ = float64(c.Blocks*((c.Threads+t.Arch.WarpSize-1)/t.Arch.WarpSize)) / float64(s.Result.MaxWarps)
-		}
 		cand.Rows = append(cand.Rows, []string{integer(c.Threads), integer(c.DynamicSmem), integer(c.Blocks), integer(c.ActiveThreads),
-			num(occ), c.Limiters.String(), boolean(c.Threads == s.BlockSize)})
+			num(c.Occupancy), c.Limiters.String(), boolean(c.Threads == s.BlockSize)})
 	}
 	return []Table{sum, cand}
 }

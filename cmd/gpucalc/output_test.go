@@ -13,7 +13,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/rogpeppe/go-internal/txtar"
-	"github.com/spf13/cobra"
 )
 
 // outputInputs are what a command needs to run: arguments, and standard
@@ -75,23 +74,8 @@ func readInput(t *testing.T, spec string) []byte {
 	return nil
 }
 
-// commands lists every runnable command of the tree, by path.
-func commands(c *cobra.Command) []*cobra.Command {
-	var out []*cobra.Command
-	if c.Runnable() && !c.Hidden && c.Name() != "help" && c.Name() != "completion" {
-		out = append(out, c)
-	}
-	for _, sub := range c.Commands() {
-		if sub.Name() != "completion" && !sub.Hidden {
-			out = append(out, commands(sub)...)
-		}
-	}
-	return out
-}
-
-// runCLI runs gpucalc in-process.
-func runCLI(t *testing.T, stdin []byte, args ...string) (string, string, int) {
-	t.Helper()
+// runInput runs gpucalc in-process with stdin.
+func runInput(stdin []byte, args ...string) (string, string, int) {
 	var out, errOut bytes.Buffer
 	getenv := func(string) string { return "" }
 	code := run(args, bytes.NewReader(stdin), &out, &errOut, getenv)
@@ -100,8 +84,8 @@ func runCLI(t *testing.T, stdin []byte, args ...string) (string, string, int) {
 
 // sections returns the --section names a command completes, none when it
 // has no --section.
-func sections(t *testing.T, path []string) []string {
-	out, _, _ := runCLI(t, nil, append(append([]string{"__complete"}, path...), "--section", "")...)
+func sections(path []string) []string {
+	_, out, _ := runCLI(append(append([]string{"__complete"}, path...), "--section", "")...)
 	var names []string
 	for _, l := range strings.Split(out, "\n") {
 		if l != "" && !strings.HasPrefix(l, ":") && !strings.HasPrefix(l, "Completion ended") {
@@ -117,11 +101,15 @@ func sections(t *testing.T, path []string) []string {
 // units in numeric cells, no positive value printed as 0.
 func TestMachineOutput(t *testing.T) {
 	root := newCmdRoot(&factory{Getenv: func(string) string { return "" }})
-	cmds := commands(root)
-	if len(cmds) < 12 {
-		t.Fatalf("found %d commands; the walk is broken", len(cmds))
+	paths := leafCommands()
+	if len(paths) < 12 {
+		t.Fatalf("found %d commands; the walk is broken", len(paths))
 	}
-	for _, c := range cmds {
+	for _, p := range paths {
+		c, _, err := root.Find(p)
+		if err != nil {
+			t.Fatal(err)
+		}
 		path := strings.Fields(c.CommandPath())
 		in := outputInputs[c.CommandPath()]
 		var stdin []byte
@@ -130,7 +118,7 @@ func TestMachineOutput(t *testing.T) {
 		}
 		args := append(append([]string{}, path[1:]...), in.args...)
 		t.Run(strings.Join(path[1:], "_")+"/json", func(t *testing.T) {
-			out, errOut, code := runCLI(t, stdin, append(args, "--format", "json")...)
+			out, errOut, code := runInput(stdin, append(args, "--format", "json")...)
 			if code != 0 {
 				t.Fatalf("exit %d: %s(add the command's input to outputInputs)", code, errOut)
 			}
@@ -144,7 +132,7 @@ func TestMachineOutput(t *testing.T) {
 		})
 		secs := []string{""}
 		if c.Flags().Lookup("section") != nil {
-			secs = sections(t, path[1:])
+			secs = sections(path[1:])
 		}
 		for _, s := range secs {
 			a := append(append([]string{}, args...), "--format", "csv")
@@ -152,7 +140,7 @@ func TestMachineOutput(t *testing.T) {
 				a = append(a, "--section", s)
 			}
 			t.Run(strings.Join(path[1:], "_")+"/csv"+s, func(t *testing.T) {
-				out, errOut, code := runCLI(t, stdin, a...)
+				out, errOut, code := runInput(stdin, a...)
 				if code != 0 {
 					t.Fatalf("exit %d: %s(add the command's input to outputInputs)", code, errOut)
 				}
