@@ -192,7 +192,8 @@ func ArchRecords(archs []devices.Arch) []Table {
 	return []Table{lim, carve, src}
 }
 
-// targetCells are the device columns every occupancy record starts with.
+// targetHeader is the device columns an occupancy summary starts with;
+// targetCells their values (device and sms empty for an architecture).
 var targetHeader = []string{"device", "compute_capability", "sms"}
 
 func targetCells(t occupancy.Target) []string {

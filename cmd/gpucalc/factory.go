@@ -406,8 +406,8 @@ func (f *factory) Output(form reports.Format, sec *sectionFlag, view any, tables
 		t, ok := reports.Section(records(), name)
 		if !ok {
 			msg := fmt.Sprintf("--section %s: this run has no %s section", name, name)
-			if need := sec.needs[name]; need != "" {
-				msg += "; it needs " + need
+			if sec != nil && sec.needs[name] != "" {
+				msg += "; it needs " + sec.needs[name]
 			}
 			return usageError{errors.New(msg)}
 		}
