@@ -207,7 +207,7 @@ type Result struct {
 	// CarveoutPreferred is the capacity the preference maps to; Carveout the
 	// capacity per SM used (raised when one block would not fit), bytes.
 	CarveoutPreferred int `json:"carveout_preferred_bytes"`
-	Carveout          int `json:"carveout"`
+	Carveout          int `json:"carveout_bytes"`
 	// Reason says why Blocks is 0 for a valid input.
 	Reason error `json:"-"`
 	// Err is set when the input is invalid; nothing else is.
