@@ -383,7 +383,7 @@ func (s *sectionFlag) check(form reports.Format) error {
 		return usagef("--section %q: expected one of %s", s.name, strings.Join(s.names, ", "))
 	}
 	if form != reports.FormatCSV {
-		return usagef("--section picks what --format csv writes; table, markdown and json show every section")
+		return usagef("--section picks what --format csv writes; the other formats show every section")
 	}
 	return nil
 }

@@ -40,6 +40,7 @@ datasheet peaks and bandwidths (decimal: 1 TB/s = 1e12 B/s).`,
   gpucalc ncu profile.csv
   ncu --import report.ncu-rep --csv --page raw | gpucalc ncu - --format json
   gpucalc ncu profile.csv --device h100 --format markdown
+  gpucalc ncu profile.csv --format csv --section memory
   gpucalc ncu profile.csv --plot kernels.png`,
 		Args: args(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, argv []string) error {

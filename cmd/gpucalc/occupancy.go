@@ -230,6 +230,7 @@ registers.`,
   gpucalc occupancy --arch sm_80 --threads 128 --regs 37 --smem 8K
   gpucalc occupancy -d h100 --threads 512 --regs 40 --carveout 50% --grid 4096
   gpucalc occupancy --threads 128 --smem 100K --cluster 4
+  gpucalc occupancy --regs 64 --format csv --section limits
   gpucalc occupancy suggest --regs 96
   gpucalc occupancy avail-smem --blocks 2 --threads 128
   gpucalc occupancy batch --input configs.csv`,
