@@ -9,7 +9,7 @@ import (
 
 // TestLookupEveryName looks every device up by its name and each alias, and
 // by the names nvidia-smi and cudaGetDeviceProperties print (as seen in
-// public logs and shared/groundtruth/h100/nvsmi.txt).
+// public logs and on the H100 behind testdata/h100-device.json).
 func TestLookupEveryName(t *testing.T) {
 	c, err := Builtin()
 	if err != nil {
