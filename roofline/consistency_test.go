@@ -15,7 +15,9 @@ import (
 // from a handful of elements to GEMMs of 10^13 FLOPs) in several data types.
 func randomOps(t *testing.T, rng *rand.Rand) []ops.Op {
 	t.Helper()
-	dim := func(lo, hi float64) int64 { return int64(math.Exp(math.Log(lo) + rng.Float64()*(math.Log(hi)-math.Log(lo)))) }
+	dim := func(lo, hi float64) int64 {
+		return int64(math.Exp(math.Log(lo) + rng.Float64()*(math.Log(hi)-math.Log(lo))))
+	}
 	dtypes := []string{"bf16", "fp16", "fp32", "fp64", "tf32", "fp8_e4m3", "int8"}
 	var out []ops.Op
 	for _, k := range ops.Kinds {
