@@ -850,7 +850,7 @@ func (d *Device) validateMeasured() error {
 	}
 	for _, c := range checks {
 		if c.v > 0 && c.ceiling > 0 && c.v > c.ceiling {
-			return invalidf([]string{c.measured, c.field}, "%s %s is above %s %s; a measured ceiling cannot beat the hardware's: check what the measurement counted, or, if the part really is faster, give %s too", c.measured, c.format(c.v), c.limit, c.format(c.ceiling), c.field)
+			return invalidf([]string{c.measured, c.field}, "%s %s is above %s %s; a measured ceiling cannot beat the hardware's: check what the measurement counted or, if the part really runs faster (at a higher clock, say), raise %s in the same file", c.measured, c.format(c.v), c.limit, c.format(c.ceiling), c.field)
 		}
 	}
 	return nil
