@@ -263,6 +263,7 @@ func TestUserFileErrors(t *testing.T) {
 		{"a list, not a mapping", "- a\n- b\n", `user.yaml:1: a device file is a mapping of fields`},
 		{"empty", "", `user.yaml: empty device file`},
 		{"second document", h + "---\nname: a100\n", `user.yaml:3: a second YAML document (after ---); a device file describes one device`},
+		{"second document after an empty one", h + "---\n---\nsms: {value: 132, source: s}\n", `user.yaml:4: a second YAML document`},
 		{"measured without how", "name: Lab\nsources: {s: x}\nmeasured:\n  dram_read: {value: 1TB/s, source: s}\n", `user.yaml:3: measured: give ` + "`how`"},
 		{"L2 slower than DRAM", h + "l2:\n  bandwidth: {value: 2TB/s, source: s}\n", `user.yaml:4: device "H100 SXM": l2.bandwidth 2 TB/s is below memory.bandwidth 3.35 TB/s`},
 	} {
@@ -375,6 +376,16 @@ func TestLookupReturnsCopies(t *testing.T) {
 		e.Aliases[0] == "mutated" || e.ClusterGPCs[0] != 18 || e.Origin[0] == "mutated" ||
 		e.Measured.Peaks["bf16_tensor"] == 1 || e.Measured.LatencyCycles["l1"] == 1 || e.Measured.DRAMCopy == 1 {
 		t.Errorf("the catalog changed through a looked-up copy: %+v", e)
+	}
+}
+
+// TestDocumentMarkers: markers around the one document are fine.
+func TestDocumentMarkers(t *testing.T) {
+	c, _ := Builtin()
+	for _, data := range []string{"---\nname: h100\n", "name: h100\n...\n", "name: h100\n---\n", "name: h100\n---\n# nothing\n---\n"} {
+		if _, err := c.With("user.yaml", []byte(data)); err != nil {
+			t.Errorf("%q: %v", data, err)
+		}
 	}
 }
 
