@@ -58,7 +58,11 @@ func Lookup(name string) (Device, error) {
 
 // With returns a catalog with the device file data (named file in errors)
 // applied: a file whose name matches a device of c overrides the fields it
-// gives; any other adds a device, which must then be complete.
+// gives; any other adds a device, which must then be complete. Every figure
+// must lie in its physical range; a measured figure may not exceed the
+// ceiling it was measured against, and a file that changes a ceiling drops
+// the figures measured against the old one unless it restates them, so that
+// expected times never fall below datasheet lower bounds.
 func (c *Catalog) With(file string, data []byte) (*Catalog, error) {
 	return c.with(file, data, true)
 }

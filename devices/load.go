@@ -259,7 +259,9 @@ func yamlError(file string, err error) error {
 		return fmt.Errorf("%s:%s: %s where %s was expected", file, line, got, want)
 	}
 	if te != nil {
-		return fmt.Errorf("%s:%s: %s", file, line, what)
+		// A decoding error of a kind not rewritten above: its text may
+		// name Go types, so say only where.
+		return fmt.Errorf("%s:%s: a value of the wrong kind for this field (docs/devices.md lists the schema)", file, line)
 	}
 	return fmt.Errorf("%s:%s: not valid YAML: %s", file, line, what)
 }
