@@ -314,11 +314,10 @@ func (l *loader) sourcesOf(e entries) error {
 	return nil
 }
 
-// reading is a quantity read: its value, source text and, for peaks, how it
-// arises.
+// reading is a quantity read: its value and, for peaks, how it arises (its
+// source goes to Device.Sources).
 type reading struct {
 	v             float64
-	src           string
 	perSMPerClock float64
 	clock         string
 }
@@ -394,7 +393,7 @@ func (l *loader) read(field string, n *yaml.Node, parse func(string) (float64, e
 	if err != nil {
 		return f, l.errorf(value.Line, "%s: %v", field, err)
 	}
-	f.v, f.src = x, src
+	f.v = x
 	l.d.Sources[field] = src
 	l.lines[field] = value.Line
 	return f, nil
