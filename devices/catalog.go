@@ -22,7 +22,17 @@ type Catalog struct {
 	index   map[string]int // normalised name or alias → devices index
 }
 
+// builtin is the embedded catalog, from the snapshot.
 var builtin = sync.OnceValues(func() (*Catalog, error) {
+	s, err := embedded()
+	if err != nil {
+		return nil, err
+	}
+	return s.catalog, nil
+})
+
+// catalogFromYAML reads the catalog's YAML files.
+func catalogFromYAML() (*Catalog, error) {
 	c := &Catalog{index: map[string]int{}}
 	// Datasheet entries first, then the ceilings measured on real parts
 	// (tools/measure), which override the entries they name.
@@ -42,7 +52,7 @@ var builtin = sync.OnceValues(func() (*Catalog, error) {
 		}
 	}
 	return c, nil
-})
+}
 
 // Builtin returns the embedded catalog.
 func Builtin() (*Catalog, error) { return builtin() }
