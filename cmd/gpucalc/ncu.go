@@ -46,7 +46,7 @@ datasheet peaks and bandwidths (decimal: 1 TB/s = 1e12 B/s).`,
 		},
 	}
 	a.addDeviceFlag(cmd, &opt.device)
-	addChartFlags(cmd, &opt.chart)
+	addChartFlags(cmd, &opt.chart, "a roofline chart", reports.DefaultChartSize)
 	cmd.Flags().Lookup("device").Usage = "GPU `name` or alias from 'gpucalc devices' to measure against (default: the GPU the export names)"
 	return cmd
 }
@@ -56,7 +56,7 @@ func (a *app) runNCU(file string, opt ncuOptions) error {
 	if err != nil {
 		return err
 	}
-	chartFormat, chartSize, err := opt.chart.check()
+	chartOpt, err := opt.chart.check()
 	if err != nil {
 		return err
 	}
@@ -89,7 +89,7 @@ func (a *app) runNCU(file string, opt ncuOptions) error {
 	var notes []string
 	if opt.chart.file != "" {
 		c, skipped := reports.NCUChart(as, d)
-		if notes, err = opt.chart.write(c, chartFormat, chartSize); err != nil {
+		if notes, err = opt.chart.write(c, chartOpt); err != nil {
 			return err
 		}
 		notes = append(notes, skipped...)

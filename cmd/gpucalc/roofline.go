@@ -22,57 +22,6 @@ type rooflineOptions struct {
 	chart    chartOptions
 }
 
-// chartOptions are --plot, --size and --dpi.
-type chartOptions struct {
-	file, size string
-	dpi        int
-}
-
-func addChartFlags(cmd *cobra.Command, o *chartOptions) {
-	cmd.Flags().StringVar(&o.file, "plot", "", "also draw a roofline chart to `FILE`.png or FILE.svg")
-	cmd.Flags().StringVar(&o.size, "size", "16x10cm", "chart `size`, WIDTHxHEIGHT in cm, mm or in")
-	cmd.Flags().IntVar(&o.dpi, "dpi", reports.DefaultDPI, "PNG chart resolution in dots per inch")
-	_ = cmd.MarkFlagFilename("plot", "png", "svg")
-}
-
-// check validates the chart flags before any work is done.
-func (o chartOptions) check() (format string, size reports.ChartSize, err error) {
-	if o.file == "" {
-		return "", size, nil
-	}
-	if format, err = reports.ChartFormat(o.file); err != nil {
-		return "", size, usageError{err}
-	}
-	if size, err = reports.ParseChartSize(o.size); err != nil {
-		return "", size, usageError{err}
-	}
-	if o.dpi < 10 || o.dpi > 1200 {
-		return "", size, usageError{fmt.Errorf("--dpi %d: expected 10 to 1200", o.dpi)}
-	}
-	return format, size, nil
-}
-
-// write draws the chart to the --plot file and returns the notes to print:
-// the ops it could not place, with the reason.
-func (o chartOptions) write(c reports.RooflineChart, format string, size reports.ChartSize) ([]string, error) {
-	fh, err := os.Create(o.file)
-	if err != nil {
-		return nil, fmt.Errorf("chart: %w", err)
-	}
-	if err := c.Write(fh, format, size, o.dpi); err != nil {
-		fh.Close()
-		return nil, fmt.Errorf("chart %s: %w", o.file, err)
-	}
-	if err := fh.Close(); err != nil {
-		return nil, fmt.Errorf("chart: %w", err)
-	}
-	notes := []string{"chart written to " + o.file}
-	for _, u := range c.Unplaced() {
-		notes = append(notes, "not on the chart: "+u)
-	}
-	return notes, nil
-}
-
 // printNotes adds chart notes under the first table, or writes them to
 // stderr for CSV and JSON, which must stay machine-readable.
 func (a *app) chartNotes(f reports.Format, tables []reports.Table, notes []string) {
@@ -131,7 +80,7 @@ workload file; --devices compares several GPUs side by side.
 		RunE: func(cmd *cobra.Command, _ []string) error { return a.runRoofline(opt) },
 	}
 	a.addDeviceFlag(cmd, &opt.device)
-	addChartFlags(cmd, &opt.chart)
+	addChartFlags(cmd, &opt.chart, "a roofline chart", reports.DefaultChartSize)
 	cmd.Flags().StringSliceVar(&opt.devices, "devices", nil, "compare several GPUs, comma-separated `names` (overrides --device)")
 	cmd.Flags().StringArrayVar(&opt.ops, "op", nil, "op `spec`, e.g. \"matmul m=4096 n=4096 k=4096 dtype=bf16\" (repeatable)")
 	cmd.Flags().StringVar(&opt.workload, "workload", "", "workload YAML `file` (a named list of ops)")
@@ -209,7 +158,7 @@ func (a *app) runRoofline(opt rooflineOptions) error {
 	if err != nil {
 		return err
 	}
-	chartFormat, chartSize, err := opt.chart.check()
+	chartOpt, err := opt.chart.check()
 	if err != nil {
 		return err
 	}
@@ -237,7 +186,7 @@ func (a *app) runRoofline(opt rooflineOptions) error {
 		if w.Name != "ops" {
 			t += "\n" + w.Name
 		}
-		if notes, err = opt.chart.write(reports.RooflineChartOf(t, devs, pts), chartFormat, chartSize); err != nil {
+		if notes, err = opt.chart.write(reports.RooflineChartOf(t, devs, pts), chartOpt); err != nil {
 			return err
 		}
 	}
@@ -325,7 +274,7 @@ flops/bytes. bound, ceiling_tflops and the times use every FLOP.
 			if err != nil {
 				return err
 			}
-			chartFormat, chartSize, err := chart.check()
+			chartOpt, err := chart.check()
 			if err != nil {
 				return err
 			}
@@ -360,7 +309,7 @@ flops/bytes. bound, ceiling_tflops and the times use every FLOP.
 			var notes []string
 			if chart.file != "" {
 				c := reports.RooflineChartOf("Roofline: "+d.Name, []devices.Device{d}, [][]roofline.Point{pts})
-				if notes, err = chart.write(c, chartFormat, chartSize); err != nil {
+				if notes, err = chart.write(c, chartOpt); err != nil {
 					return err
 				}
 			}
@@ -382,7 +331,7 @@ flops/bytes. bound, ceiling_tflops and the times use every FLOP.
 		},
 	}
 	a.addDeviceFlag(cmd, &device)
-	addChartFlags(cmd, &chart)
+	addChartFlags(cmd, &chart, "a roofline chart", reports.DefaultChartSize)
 	cmd.Flags().StringVarP(&input, "input", "i", "", "CSV `file` to read, or - for standard input")
 	_ = cmd.MarkFlagRequired("input")
 	return cmd
