@@ -167,11 +167,12 @@ func (c RooflineChart) render(dc draw.Canvas) (*labeller, error) {
 	}
 	if !ok {
 		// Numbers and a key under the chart.
+		// Numbers and a key under the chart, across its whole width.
 		keys := lab.keyEntries()
-		kh, rows, cols, colW := keyLayout(keys, lab.style, area)
+		kh, rows, cols, colW := keyLayout(keys, lab.style, dc)
 		plotC = draw.Crop(plotC, 0, 0, kh, 0)
 		lab.layout(p.DataCanvas(plotC), p, true)
-		drawKey(draw.Crop(area, 0, 0, 0, -(area.Max.Y-area.Min.Y-kh)), keys, lab.style, rows, cols, colW, lab.unplaced)
+		drawKey(draw.Crop(dc, 0, 0, 0, -(dc.Max.Y-dc.Min.Y-kh)), keys, lab.style, rows, cols, colW, lab.unplaced)
 	}
 	drawRoofline(p, plotC)
 	return lab, nil

@@ -248,6 +248,11 @@ func NCUChart(as []ncu.Analysis, d devices.Device) (RooflineChart, []string) {
 			p := ChartPoint{Label: names[i], Key: strconv.Itoa(a.ID), Group: levelGroup[l.Level], FLOPs: a.FLOPs, Bytes: l.Bytes, Rate: rate, Measured: true}
 			if bw > 0 && peak > 0 && l.Bytes > 0 {
 				p.Roof = min(peak, bw*a.FLOPs/l.Bytes)
+				if rate > p.Roof && l.Level == ncu.L2 && cd.L2Measured {
+					// ncu counts all L2 traffic; the catalog measures reads.
+					notes = append(notes, fmt.Sprintf("ID %d's L2 point lies above its roof: %s of L2 traffic (reads and writes) against %s of measured L2 reads",
+						a.ID, units.FormatBandwidth(l.Bytes/a.Duration), units.FormatBandwidth(cd.L2)))
+				}
 			}
 			c.Points = append(c.Points, p)
 		}
@@ -283,13 +288,13 @@ func distinctNames(names []string, n int) []string {
 		for k, i := range idx {
 			_, args[k] = splitTemplate(names[i])
 		}
-		if j := firstDiffering(args); j >= 0 {
+		if j := telling(args); j >= 0 {
 			for k, i := range idx {
 				a := ""
 				if j < len(args[k]) {
 					a = args[k][j]
 				}
-				out[i] += "<" + cutRunes(a, 16) + ">"
+				out[i] += "<" + cutRunes(a, 20) + ">"
 			}
 		}
 		count := map[string]int{}
@@ -335,27 +340,28 @@ func splitTemplate(s string) (string, []string) {
 	return s[:i], append(args, strings.TrimSpace(s[start:]))
 }
 
-// firstDiffering returns the first index at which the lists differ, or -1.
-func firstDiffering(lists [][]string) int {
+// telling returns the index of the template argument that tells the most
+// lists apart (the first of equals), or -1 where all agree.
+func telling(lists [][]string) int {
 	n := 0
 	for _, l := range lists {
 		n = max(n, len(l))
 	}
+	best, bestN := -1, 1
 	for j := 0; j < n; j++ {
-		for _, l := range lists[1:] {
-			a, b := "", ""
-			if j < len(lists[0]) {
-				a = lists[0][j]
-			}
+		seen := map[string]bool{}
+		for _, l := range lists {
+			a := ""
 			if j < len(l) {
-				b = l[j]
+				a = l[j]
 			}
-			if a != b {
-				return j
-			}
+			seen[a] = true
+		}
+		if len(seen) > bestN {
+			best, bestN = j, len(seen)
 		}
 	}
-	return -1
+	return best
 }
 
 func cutRunes(s string, n int) string {

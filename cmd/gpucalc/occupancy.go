@@ -7,7 +7,6 @@ import (
 	"io"
 	"math"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -191,6 +190,7 @@ func inputError(a devices.Arch, k occupancy.Kernel, l occupancy.Launch, r occupa
 func (a *app) newOccupancyCmd() *cobra.Command {
 	var f kernelFlags
 	var grid, cluster int
+	var chart chartOptions
 	cmd := &cobra.Command{
 		Use:   "occupancy",
 		Short: "Resident blocks per SM and what limits them, as CUDA computes it",
@@ -212,12 +212,17 @@ registers.`,
   gpucalc occupancy --arch sm_80 --threads 128 --regs 37 --smem 8K
   gpucalc occupancy -d h100 --threads 512 --regs 40 --carveout 50% --grid 4096
   gpucalc occupancy --threads 128 --smem 100K --cluster 4
+  gpucalc occupancy --regs 64 --smem 48K --plot occupancy.png
   gpucalc occupancy suggest --regs 96
   gpucalc occupancy avail-smem --blocks 2 --threads 128
   gpucalc occupancy batch --input configs.csv`,
 		Args: args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			format, err := a.outFormat(nil)
+			if err != nil {
+				return err
+			}
+			chartOpt, err := chart.check()
 			if err != nil {
 				return err
 			}
@@ -228,6 +233,16 @@ registers.`,
 			r := occupancy.Calculate(t.Arch, k, l)
 			if err := inputError(t.Arch, k, l, r); err != nil {
 				return err
+			}
+			var notes []string
+			if chart.file != "" {
+				c, err := reports.NewOccupancyChart(t, k, l)
+				if err != nil {
+					return err
+				}
+				if notes, err = chart.write(c, chartOpt); err != nil {
+					return err
+				}
 			}
 			var waves *occupancy.Waves
 			if cmd.Flags().Changed("grid") {
@@ -257,14 +272,18 @@ registers.`,
 			}
 			rep := reports.NewOccupancy(t, k, l, defaults, r, waves, &cliffs, clusters)
 			if format == reports.FormatJSON {
+				a.chartNotes(format, nil, notes)
 				return reports.JSON(a.stdout, rep)
 			}
-			return reports.Render(a.stdout, format, rep.Tables()...)
+			tables := rep.Tables()
+			a.chartNotes(format, tables, notes)
+			return reports.Render(a.stdout, format, tables...)
 		},
 	}
 	f.add(a, cmd, true)
 	cmd.Flags().IntVar(&grid, "grid", 0, "blocks in the grid: report waves and the last wave's fill")
 	cmd.Flags().IntVar(&cluster, "cluster", 0, "thread-block cluster size (cc 9.0+): clusters active on the whole GPU; above 8 needs the non-portable opt-in")
+	addChartFlags(cmd, &chart, "warps per SM against block size, registers and shared memory (three panels)", reports.OccupancyChartSize)
 	cmd.AddCommand(a.newOccupancySuggestCmd(), a.newOccupancyAvailCmd(), a.newOccupancyBatchCmd(), a.newOccupancySweepCmd(), a.newOccupancyFromBuildCmd())
 	return cmd
 }
@@ -470,7 +489,8 @@ func runBatch(in io.Reader, out io.Writer, format reports.Format, lookup func(st
 
 func (a *app) newOccupancySweepCmd() *cobra.Command {
 	var f kernelFlags
-	var vary, plotFile string
+	var vary string
+	var chart chartOptions
 	cmd := &cobra.Command{
 		Use:   "sweep --vary threads|regs|smem",
 		Short: "Occupancy against block size, register count or shared memory, with a chart",
@@ -494,9 +514,9 @@ extension) with the current configuration marked. Takes the flags of
 			if err != nil {
 				return usageError{fmt.Errorf("--vary: %w", err)}
 			}
-			ext := strings.ToLower(strings.TrimPrefix(filepath.Ext(plotFile), "."))
-			if plotFile != "" && ext != "png" && ext != "svg" {
-				return usageError{fmt.Errorf("--plot %s: the chart is PNG or SVG; name the file .png or .svg", plotFile)}
+			chartOpt, err := chart.check()
+			if err != nil {
+				return err
 			}
 			t, k, l, _, err := f.resolve(a, cmd)
 			if err != nil {
@@ -510,17 +530,10 @@ extension) with the current configuration marked. Takes the flags of
 				return usageError{err}
 			}
 			current := map[occupancy.Quantity]int{occupancy.VaryThreads: l.Threads, occupancy.VaryRegs: k.Regs, occupancy.VarySmem: k.StaticSmem + l.DynamicSmem}[q]
-			if plotFile != "" {
-				fh, err := os.Create(plotFile)
-				if err != nil {
-					return fmt.Errorf("--plot: %w", err)
-				}
-				err = reports.SweepPlot(fh, ext, t, q, pts, current)
-				if cerr := fh.Close(); err == nil {
-					err = cerr
-				}
-				if err != nil {
-					return fmt.Errorf("--plot %s: %w", plotFile, err)
+			var notes []string
+			if chart.file != "" {
+				if notes, err = chart.write(reports.SweepChart{Target: t, Quantity: q, Points: pts, Current: current}, chartOpt); err != nil {
+					return err
 				}
 			}
 			if format == reports.FormatJSON {
@@ -533,12 +546,15 @@ extension) with the current configuration marked. Takes the flags of
 					Points  []occupancy.Point  `json:"points"`
 				}{t, k, l, q, current, pts})
 			}
-			return reports.Render(a.stdout, format, reports.SweepTable(t, q, pts, current))
+			tab := reports.SweepTable(t, q, pts, current)
+			tables := []reports.Table{tab}
+			a.chartNotes(format, tables, notes)
+			return reports.Render(a.stdout, format, tables...)
 		},
 	}
 	f.add(a, cmd, true)
 	cmd.Flags().StringVar(&vary, "vary", "threads", "quantity to vary: threads, regs or smem")
-	cmd.Flags().StringVar(&plotFile, "plot", "", "write a chart to `FILE`.png or FILE.svg")
+	addChartFlags(cmd, &chart, "warps per SM against the varied quantity", reports.SweepChartSize)
 	_ = cmd.RegisterFlagCompletionFunc("vary", cobra.FixedCompletions([]string{"threads", "regs", "smem"}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"strconv"
 	"strings"
 
@@ -24,7 +25,8 @@ type simulateOptions struct {
 	warps        string
 	sweep        bool
 	seed         uint64
-	plot         string
+	chart        chartOptions
+	measured     string
 }
 
 func (a *app) newSimulateCmd() *cobra.Command {
@@ -53,7 +55,8 @@ figures from a device file in their place. Runs are deterministic per --seed.`,
 		Example: `  gpucalc simulate --kernel stream
   gpucalc simulate --kernel fma --ilp 4 --warps-per-sm 4,8,16,64
   gpucalc simulate --kernel mixed --flops-per-byte 16 --threads 256 --format csv
-  gpucalc simulate --kernel stream --ilp 2 --plot stream.png`,
+  gpucalc simulate --kernel stream --ilp 2 --plot stream.png
+  gpucalc simulate --kernel stream --plot stream.png --measured sim/testdata/lat_hide.csv`,
 		Args: args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			f, err := a.outFormat(nil)
@@ -81,14 +84,22 @@ figures from a device file in their place. Runs are deterministic per --seed.`,
 	fl.StringVar(&o.warps, "warps-per-sm", "", "comma-separated resident warps per SM, each a multiple of the warps per block (default: --sweep)")
 	fl.BoolVar(&o.sweep, "sweep", false, "simulate every resident warp count from one block to the limit (the default)")
 	fl.Uint64Var(&o.seed, "seed", 1, "random `seed` of the memory model")
-	fl.StringVar(&o.plot, "plot", "", "also draw achieved against bound into `FILE` (.png, .svg or .pdf)")
+	addChartFlags(cmd, &o.chart, "achieved against bound", reports.DefaultChartSize)
+	fl.StringVar(&o.measured, "measured", "", "overlay on --plot the measured curve of the same kernel, --ilp and --threads from a latency-hiding CSV `FILE` (kind,ilp,block,...,warps_per_sm,gbps,gflops)")
+	_ = cmd.MarkFlagFilename("measured", "csv")
 	cmd.MarkFlagsMutuallyExclusive("warps-per-sm", "sweep")
 	_ = cmd.RegisterFlagCompletionFunc("kernel", cobra.FixedCompletions([]string{"stream", "fma", "mixed"}, cobra.ShellCompDirectiveNoFileComp))
-	_ = cmd.MarkFlagFilename("plot", "png", "svg", "pdf")
 	return cmd
 }
 
 func (a *app) simulate(o simulateOptions, f reports.Format, d devices.Device, origin string) error {
+	chartOpt, err := o.chart.check()
+	if err != nil {
+		return err
+	}
+	if o.measured != "" && o.chart.file == "" {
+		return usageError{fmt.Errorf("--measured overlays a curve on the chart: give --plot FILE too")}
+	}
 	if o.ilp < 1 || o.ilp > 12 {
 		return usageError{fmt.Errorf("--ilp %d: expected 1 to 12", o.ilp)}
 	}
@@ -149,10 +160,24 @@ func (a *app) simulate(o simulateOptions, f reports.Format, d devices.Device, or
 		Points: pts,
 		Notes:  simulationNotes(setup, what, dev, o, occ),
 	}
-	if o.plot != "" {
-		if err := reports.SimulationChart(o.plot, s); err != nil {
+	if o.chart.file != "" {
+		c := reports.SimulationChart{Simulation: s}
+		if o.measured != "" {
+			fh, err := os.Open(o.measured)
+			if err != nil {
+				return fmt.Errorf("--measured: %w", err)
+			}
+			c.Measured, err = reports.ReadMeasuredCurve(fh, o.measured, o.kernel, o.ilp, o.threads)
+			fh.Close()
+			if err != nil {
+				return err
+			}
+		}
+		notes, err := o.chart.write(c, chartOpt)
+		if err != nil {
 			return err
 		}
+		s.Notes = append(s.Notes, notes...)
 	}
 	if f == reports.FormatJSON {
 		return reports.JSON(a.stdout, struct {
