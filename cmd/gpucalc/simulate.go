@@ -177,7 +177,11 @@ func (a *app) simulate(o simulateOptions, f reports.Format, d devices.Device, or
 		if err != nil {
 			return err
 		}
-		s.Notes = append(s.Notes, notes...)
+		if f == reports.FormatTable || f == reports.FormatMarkdown {
+			s.Notes = append(s.Notes, notes...)
+		} else {
+			a.chartNotes(f, nil, notes)
+		}
 	}
 	if f == reports.FormatJSON {
 		return reports.JSON(a.stdout, struct {
