@@ -30,12 +30,12 @@ func goldenCharts(t testing.TB) map[string]Chart {
 	}
 }
 
-func h100Target(t testing.TB) Target {
+func h100Target(t testing.TB) occupancy.Target {
 	a, err := devices.ArchFor(devices.CC{Major: 9})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return Target{Device: "H100 SXM", Arch: a, CC: a.CC, SMs: 132}
+	return occupancy.Target{Device: "H100 SXM", Arch: a, CC: a.CC, SMs: 132}
 }
 
 // occupancyChart is 256 threads, 64 registers and 48 KiB on the H100.

@@ -20,7 +20,7 @@ import (
 // quantity, the regions shaded by what limits them and the current
 // configuration marked.
 type SweepChart struct {
-	Target   Target
+	Target   occupancy.Target
 	Quantity occupancy.Quantity
 	Points   []occupancy.Point
 	// Current is the current value of the varied quantity.
@@ -38,7 +38,7 @@ type OccupancyChart struct {
 
 // NewOccupancyChart sweeps the three quantities around the configuration
 // k, l on t.
-func NewOccupancyChart(t Target, k occupancy.Kernel, l occupancy.Launch) (OccupancyChart, error) {
+func NewOccupancyChart(t occupancy.Target, k occupancy.Kernel, l occupancy.Launch) (OccupancyChart, error) {
 	r := occupancy.Calculate(t.Arch, k, l)
 	where := t.Arch.CC.SM()
 	if t.Device != "" {

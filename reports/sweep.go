@@ -21,7 +21,7 @@ func sweepAxis(q occupancy.Quantity) (name string, format func(int) string) {
 
 // SweepTable renders a sweep as ranges of the varied quantity with the same
 // resident blocks and limits; the range holding the current value is marked.
-func SweepTable(t Target, q occupancy.Quantity, pts []occupancy.Point, current int) Table {
+func SweepTable(t occupancy.Target, q occupancy.Quantity, pts []occupancy.Point, current int) Table {
 	name, f := sweepAxis(q)
 	tab := Table{Title: "Occupancy against " + strings.ToLower(name) + " on " + t.String(),
 		Header: []string{name, "Blocks per SM", "Warps per SM", "Occupancy", "Limited by", "Current"}}

@@ -59,3 +59,18 @@ func (o chartOptions) write(c reports.Chart, opt reports.ChartOptions) ([]string
 	}
 	return notes, nil
 }
+
+// chartNotes adds chart notes under the first table, or writes them to
+// stderr for CSV and JSON, which must stay machine-readable.
+func (f *factory) chartNotes(form reports.Format, tables []reports.Table, notes []string) {
+	if len(notes) == 0 {
+		return
+	}
+	if (form == reports.FormatTable || form == reports.FormatMarkdown) && len(tables) > 0 {
+		tables[0].Notes = append(tables[0].Notes, notes...)
+		return
+	}
+	for _, n := range notes {
+		fmt.Fprintln(f.ErrOut, "gpucalc: "+n)
+	}
+}
