@@ -410,22 +410,37 @@ func (l *labeller) group(pt func(x, y float64) vg.Point, numbered bool) []site {
 	return sites
 }
 
-// around lists boxes of w×h around a at each distance: right, upper
-// right, lower right, left, upper left, lower left, above, below.
+// around lists boxes of w×h around a at each distance, in sixteen
+// directions: the box's nearest edge or corner at that distance from a.
 func around(a vg.Point, w, h vg.Length, steps []vg.Length) []rect {
 	var out []rect
 	for _, d := range steps {
-		e := d * 0.7
-		out = append(out,
-			rect{a.X + d, a.Y - h/2, a.X + d + w, a.Y + h/2},
-			rect{a.X + e, a.Y + e, a.X + e + w, a.Y + e + h},
-			rect{a.X + e, a.Y - e - h, a.X + e + w, a.Y - e},
-			rect{a.X - d - w, a.Y - h/2, a.X - d, a.Y + h/2},
-			rect{a.X - e - w, a.Y + e, a.X - e, a.Y + e + h},
-			rect{a.X - e - w, a.Y - e - h, a.X - e, a.Y - e},
-			rect{a.X - w/2, a.Y + d, a.X + w/2, a.Y + d + h},
-			rect{a.X - w/2, a.Y - d - h, a.X + w/2, a.Y - d},
-		)
+		for k := 0; k < 16; k++ {
+			// Right first, then alternately above and below it.
+			ang := float64((k+1)/2) * math.Pi / 8
+			if k%2 == 0 {
+				ang = -ang
+			}
+			dx, dy := vg.Length(math.Cos(ang))*d, vg.Length(math.Sin(ang))*d
+			var x0, y0 vg.Length
+			switch {
+			case math.Abs(float64(dx)) < 1e-9:
+				x0 = a.X - w/2
+			case dx > 0:
+				x0 = a.X + dx
+			default:
+				x0 = a.X + dx - w
+			}
+			switch {
+			case math.Abs(float64(dy)) < 1e-9:
+				y0 = a.Y - h/2
+			case dy > 0:
+				y0 = a.Y + dy
+			default:
+				y0 = a.Y + dy - h
+			}
+			out = append(out, rect{x0, y0, x0 + w, y0 + h})
+		}
 	}
 	return out
 }
