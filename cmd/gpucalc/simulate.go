@@ -185,13 +185,16 @@ func simulateRun(o *simulateOptions) error {
 			return err
 		}
 	}
-	if form == reports.FormatJSON {
+	if form == reports.FormatJSON || form == reports.FormatCSV {
 		f.chartNotes(form, nil, notes)
-		return f.JSON(reports.SimulationView{Device: d.Name, Origin: origin, Kernel: o.kernel, Desc: what, Threads: o.threads, Model: k, Setup: setup, Points: pts})
 	}
-	tables := []reports.Table{reports.SimulationTable(s)}
-	f.chartNotes(form, tables, notes)
-	return f.Render(form, tables...)
+	return f.Output(form, nil, reports.SimulationView{Device: d.Name, Origin: origin, Kernel: o.kernel, Desc: what, Threads: o.threads, Model: k, Setup: setup, Points: reports.SimPoints(pts)},
+		func() []reports.Table {
+			tables := []reports.Table{reports.SimulationTable(s)}
+			f.chartNotes(form, tables, notes)
+			return tables
+		},
+		func() []reports.Table { return reports.SimulationRecords(pts) })
 }
 
 // residentWarps returns the warps per SM to simulate: those listed (each a
