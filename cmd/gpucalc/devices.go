@@ -114,9 +114,9 @@ func devicesShowRun(opts *devicesShowOptions) error {
 	}
 	return f.Output(form, &opts.section, v,
 		func() []reports.Table {
-			tables := []reports.Table{reports.DeviceDetail(d)}
+			tables := reports.DeviceDetail(d)
 			if limits != nil {
-				tables = append(tables, reports.ArchLimits(*limits))
+				tables = append(tables, reports.ArchLimits(*limits)...)
 			}
 			return tables
 		},
@@ -176,7 +176,7 @@ func devicesArchsRun(opts *devicesArchsOptions) error {
 		views[i] = reports.NewArchView(a)
 	}
 	return f.Output(form, &opts.section, views,
-		func() []reports.Table { return []reports.Table{reports.ArchList(list)} },
+		func() []reports.Table { return reports.ArchList(list) },
 		func() []reports.Table { return reports.ArchRecords(list) })
 }
 
@@ -187,6 +187,6 @@ func showArch(f *factory, form reports.Format, sec *sectionFlag, cc devices.CC) 
 		return usageError{err}
 	}
 	return f.Output(form, sec, reports.NewArchView(lim),
-		func() []reports.Table { return []reports.Table{reports.ArchLimits(lim)} },
+		func() []reports.Table { return reports.ArchLimits(lim) },
 		func() []reports.Table { return reports.ArchRecords([]devices.Arch{lim}) })
 }

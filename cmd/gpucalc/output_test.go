@@ -259,3 +259,36 @@ func TestOutputChecks(t *testing.T) {
 		t.Errorf("JSON checks found %v, want the key Name and the unit", p)
 	}
 }
+
+// TestNotesAreShort checks that no table of any command carries more than
+// two lines of notes in Markdown: provenance belongs to --verbose and JSON.
+func TestNotesAreShort(t *testing.T) {
+	for _, path := range leafCommands() {
+		name := "gpucalc " + strings.Join(path, " ")
+		if batches[name] {
+			continue // their table and Markdown views list rows, with no notes
+		}
+		in := outputInputs[name]
+		var stdin []byte
+		if in.stdin != "" {
+			stdin = readInput(t, in.stdin)
+		}
+		t.Run(strings.Join(path, "_"), func(t *testing.T) {
+			out, errOut, code := runInput(stdin, append(append(append([]string{}, path...), in.args...), "--format", "markdown")...)
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, errOut)
+			}
+			run := 0
+			for _, l := range strings.Split(out, "\n") {
+				if strings.HasPrefix(l, "- ") {
+					run++
+					if run == 3 {
+						t.Errorf("more than two lines of notes, the third: %q", l)
+					}
+					continue
+				}
+				run = 0
+			}
+		})
+	}
+}
