@@ -110,7 +110,7 @@ const (
 
 // joiner ties GPU activity to top-level ops.
 type joiner struct {
-	tr      *tree
+	tr     *tree
 	launch map[int64]int // correlation -> launch index
 }
 
