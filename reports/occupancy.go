@@ -8,43 +8,13 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/gpucalc/gpucalc/devices"
 	"github.com/gpucalc/gpucalc/occupancy"
 	"github.com/gpucalc/gpucalc/units"
 )
 
-// Target is the device or architecture an occupancy question is about.
-type Target struct {
-	// Device is the catalog name; empty when only an architecture was given.
-	Device string `json:"device,omitempty"`
-	// Origin says where the device came from when it was not named
-	// ("default; set --device or GPUCALC_DEVICE").
-	Origin string       `json:"device_origin,omitempty"`
-	Arch   devices.Arch `json:"-"`
-	CC     devices.CC   `json:"compute_capability"`
-	// SMs is the device's SM count; 0 for an architecture.
-	SMs int `json:"sms,omitempty"`
-	// GPCs are the device's SMs per GPC for clusters, if known.
-	GPCs []int `json:"-"`
-}
-
-func (t Target) String() string {
-	s := "compute capability " + t.Arch.CC.String() + " (" + t.Arch.CC.SM() + ", " + t.Arch.Family + ")"
-	if t.Device != "" {
-		s = t.Device + ", " + s
-		if t.SMs > 0 {
-			s += ", " + strconv.Itoa(t.SMs) + " SMs"
-		}
-	}
-	if t.Origin != "" {
-		s += " (" + t.Origin + ")"
-	}
-	return s
-}
-
 // Occupancy is the answer of `gpucalc occupancy`, ready to render.
 type Occupancy struct {
-	Target Target           `json:"target"`
+	Target occupancy.Target `json:"target"`
 	Kernel occupancy.Kernel `json:"kernel"`
 	Launch occupancy.Launch `json:"launch"`
 	// Defaults names the inputs that were not given and took their default.
@@ -63,7 +33,7 @@ type Occupancy struct {
 }
 
 // NewOccupancy assembles the report and its notes.
-func NewOccupancy(t Target, k occupancy.Kernel, l occupancy.Launch, defaults []string, r occupancy.Result, w *occupancy.Waves, cliffs *occupancy.Cliffs, c *occupancy.Clusters) Occupancy {
+func NewOccupancy(t occupancy.Target, k occupancy.Kernel, l occupancy.Launch, defaults []string, r occupancy.Result, w *occupancy.Waves, cliffs *occupancy.Cliffs, c *occupancy.Clusters) Occupancy {
 	o := Occupancy{Target: t, Kernel: k, Launch: l, Defaults: defaults, Result: r, Occupancy: r.Occupancy(), Waves: w, Cliffs: cliffs, Clusters: c}
 	if r.Reason != nil {
 		o.Reason = r.Reason.Error()
@@ -213,7 +183,7 @@ func joinGPCs(g []int) string {
 	return strings.Join(s, ", ")
 }
 
-func clusterTable(c occupancy.Clusters, t Target) Table {
+func clusterTable(c occupancy.Clusters, t occupancy.Target) Table {
 	tab := Table{Title: fmt.Sprintf("Clusters of %d blocks on the whole GPU (model)", c.Size), Header: []string{"Quantity", "Value"}}
 	add := func(k, v string) { tab.Rows = append(tab.Rows, []string{k, v}) }
 	add("active clusters", strconv.Itoa(c.Active))
@@ -267,7 +237,7 @@ func occupancyNotes(o Occupancy) []string {
 }
 
 // Suggestion renders `gpucalc occupancy suggest`.
-func Suggestion(t Target, k occupancy.Kernel, o occupancy.SuggestOptions, s occupancy.Suggestion) []Table {
+func Suggestion(t occupancy.Target, k occupancy.Kernel, o occupancy.SuggestOptions, s occupancy.Suggestion) []Table {
 	sum := Table{Title: "Suggested block size on " + t.String(), Header: []string{"Quantity", "Value"}}
 	add := func(k, v string) { sum.Rows = append(sum.Rows, []string{k, v}) }
 	add("block size", strconv.Itoa(s.BlockSize))
@@ -303,7 +273,7 @@ func Suggestion(t Target, k occupancy.Kernel, o occupancy.SuggestOptions, s occu
 }
 
 // AvailSmem renders `gpucalc occupancy avail-smem`.
-func AvailSmem(t Target, k occupancy.Kernel, blocks, threads int, s occupancy.AvailSmem) Table {
+func AvailSmem(t occupancy.Target, k occupancy.Kernel, blocks, threads int, s occupancy.AvailSmem) Table {
 	tab := Table{Title: "Dynamic shared memory per block for " + strconv.Itoa(blocks) + " blocks of " + strconv.Itoa(threads) + " threads on " + t.String(), Header: []string{"Quantity", "Bytes", "Size"}}
 	tab.Rows = [][]string{
 		{"cudaOccupancyAvailableDynamicSMemPerBlock", strconv.Itoa(s.Runtime), size(s.Runtime)},

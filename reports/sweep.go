@@ -28,7 +28,7 @@ func sweepAxis(q occupancy.Quantity) (name string, format func(int) string) {
 
 // SweepTable renders a sweep as ranges of the varied quantity with the same
 // resident blocks and limits; the range holding the current value is marked.
-func SweepTable(t Target, q occupancy.Quantity, pts []occupancy.Point, current int) Table {
+func SweepTable(t occupancy.Target, q occupancy.Quantity, pts []occupancy.Point, current int) Table {
 	name, f := sweepAxis(q)
 	tab := Table{Title: "Occupancy against " + strings.ToLower(name) + " on " + t.String(),
 		Header: []string{name, "Blocks per SM", "Warps per SM", "Occupancy", "Limited by", "Current"}}
@@ -65,7 +65,7 @@ func SweepTable(t Target, q occupancy.Quantity, pts []occupancy.Point, current i
 
 // SweepPlot draws occupancy against the varied quantity, with the current
 // configuration marked, and writes it as PNG or SVG (format "png" or "svg").
-func SweepPlot(w io.Writer, format string, t Target, q occupancy.Quantity, pts []occupancy.Point, current int) (err error) {
+func SweepPlot(w io.Writer, format string, t occupancy.Target, q occupancy.Quantity, pts []occupancy.Point, current int) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("reports: drawing the sweep chart: %v", r)

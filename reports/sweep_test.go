@@ -14,7 +14,7 @@ func TestSweepPlot(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tg := Target{Device: "H100 SXM", Arch: a, CC: a.CC, SMs: 132}
+	tg := occupancy.Target{Device: "H100 SXM", Arch: a, CC: a.CC, SMs: 132}
 	k, l := occupancy.Kernel{Regs: 64}, occupancy.Launch{Threads: 256, DynamicSmem: 48 * 1024}
 	for _, q := range []occupancy.Quantity{occupancy.VaryThreads, occupancy.VaryRegs, occupancy.VarySmem} {
 		pts, err := occupancy.Sweep(a, k, l, q)

@@ -1,10 +1,7 @@
 package main
 
 import (
-	"errors"
 	"fmt"
-	"io"
-	"os"
 
 	"github.com/gpucalc/gpucalc/devices"
 	"github.com/gpucalc/gpucalc/ops"
@@ -14,15 +11,16 @@ import (
 )
 
 type checkOptions struct {
-	device  string
-	devices []string
-	failOn  string
+	f        *factory
+	devices  deviceFlags
+	failOn   string
+	workload string
 }
 
-func (a *app) newCheckCmd() *cobra.Command {
-	var opt checkOptions
+func newCmdCheck(f *factory, runF func(*checkOptions) error) *cobra.Command {
+	opts := &checkOptions{f: f}
 	cmd := &cobra.Command{
-		Use:   "check WORKLOAD.yaml",
+		Use:   "check WORKLOAD.yaml|-",
 		Short: "Design-review checks of a workload on a device",
 		Long: `Review a workload (a YAML list of ops, such as one transformer layer) on a
 device: each op's bound, lower-bound and expected time and share of the total,
@@ -46,7 +44,7 @@ then findings, each with a severity, the numbers behind it and the fix:
 Severities: error (cannot run as described, or a number is wrong), warning
 (the fix saves at least 1% of the expected time, or a kernel misses its
 hardware's limits), info. Times are seconds per run of the workload; sizes
-binary (MiB), rates decimal (TB/s).
+binary (MiB), rates decimal (TB/s). WORKLOAD is a file, or - for standard input.
 
 --format html writes one self-contained page (inline SVG charts, no network).
 --fail-on error|warning exits with status 1 when a finding of that severity (or
@@ -64,96 +62,62 @@ worse) is found, for CI.
   gpucalc check block.yaml --fail-on error`,
 		Args: args(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, argv []string) error {
-			f, err := a.outFormat([]reports.Format{reports.FormatTable, reports.FormatMarkdown, reports.FormatJSON, reports.FormatCSV, reports.FormatHTML})
-			if err != nil {
-				return err
+			opts.workload = argv[0]
+			opts.devices.changed(cmd)
+			if runF != nil {
+				return runF(opts)
 			}
-			fail, err := failSeverity(opt.failOn)
-			if err != nil {
-				return err
-			}
-			w, err := a.readWorkload(argv[0])
-			if err != nil {
-				return err
-			}
-			devs, origin, err := a.checkDevices(opt)
-			if err != nil {
-				return err
-			}
-			builtin, err := devices.Builtin()
-			if err != nil {
-				return err
-			}
-			rv := reports.Review{Origin: origin}
-			for _, d := range devs {
-				r, err := review.Check(w, d, builtin.Devices())
-				if err != nil {
-					return err
-				}
-				rv.Reports = append(rv.Reports, r)
-			}
-			switch f {
-			case reports.FormatJSON:
-				err = reports.JSON(a.stdout, rv)
-			case reports.FormatHTML:
-				err = reports.ReviewHTML(a.stdout, rv)
-			default:
-				err = reports.Render(a.stdout, f, reports.ReviewTables(rv, f)...)
-			}
-			if err != nil {
-				return err
-			}
-			return failed(rv, fail)
+			return checkRun(opts)
 		},
 	}
-	a.addDeviceFlag(cmd, &opt.device)
-	cmd.Flags().StringSliceVar(&opt.devices, "devices", nil, "review on several devices, comma-separated `names` (instead of --device)")
-	cmd.Flags().StringVar(&opt.failOn, "fail-on", "", "exit 1 when a finding of this `severity` or worse is found: error or warning")
-	_ = cmd.RegisterFlagCompletionFunc("devices", a.completeDevices)
+	f.addDeviceFlags(cmd, &opts.devices, true)
+	cmd.Flags().StringVar(&opts.failOn, "fail-on", "", "exit 1 when a finding of this `severity` or worse is found: error or warning")
 	_ = cmd.RegisterFlagCompletionFunc("fail-on", cobra.FixedCompletions([]string{"error", "warning"}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }
 
-// readWorkload reads and parses a workload file; - is standard input. A
-// file that cannot be read is a failure; one that does not parse is bad
-// input (usage).
-func (a *app) readWorkload(name string) (ops.Workload, error) {
-	var data []byte
-	var err error
-	if name == "-" {
-		data, err = io.ReadAll(a.stdin)
-		name = "standard input"
-	} else {
-		data, err = os.ReadFile(name)
-	}
+func checkRun(opts *checkOptions) error {
+	f := opts.f
+	form, err := f.OutFormat([]reports.Format{reports.FormatTable, reports.FormatMarkdown, reports.FormatJSON, reports.FormatCSV, reports.FormatHTML})
 	if err != nil {
-		return ops.Workload{}, fmt.Errorf("workload: %w", err)
+		return err
 	}
-	w, err := ops.ParseWorkload(name, data)
+	fail, err := failSeverity(opts.failOn)
 	if err != nil {
-		return ops.Workload{}, usageError{err}
+		return err
 	}
-	return w, nil
-}
-
-// checkDevices resolves --device or --devices.
-func (a *app) checkDevices(opt checkOptions) ([]devices.Device, string, error) {
-	if len(opt.devices) == 0 {
-		d, origin, err := a.Device(opt.device)
-		return []devices.Device{d}, origin, err
+	w, err := f.ReadWorkload(opts.workload)
+	if err != nil {
+		return err
 	}
-	if opt.device != "" {
-		return nil, "", usageError{errors.New("give --device or --devices, not both")}
+	ts, err := f.Devices(opts.devices)
+	if err != nil {
+		return err
 	}
-	var out []devices.Device
-	for _, n := range opt.devices {
-		d, _, err := a.Device(n)
+	builtin, err := devices.Builtin()
+	if err != nil {
+		return err
+	}
+	rv := reports.Review{Origin: ts[0].Origin}
+	for _, t := range ts {
+		r, err := review.Check(w, t.Device, builtin.Devices())
 		if err != nil {
-			return nil, "", err
+			return err
 		}
-		out = append(out, d)
+		rv.Reports = append(rv.Reports, r)
 	}
-	return out, "", nil
+	switch form {
+	case reports.FormatJSON:
+		err = f.JSON(rv)
+	case reports.FormatHTML:
+		err = reports.ReviewHTML(f.Out, rv)
+	default:
+		err = f.Render(form, reports.ReviewTables(rv, form)...)
+	}
+	if err != nil {
+		return err
+	}
+	return failed(rv, fail)
 }
 
 func failSeverity(s string) (review.Severity, error) {

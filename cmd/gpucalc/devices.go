@@ -6,7 +6,12 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func (a *app) newDevicesCmd() *cobra.Command {
+type devicesOptions struct {
+	f *factory
+}
+
+func newCmdDevices(f *factory, runF func(*devicesOptions) error) *cobra.Command {
+	opts := &devicesOptions{f: f}
 	cmd := &cobra.Command{
 		Use:   "devices",
 		Short: "List the GPUs in the catalog",
@@ -16,34 +21,48 @@ func (a *app) newDevicesCmd() *cobra.Command {
 BF16) divided by DRAM bandwidth, in FLOP per byte.
 
 Device files (--device-file, repeatable, and every *.yaml in the directory
-$GPUCALC_DEVICES) add GPUs or override fields of a catalog entry by name; the
-README documents the schema.`,
+$GPUCALC_DEVICES) add GPUs or override fields of a catalog entry by name;
+docs/devices.md documents the schema.`,
 		Example: `  gpucalc devices
   gpucalc devices --format markdown
   gpucalc devices --device-file my-h100.yaml
   GPUCALC_DEVICES=~/.config/gpucalc/devices gpucalc devices`,
 		Args: args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			f, err := a.outFormat(nil)
-			if err != nil {
-				return err
+			if runF != nil {
+				return runF(opts)
 			}
-			c, err := a.Catalog()
-			if err != nil {
-				return err
-			}
-			list := c.Devices()
-			if f == reports.FormatJSON {
-				return reports.JSON(a.stdout, list)
-			}
-			return reports.Render(a.stdout, f, reports.DeviceList(list))
+			return devicesRun(opts)
 		},
 	}
-	cmd.AddCommand(a.newDevicesShowCmd(), a.newDevicesArchsCmd())
+	cmd.AddCommand(newCmdDevicesShow(f, nil), newCmdDevicesArchs(f, nil))
 	return cmd
 }
 
-func (a *app) newDevicesShowCmd() *cobra.Command {
+func devicesRun(opts *devicesOptions) error {
+	f := opts.f
+	form, err := f.OutFormat(nil)
+	if err != nil {
+		return err
+	}
+	c, err := f.Catalog()
+	if err != nil {
+		return err
+	}
+	list := c.Devices()
+	if form == reports.FormatJSON {
+		return f.JSON(list)
+	}
+	return f.Render(form, reports.DeviceList(list))
+}
+
+type devicesShowOptions struct {
+	f    *factory
+	name string
+}
+
+func newCmdDevicesShow(f *factory, runF func(*devicesShowOptions) error) *cobra.Command {
+	opts := &devicesShowOptions{f: f}
 	return &cobra.Command{
 		Use:   "show NAME",
 		Short: "Show every figure of one GPU, with its source",
@@ -56,43 +75,55 @@ alias, case-insensitive, or the name nvidia-smi prints. An architecture
   gpucalc devices show "NVIDIA H100 80GB HBM3" --format json
   gpucalc devices show sm_89`,
 		Args:              args(cobra.ExactArgs(1)),
-		ValidArgsFunction: a.completeDevices,
+		ValidArgsFunction: f.completeDevices,
 		RunE: func(cmd *cobra.Command, argv []string) error {
-			f, err := a.outFormat(nil)
-			if err != nil {
-				return err
+			opts.name = argv[0]
+			if runF != nil {
+				return runF(opts)
 			}
-			d, _, err := a.Device(argv[0])
-			if err != nil {
-				// Not a device; an architecture shows its limits.
-				if cc, ccErr := devices.ParseCC(argv[0]); ccErr == nil {
-					if _, archErr := devices.ArchFor(cc); archErr == nil {
-						return a.showArch(f, cc)
-					}
-				}
-				return err
-			}
-			lim, limErr := d.Limits()
-			if f == reports.FormatJSON {
-				out := struct {
-					devices.Device
-					Limits *devices.Arch `json:"limits,omitempty"`
-				}{Device: d}
-				if limErr == nil {
-					out.Limits = &lim
-				}
-				return reports.JSON(a.stdout, out)
-			}
-			tables := []reports.Table{reports.DeviceDetail(d, f == reports.FormatCSV)}
-			if limErr == nil && f != reports.FormatCSV {
-				tables = append(tables, reports.ArchLimits(lim))
-			}
-			return reports.Render(a.stdout, f, tables...)
+			return devicesShowRun(opts)
 		},
 	}
 }
 
-func (a *app) newDevicesArchsCmd() *cobra.Command {
+func devicesShowRun(opts *devicesShowOptions) error {
+	f := opts.f
+	form, err := f.OutFormat(nil)
+	if err != nil {
+		return err
+	}
+	d, err := f.Lookup(opts.name)
+	if err != nil {
+		// Not a device; an architecture shows its limits.
+		if cc, ccErr := devices.ParseCC(opts.name); ccErr == nil {
+			if _, archErr := devices.ArchFor(cc); archErr == nil {
+				return showArch(f, form, cc)
+			}
+		}
+		return err
+	}
+	lim, limErr := d.Limits()
+	if form == reports.FormatJSON {
+		v := reports.DeviceView{Device: d}
+		if limErr == nil {
+			v.Limits = &lim
+		}
+		return f.JSON(v)
+	}
+	tables := []reports.Table{reports.DeviceDetail(d, form == reports.FormatCSV)}
+	if limErr == nil && form != reports.FormatCSV {
+		tables = append(tables, reports.ArchLimits(lim))
+	}
+	return f.Render(form, tables...)
+}
+
+type devicesArchsOptions struct {
+	f  *factory
+	cc string
+}
+
+func newCmdDevicesArchs(f *factory, runF func(*devicesArchsOptions) error) *cobra.Command {
+	opts := &devicesArchsOptions{f: f}
 	return &cobra.Command{
 		Use:   "archs [CC]",
 		Short: "List the occupancy limits of every compute capability",
@@ -105,34 +136,45 @@ allocation units, carveouts, barriers and cluster sizes too.`,
   gpucalc devices archs 8.9 --format json`,
 		Args: args(cobra.MaximumNArgs(1)),
 		RunE: func(cmd *cobra.Command, argv []string) error {
-			f, err := a.outFormat(nil)
-			if err != nil {
-				return err
-			}
 			if len(argv) == 1 {
-				cc, err := devices.ParseCC(argv[0])
-				if err != nil {
-					return usageError{err}
-				}
-				return a.showArch(f, cc)
+				opts.cc = argv[0]
 			}
-			list := devices.Archs()
-			if f == reports.FormatJSON {
-				return reports.JSON(a.stdout, list)
+			if runF != nil {
+				return runF(opts)
 			}
-			return reports.Render(a.stdout, f, reports.ArchList(list))
+			return devicesArchsRun(opts)
 		},
 	}
 }
 
+func devicesArchsRun(opts *devicesArchsOptions) error {
+	f := opts.f
+	form, err := f.OutFormat(nil)
+	if err != nil {
+		return err
+	}
+	if opts.cc != "" {
+		cc, err := devices.ParseCC(opts.cc)
+		if err != nil {
+			return usageError{err}
+		}
+		return showArch(f, form, cc)
+	}
+	list := devices.Archs()
+	if form == reports.FormatJSON {
+		return f.JSON(list)
+	}
+	return f.Render(form, reports.ArchList(list))
+}
+
 // showArch prints the occupancy limits of one compute capability.
-func (a *app) showArch(f reports.Format, cc devices.CC) error {
+func showArch(f *factory, form reports.Format, cc devices.CC) error {
 	lim, err := devices.ArchFor(cc)
 	if err != nil {
 		return usageError{err}
 	}
-	if f == reports.FormatJSON {
-		return reports.JSON(a.stdout, lim)
+	if form == reports.FormatJSON {
+		return f.JSON(lim)
 	}
-	return reports.Render(a.stdout, f, reports.ArchLimits(lim))
+	return f.Render(form, reports.ArchLimits(lim))
 }

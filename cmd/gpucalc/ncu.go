@@ -2,8 +2,6 @@ package main
 
 import (
 	"fmt"
-	"io"
-	"os"
 	"strings"
 
 	"github.com/gpucalc/gpucalc/devices"
@@ -13,12 +11,14 @@ import (
 )
 
 type ncuOptions struct {
-	device string
-	chart  chartOptions
+	f       *factory
+	devices deviceFlags
+	file    string
+	chart   chartOptions
 }
 
-func (a *app) newNCUCmd() *cobra.Command {
-	var opt ncuOptions
+func newCmdNCU(f *factory, runF func(*ncuOptions) error) *cobra.Command {
+	opts := &ncuOptions{f: f}
 	cmd := &cobra.Command{
 		Use:   "ncu FILE|-",
 		Short: "Put kernels profiled by Nsight Compute against the device's ceilings",
@@ -42,34 +42,35 @@ datasheet peaks and bandwidths (decimal: 1 TB/s = 1e12 B/s).`,
   gpucalc ncu profile.csv --plot kernels.png`,
 		Args: args(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, argv []string) error {
-			return a.runNCU(argv[0], opt)
+			opts.file = argv[0]
+			opts.devices.changed(cmd)
+			if runF != nil {
+				return runF(opts)
+			}
+			return ncuRun(opts)
 		},
 	}
-	a.addDeviceFlag(cmd, &opt.device)
-	addChartFlags(cmd, &opt.chart)
+	f.addDeviceFlags(cmd, &opts.devices, false)
+	addChartFlags(cmd, &opts.chart)
 	cmd.Flags().Lookup("device").Usage = "GPU `name` or alias from 'gpucalc devices' to measure against (default: the GPU the export names)"
 	return cmd
 }
 
-func (a *app) runNCU(file string, opt ncuOptions) error {
-	f, err := a.outFormat(nil)
+func ncuRun(opts *ncuOptions) error {
+	f := opts.f
+	form, err := f.OutFormat(nil)
 	if err != nil {
 		return err
 	}
-	chartFormat, chartSize, err := opt.chart.check()
+	chartFormat, chartSize, err := opts.chart.check()
 	if err != nil {
 		return err
 	}
-	var in io.Reader = a.stdin
-	name := "standard input"
-	if file != "-" {
-		fh, err := os.Open(file)
-		if err != nil {
-			return err
-		}
-		defer fh.Close()
-		in, name = fh, file
+	in, name, err := f.Open(opts.file)
+	if err != nil {
+		return err
 	}
+	defer in.Close()
 	exp, err := ncu.Read(in)
 	if err != nil {
 		return fmt.Errorf("%s: %w", name, err)
@@ -78,7 +79,7 @@ func (a *app) runNCU(file string, opt ncuOptions) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", name, err)
 	}
-	d, origin, err := a.ncuDevice(opt.device, ks)
+	d, origin, err := ncuDevice(opts, ks)
 	if err != nil {
 		return err
 	}
@@ -87,44 +88,50 @@ func (a *app) runNCU(file string, opt ncuOptions) error {
 		as[i] = ncu.Analyze(k, d)
 	}
 	var notes []string
-	if opt.chart.file != "" {
+	if opts.chart.file != "" {
 		c, skipped := reports.NCUChart(as, d)
-		if notes, err = opt.chart.write(c, chartFormat, chartSize); err != nil {
+		if notes, err = opts.chart.write(c, chartFormat, chartSize); err != nil {
 			return err
 		}
 		notes = append(notes, skipped...)
 	}
-	if f == reports.FormatJSON {
-		a.chartNotes(f, nil, notes)
-		return reports.JSON(a.stdout, struct {
-			Device       string         `json:"device"`
-			DeviceOrigin string         `json:"device_origin"`
-			Kernels      []ncu.Analysis `json:"kernels"`
-		}{d.Name, origin, as})
+	if form == reports.FormatJSON {
+		f.chartNotes(form, nil, notes)
+		return f.JSON(reports.NCUView{Device: d.Name, DeviceOrigin: origin, Kernels: as})
 	}
 	tables := reports.NCU(as, d.Name, origin)
-	a.chartNotes(f, tables, notes)
-	return reports.Render(a.stdout, f, tables...)
+	f.chartNotes(form, tables, notes)
+	return f.Render(form, tables...)
 }
 
-// ncuDevice picks the device: --device, else the one the export names.
-func (a *app) ncuDevice(flag string, ks []ncu.Kernel) (devices.Device, string, error) {
-	if flag != "" {
-		d, _, err := a.Device(flag)
-		return d, "from --device", err
-	}
+// ncuDevice picks the device: --device, else the one the export names. A
+// --device that contradicts the export is used, with a warning.
+func ncuDevice(opts *ncuOptions, ks []ncu.Kernel) (devices.Device, string, error) {
+	f := opts.f
 	names := ncu.DeviceNames(ks)
+	if opts.devices.deviceSet {
+		t, err := f.Device(opts.devices)
+		if err != nil {
+			return devices.Device{}, "", err
+		}
+		for _, n := range names {
+			if n == "" {
+				continue
+			}
+			if d, err := f.Lookup(n); err != nil || d.Name != t.Name {
+				f.Warn("--device %s, but the export was profiled on %s: shares are of %s's ceilings", t.Name, n, t.Name)
+				break
+			}
+		}
+		return t.Device, "from --device", nil
+	}
 	if len(names) != 1 {
 		return devices.Device{}, "", fmt.Errorf("the export spans several GPUs (%s): pass --device NAME", strings.Join(names, ", "))
 	}
 	if names[0] == "" {
 		return devices.Device{}, "", fmt.Errorf("the export has no device name (device__attribute_display_name): pass --device NAME")
 	}
-	c, err := a.Catalog()
-	if err != nil {
-		return devices.Device{}, "", err
-	}
-	d, err := c.Lookup(names[0])
+	d, err := f.Lookup(names[0])
 	if err != nil {
 		return devices.Device{}, "", fmt.Errorf("the export's device: %w; pass --device NAME, or add the GPU with --device-file", err)
 	}

@@ -2,8 +2,6 @@ package main
 
 import (
 	"fmt"
-	"io"
-	"os"
 	"strings"
 
 	"github.com/gpucalc/gpucalc/devices"
@@ -15,77 +13,11 @@ import (
 )
 
 type rooflineOptions struct {
-	device   string
-	devices  []string
+	f        *factory
+	devices  deviceFlags
 	ops      []string
 	workload string
 	chart    chartOptions
-}
-
-// chartOptions are --plot, --size and --dpi.
-type chartOptions struct {
-	file, size string
-	dpi        int
-}
-
-func addChartFlags(cmd *cobra.Command, o *chartOptions) {
-	cmd.Flags().StringVar(&o.file, "plot", "", "also draw a roofline chart to `FILE`.png or FILE.svg")
-	cmd.Flags().StringVar(&o.size, "size", "16x10cm", "chart `size`, WIDTHxHEIGHT in cm, mm or in")
-	cmd.Flags().IntVar(&o.dpi, "dpi", reports.DefaultDPI, "PNG chart resolution in dots per inch")
-	_ = cmd.MarkFlagFilename("plot", "png", "svg")
-}
-
-// check validates the chart flags before any work is done.
-func (o chartOptions) check() (format string, size reports.ChartSize, err error) {
-	if o.file == "" {
-		return "", size, nil
-	}
-	if format, err = reports.ChartFormat(o.file); err != nil {
-		return "", size, usageError{err}
-	}
-	if size, err = reports.ParseChartSize(o.size); err != nil {
-		return "", size, usageError{err}
-	}
-	if o.dpi < 10 || o.dpi > 1200 {
-		return "", size, usageError{fmt.Errorf("--dpi %d: expected 10 to 1200", o.dpi)}
-	}
-	return format, size, nil
-}
-
-// write draws the chart to the --plot file and returns the notes to print:
-// the ops it could not place, with the reason.
-func (o chartOptions) write(c reports.RooflineChart, format string, size reports.ChartSize) ([]string, error) {
-	fh, err := os.Create(o.file)
-	if err != nil {
-		return nil, fmt.Errorf("chart: %w", err)
-	}
-	if err := c.Write(fh, format, size, o.dpi); err != nil {
-		fh.Close()
-		return nil, fmt.Errorf("chart %s: %w", o.file, err)
-	}
-	if err := fh.Close(); err != nil {
-		return nil, fmt.Errorf("chart: %w", err)
-	}
-	notes := []string{"chart written to " + o.file}
-	for _, u := range c.Unplaced() {
-		notes = append(notes, "not on the chart: "+u)
-	}
-	return notes, nil
-}
-
-// printNotes adds chart notes under the first table, or writes them to
-// stderr for CSV and JSON, which must stay machine-readable.
-func (a *app) chartNotes(f reports.Format, tables []reports.Table, notes []string) {
-	if len(notes) == 0 {
-		return
-	}
-	if (f == reports.FormatTable || f == reports.FormatMarkdown) && len(tables) > 0 {
-		tables[0].Notes = append(tables[0].Notes, notes...)
-		return
-	}
-	for _, n := range notes {
-		fmt.Fprintln(a.stderr, "gpucalc: "+n)
-	}
 }
 
 const rooflineConventions = `Conventions: an FMA counts 2 FLOPs; transcendentals (exp, erf, tanh, rsqrt)
@@ -104,8 +36,8 @@ type, per architecture family; or the device's measured figures), with GEMM
 tiles and waves, flash-attention blocks and SFU time; inputs come from DRAM
 (a cold L2, as benchmarks that flush L2 measure).`
 
-func (a *app) newRooflineCmd() *cobra.Command {
-	var opt rooflineOptions
+func newCmdRoofline(f *factory, runF func(*rooflineOptions) error) *cobra.Command {
+	opts := &rooflineOptions{f: f}
 	cmd := &cobra.Command{
 		Use:   "roofline (--op SPEC ... | --workload FILE)",
 		Short: "Bound, lower-bound and expected time of ops on a GPU",
@@ -114,7 +46,8 @@ on (tensor cores for matmul, attention and conv2d in tf32/bf16/fp16/fp8/int8/
 fp64; CUDA cores otherwise), the memory ceiling, the ridge point, attainable
 throughput, whether it is memory- or compute-bound, a lower-bound time from
 datasheet peaks and an expected time. Give ops with --op (repeatable) or a
-workload file; --devices compares several GPUs side by side.
+workload file (- reads standard input); --devices compares several GPUs side
+by side.
 
 ` + ops.SpecHelp + `
 
@@ -128,65 +61,53 @@ workload file; --devices compares several GPUs side by side.
   gpucalc roofline --workload examples/llama3-8b-prefill.yaml --plot prefill.png --size 16x10cm --dpi 200
   gpucalc roofline batch --device h100 --input shapes.csv --format csv`,
 		Args: args(cobra.NoArgs),
-		RunE: func(cmd *cobra.Command, _ []string) error { return a.runRoofline(opt) },
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			opts.devices.changed(cmd)
+			if runF != nil {
+				return runF(opts)
+			}
+			return rooflineRun(opts)
+		},
 	}
-	a.addDeviceFlag(cmd, &opt.device)
-	addChartFlags(cmd, &opt.chart)
-	cmd.Flags().StringSliceVar(&opt.devices, "devices", nil, "compare several GPUs, comma-separated `names` (overrides --device)")
-	cmd.Flags().StringArrayVar(&opt.ops, "op", nil, "op `spec`, e.g. \"matmul m=4096 n=4096 k=4096 dtype=bf16\" (repeatable)")
-	cmd.Flags().StringVar(&opt.workload, "workload", "", "workload YAML `file` (a named list of ops)")
+	f.addDeviceFlags(cmd, &opts.devices, true)
+	addChartFlags(cmd, &opts.chart)
+	cmd.Flags().StringArrayVar(&opts.ops, "op", nil, "op `spec`, e.g. \"matmul m=4096 n=4096 k=4096 dtype=bf16\" (repeatable)")
+	cmd.Flags().StringVar(&opts.workload, "workload", "", "workload YAML `file` (a named list of ops), or - for standard input")
 	_ = cmd.MarkFlagFilename("workload", "yaml", "yml")
-	_ = cmd.RegisterFlagCompletionFunc("devices", a.completeDevices)
 	cmd.MarkFlagsMutuallyExclusive("op", "workload")
 	cmd.MarkFlagsOneRequired("op", "workload")
-	cmd.AddCommand(a.newRooflineBatchCmd())
+	cmd.AddCommand(newCmdRooflineBatch(f, nil))
 	return cmd
 }
 
 // rooflineInput turns --op or --workload into a workload.
-func (a *app) rooflineInput(opt rooflineOptions) (ops.Workload, error) {
-	if opt.workload != "" {
-		data, err := os.ReadFile(opt.workload)
-		if err != nil {
-			return ops.Workload{}, usageError{fmt.Errorf("workload: %w", err)}
-		}
-		w, err := ops.ParseWorkload(opt.workload, data)
-		if err != nil {
-			return ops.Workload{}, usageError{err}
-		}
-		return w, nil
+func rooflineInput(opts *rooflineOptions) (ops.Workload, error) {
+	if opts.workload != "" {
+		return opts.f.ReadWorkload(opts.workload)
 	}
 	w := ops.Workload{Name: "ops"}
-	for _, s := range opt.ops {
+	for _, s := range opts.ops {
 		o, err := ops.Parse(s)
 		if err != nil {
-			return ops.Workload{}, usageError{err}
+			return ops.Workload{}, usageError{fmt.Errorf("--op: %w", err)}
 		}
 		w.Entries = append(w.Entries, ops.Entry{Op: o, Count: 1})
 	}
 	return w, nil
 }
 
-// deviceAnalysis is one device's result, as JSON writes it.
-type deviceAnalysis struct {
-	dev        devices.Device
-	model      *roofline.Model
-	Device     string             `json:"device"`
-	Origin     string             `json:"device_origin,omitempty"`
-	Efficiency devices.Efficiency `json:"efficiency"`
-	Notes      []string           `json:"notes,omitempty"`
-	Points     []roofline.Point   `json:"points"`
-	Summary    *roofline.Summary  `json:"summary,omitempty"`
+// analysis is one device's result: the view JSON writes and what the
+// tables and charts need besides.
+type analysis struct {
+	reports.RooflineView
+	dev   devices.Device
+	model *roofline.Model
 }
 
-func (a *app) analyzeOn(names []string, w ops.Workload) ([]deviceAnalysis, error) {
-	var out []deviceAnalysis
-	for _, n := range names {
-		d, origin, err := a.Device(n)
-		if err != nil {
-			return nil, err
-		}
-		m, err := roofline.New(d)
+func analyzeOn(ts []target, w ops.Workload) ([]analysis, error) {
+	var out []analysis
+	for _, t := range ts {
+		m, err := roofline.New(t.Device)
 		if err != nil {
 			return nil, err
 		}
@@ -194,7 +115,7 @@ func (a *app) analyzeOn(names []string, w ops.Workload) ([]deviceAnalysis, error
 		if err != nil {
 			return nil, err
 		}
-		r := deviceAnalysis{dev: d, model: m, Device: d.Name, Origin: origin, Efficiency: m.Efficiency(), Notes: m.Notes, Points: pts}
+		r := analysis{dev: t.Device, model: m, RooflineView: reports.RooflineView{Device: t.Name, Origin: t.Origin, Efficiency: m.Efficiency(), Notes: m.Notes, Points: pts}}
 		if len(w.Entries) > 1 {
 			s := roofline.Summarize(pts)
 			r.Summary = &s
@@ -204,29 +125,30 @@ func (a *app) analyzeOn(names []string, w ops.Workload) ([]deviceAnalysis, error
 	return out, nil
 }
 
-func (a *app) runRoofline(opt rooflineOptions) error {
-	f, err := a.outFormat(nil)
+func rooflineRun(opts *rooflineOptions) error {
+	f := opts.f
+	form, err := f.OutFormat(nil)
 	if err != nil {
 		return err
 	}
-	chartFormat, chartSize, err := opt.chart.check()
+	chartFormat, chartSize, err := opts.chart.check()
 	if err != nil {
 		return err
 	}
-	w, err := a.rooflineInput(opt)
+	w, err := rooflineInput(opts)
 	if err != nil {
 		return err
 	}
-	names := []string{opt.device}
-	if len(opt.devices) > 0 {
-		names = opt.devices
+	ts, err := f.Devices(opts.devices)
+	if err != nil {
+		return err
 	}
-	res, err := a.analyzeOn(names, w)
+	res, err := analyzeOn(ts, w)
 	if err != nil {
 		return err
 	}
 	var notes []string
-	if opt.chart.file != "" {
+	if opts.chart.file != "" {
 		var devs []devices.Device
 		var pts [][]roofline.Point
 		var title []string
@@ -237,20 +159,22 @@ func (a *app) runRoofline(opt rooflineOptions) error {
 		if w.Name != "ops" {
 			t += "\n" + w.Name
 		}
-		if notes, err = opt.chart.write(reports.RooflineChartOf(t, devs, pts), chartFormat, chartSize); err != nil {
+		if notes, err = opts.chart.write(reports.RooflineChartOf(t, devs, pts), chartFormat, chartSize); err != nil {
 			return err
 		}
 	}
-	if f == reports.FormatJSON {
-		a.chartNotes(f, nil, notes)
+	if form == reports.FormatJSON {
+		f.chartNotes(form, nil, notes)
 		if len(res) == 1 {
-			return reports.JSON(a.stdout, res[0])
+			return f.JSON(res[0].RooflineView)
 		}
-		return reports.JSON(a.stdout, struct {
-			Devices []deviceAnalysis `json:"devices"`
-		}{res})
+		var c reports.RooflineComparison
+		for _, r := range res {
+			c.Devices = append(c.Devices, r.RooflineView)
+		}
+		return f.JSON(c)
 	}
-	plain := f == reports.FormatCSV
+	plain := form == reports.FormatCSV
 	var tables []reports.Table
 	if len(res) > 1 {
 		var devs []string
@@ -260,8 +184,8 @@ func (a *app) runRoofline(opt rooflineOptions) error {
 		}
 		tables = append(tables, reports.RooflineCompare(devs, pts, plain))
 		if plain {
-			a.chartNotes(f, tables, notes)
-			return reports.Render(a.stdout, f, tables...)
+			f.chartNotes(form, tables, notes)
+			return f.Render(form, tables...)
 		}
 	}
 	for _, r := range res {
@@ -272,7 +196,7 @@ func (a *app) runRoofline(opt rooflineOptions) error {
 		if w.Name != "ops" {
 			title += ": " + w.Name
 		}
-		tables = append(tables, reports.RooflinePoints(title, r.Points, append(modelNotes(r.model), r.Notes...), plain))
+		tables = append(tables, reports.RooflinePoints(title, r.Points, modelNotes(f, r.model), plain))
 		if plain {
 			break
 		}
@@ -280,23 +204,38 @@ func (a *app) runRoofline(opt rooflineOptions) error {
 			tables = append(tables, reports.RooflineSummary("Totals on "+r.Device, *r.Summary, r.Points))
 		}
 	}
-	a.chartNotes(f, tables, notes)
-	return reports.Render(a.stdout, f, tables...)
+	f.chartNotes(form, tables, notes)
+	return f.Render(form, tables...)
 }
 
-// modelNotes states the figures behind a device's expected times.
-func modelNotes(m *roofline.Model) []string {
+// modelNotes states the figures behind a device's expected times: two
+// lines, and the provenance of measured figures with --verbose.
+func modelNotes(f *factory, m *roofline.Model) []string {
 	e := m.Efficiency()
-	return []string{
-		"Lower bound: datasheet dense peak and bandwidth. Expected: cold L2, fixed cost " + units.FormatDuration(m.FixedCost()) +
-			" per op (launch + ramp), " + e.Family + " GEMM efficiency, streaming DRAM " + units.FormatBandwidth(m.Stream()) + " (devices/data/arch/efficiency.yaml).",
-		"FLOPs count FMA as 2; transcendentals apart; see 'gpucalc roofline --help' for the per-op conventions.",
+	basis := "datasheet figures"
+	if m.Device().Measured != nil {
+		basis = "measured ceilings"
 	}
+	notes := []string{
+		"Lower bound: datasheet peaks. Expected: " + basis + ", cold L2, " + units.FormatDuration(m.FixedCost()) + " fixed cost per op, " +
+			e.Family + " GEMM efficiency, DRAM stream " + units.FormatBandwidth(m.Stream()) + ".",
+		"FMA = 2 FLOPs, transcendentals apart ('gpucalc roofline --help'); -v for sources.",
+	}
+	if f.verbose {
+		notes = append(notes, m.Notes...)
+	}
+	return notes
 }
 
-func (a *app) newRooflineBatchCmd() *cobra.Command {
-	var device, input string
-	var chart chartOptions
+type rooflineBatchOptions struct {
+	f       *factory
+	devices deviceFlags
+	input   string
+	chart   chartOptions
+}
+
+func newCmdRooflineBatch(f *factory, runF func(*rooflineBatchOptions) error) *cobra.Command {
+	opts := &rooflineBatchOptions{f: f}
 	cmd := &cobra.Command{
 		Use:   "batch --input FILE|-",
 		Short: "Analyse a CSV of ops (op,dtype,shape,note) on one GPU",
@@ -321,69 +260,74 @@ flops/bytes. bound, ceiling_tflops and the times use every FLOP.
   printf 'op,dtype,shape,note\nmatmul,bf16,4096x4096x4096,\n' | gpucalc roofline batch --input - --format csv`,
 		Args: args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			f, err := a.outFormat(nil)
-			if err != nil {
-				return err
+			opts.devices.changed(cmd)
+			if runF != nil {
+				return runF(opts)
 			}
-			chartFormat, chartSize, err := chart.check()
-			if err != nil {
-				return err
-			}
-			var r io.Reader = a.stdin
-			if input != "-" {
-				fh, err := os.Open(input)
-				if err != nil {
-					return usageError{fmt.Errorf("input: %w", err)}
-				}
-				defer fh.Close()
-				r = fh
-			}
-			b, err := ops.ReadBatch(r, reports.RooflineBatchColumns)
-			if err != nil {
-				return usageError{err}
-			}
-			d, origin, err := a.Device(device)
-			if err != nil {
-				return err
-			}
-			m, err := roofline.New(d)
-			if err != nil {
-				return err
-			}
-			pts := make([]roofline.Point, len(b.Rows))
-			for i, row := range b.Rows {
-				if pts[i], err = m.Analyze(row.Op); err != nil {
-					return fmt.Errorf("input line %d: %w", row.Line, err)
-				}
-				pts[i].Measured = row.Measured
-			}
-			var notes []string
-			if chart.file != "" {
-				c := reports.RooflineChartOf("Roofline: "+d.Name, []devices.Device{d}, [][]roofline.Point{pts})
-				if notes, err = chart.write(c, chartFormat, chartSize); err != nil {
-					return err
-				}
-			}
-			if f == reports.FormatJSON {
-				a.chartNotes(f, nil, notes)
-				return reports.JSON(a.stdout, reports.RooflineBatchJSON(b, pts))
-			}
-			t := reports.RooflineBatch(b, pts)
-			if f != reports.FormatCSV {
-				t.Title = "Roofline batch on " + d.Name
-				if origin != "" {
-					t.Title += " (" + origin + ")"
-				}
-				t.Notes = append(modelNotes(m), m.Notes...)
-			}
-			tables := []reports.Table{t}
-			a.chartNotes(f, tables, notes)
-			return reports.Render(a.stdout, f, tables...)
+			return rooflineBatchRun(opts)
 		},
 	}
-	a.addDeviceFlag(cmd, &device)
-	addChartFlags(cmd, &chart)
-	cmd.Flags().StringVarP(&input, "input", "i", "", "CSV `file` to read, or - for standard input")
+	f.addDeviceFlags(cmd, &opts.devices, false)
+	addChartFlags(cmd, &opts.chart)
+	cmd.Flags().StringVarP(&opts.input, "input", "i", "", "CSV `file` to read, or - for standard input")
 	_ = cmd.MarkFlagRequired("input")
 	return cmd
+}
+
+func rooflineBatchRun(opts *rooflineBatchOptions) error {
+	f := opts.f
+	form, err := f.OutFormat(nil)
+	if err != nil {
+		return err
+	}
+	chartFormat, chartSize, err := opts.chart.check()
+	if err != nil {
+		return err
+	}
+	in, name, err := f.Open(opts.input)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	b, err := ops.ReadBatch(in, reports.RooflineBatchColumns)
+	if err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	t, err := f.Device(opts.devices)
+	if err != nil {
+		return err
+	}
+	m, err := roofline.New(t.Device)
+	if err != nil {
+		return err
+	}
+	pts := make([]roofline.Point, len(b.Rows))
+	for i, row := range b.Rows {
+		if pts[i], err = m.Analyze(row.Op); err != nil {
+			return fmt.Errorf("%s line %d: %w", name, row.Line, err)
+		}
+		pts[i].Measured = row.Measured
+	}
+	var notes []string
+	if opts.chart.file != "" {
+		c := reports.RooflineChartOf("Roofline: "+t.Name, []devices.Device{t.Device}, [][]roofline.Point{pts})
+		if notes, err = opts.chart.write(c, chartFormat, chartSize); err != nil {
+			return err
+		}
+	}
+	if form == reports.FormatJSON {
+		f.chartNotes(form, nil, notes)
+		return f.JSON(reports.RooflineBatchJSON(b, pts))
+	}
+	tab := reports.RooflineBatch(b, pts)
+	if form != reports.FormatCSV {
+		tab.Title = "Roofline batch on " + t.Name
+		if t.Origin != "" {
+			tab.Title += " (" + t.Origin + ")"
+		}
+		tab.Notes = modelNotes(f, m)
+	}
+	tables := []reports.Table{tab}
+	f.chartNotes(form, tables, notes)
+	return f.Render(form, tables...)
 }
