@@ -11,6 +11,7 @@ import (
 	"github.com/gpucalc/gpucalc/devices"
 	"github.com/gpucalc/gpucalc/occupancy"
 	"github.com/gpucalc/gpucalc/ops"
+	"github.com/gpucalc/gpucalc/review"
 	"github.com/gpucalc/gpucalc/roofline"
 )
 
@@ -28,6 +29,10 @@ type Analysis struct {
 	Streams   []Stream      `json:"streams"`
 	Transfers []TransferRow `json:"transfers"`
 	Summary   Summary       `json:"summary"`
+	// Findings are the design-review checks that apply to a measured step
+	// (fusion, GEMM alignment, wave quantization) and the trace's own
+	// (launch-bound stretches, low occupancy), by severity then saving.
+	Findings []review.Finding `json:"findings"`
 }
 
 // OpRow is one op (name and arguments) with all its calls.
@@ -61,6 +66,9 @@ type OpRow struct {
 	Efficiency float64 `json:"efficiency"`
 	// Saved is the time the calls would save at the expected speed.
 	Saved float64 `json:"time_saved_s"`
+	// after counts, by row index, the ops whose kernels ran just before
+	// this op's on its stream: the producer a fusion check pairs it with.
+	after map[int]int
 }
 
 // Modelled reports whether the row has a roofline model.
@@ -177,6 +185,7 @@ func Analyze(t *Trace, m *roofline.Model, arch devices.Arch) (Analysis, error) {
 	j := newJoiner(t)
 	rows := map[string]int{} // group key -> index in a.Ops
 	callsSeen := map[int]bool{}
+	prev := map[int]int{} // stream -> row of the last call on it
 	unattr := map[Link]*Unattributed{}
 	compute := computeTypes(j.tr)
 	for _, k := range t.Kernels {
@@ -207,7 +216,14 @@ func Analyze(t *Trace, m *roofline.Model, arch devices.Arch) (Analysis, error) {
 		if !callsSeen[op] {
 			callsSeen[op] = true
 			r.Calls++
+			if p, ok := prev[k.Stream]; ok && p != ri {
+				if r.after == nil {
+					r.after = map[int]int{}
+				}
+				r.after[p]++
+			}
 		}
+		prev[k.Stream] = ri
 	}
 	if g := unattr[Graph]; g != nil && g.Kernels == a.Summary.Kernels {
 		return a, errors.New("every kernel was replayed from a CUDA graph (cudaGraphLaunch), which hides the ops that captured them: profile the step eagerly (without torch.compile's reduce-overhead mode or torch.cuda.graphs)")
@@ -230,6 +246,10 @@ func Analyze(t *Trace, m *roofline.Model, arch devices.Arch) (Analysis, error) {
 			a.Summary.UnmodelledTime += r.Measured
 		}
 	}
+	findings, err := reviewed(a.Ops, m.Device())
+	if err != nil {
+		return a, err
+	}
 	slices.SortStableFunc(a.Ops, func(x, y OpRow) int { return cmp.Compare(y.Measured, x.Measured) })
 	a.Kernels = kernelRows(t.Kernels, arch)
 	a.Streams, a.Summary.Window = streams(t)
@@ -246,6 +266,7 @@ func Analyze(t *Trace, m *roofline.Model, arch devices.Arch) (Analysis, error) {
 		}
 	}
 	a.Summary.TopByTime, a.Summary.TopByLost = top(a.Ops)
+	a.Findings = sortFindings(append(findings, measuredFindings(a)...))
 	return a, nil
 }
 
