@@ -59,8 +59,9 @@ type OpRow struct {
 	Expected   float64 `json:"expected_s"`
 	// Bound is what limits the expected time (memory, compute, launch);
 	// Ceiling the compute ceiling's key (bf16_tensor, fp32).
-	Bound   string `json:"bound"`
-	Ceiling string `json:"compute_ceiling"`
+	Bound        string  `json:"bound"`
+	Ceiling      string  `json:"compute_ceiling"`
+	CeilingFLOPs float64 `json:"compute_ceiling_flops_per_second"`
 	// Efficiency is Expected / Measured: 1 runs as fast as the model
 	// expects, less is slower.
 	Efficiency float64 `json:"efficiency"`
@@ -146,8 +147,12 @@ type Summary struct {
 	LaunchOverhead float64 `json:"launch_overhead_s"`
 	ShortKernels   int     `json:"short_kernels"`
 	ShortTime      float64 `json:"short_kernel_time_s"`
-	TransferTime   float64 `json:"transfer_time_s"`
-	TransferBytes  int64   `json:"transfer_bytes"`
+	// ReviewedExpected is the modelled ops' expected time as the design
+	// review counts it (launch overhead included): what the findings'
+	// shares are of.
+	ReviewedExpected float64 `json:"reviewed_expected_s"`
+	TransferTime     float64 `json:"transfer_time_s"`
+	TransferBytes    int64   `json:"transfer_bytes"`
 	// TopByTime and TopByLost index Ops: the costliest ops, and the ops
 	// furthest (in seconds) from their expected time.
 	TopByTime []int `json:"top_by_time"`
@@ -246,7 +251,7 @@ func Analyze(t *Trace, m *roofline.Model, arch devices.Arch) (Analysis, error) {
 			a.Summary.UnmodelledTime += r.Measured
 		}
 	}
-	findings, err := reviewed(a.Ops, m.Device())
+	findings, reviewedExpected, err := reviewed(a.Ops, m.Device())
 	if err != nil {
 		return a, err
 	}
@@ -266,6 +271,7 @@ func Analyze(t *Trace, m *roofline.Model, arch devices.Arch) (Analysis, error) {
 		}
 	}
 	a.Summary.TopByTime, a.Summary.TopByLost = top(a.Ops)
+	a.Summary.ReviewedExpected = reviewedExpected
 	a.Findings = sortFindings(append(findings, measuredFindings(a)...))
 	return a, nil
 }
@@ -363,7 +369,7 @@ func price(r *OpRow, m *roofline.Model, launch float64) {
 		p, err := m.Analyze(o)
 		if err != nil {
 			r.Unmodelled, r.Model = err.Error(), nil
-			r.FLOPs, r.Bytes, r.LowerBound, r.Expected = 0, 0, 0, 0
+			r.FLOPs, r.Bytes, r.LowerBound, r.Expected, r.Bound, r.Ceiling, r.CeilingFLOPs = 0, 0, 0, 0, "", "", 0
 			return
 		}
 		n := float64(r.Calls)
@@ -372,7 +378,7 @@ func price(r *OpRow, m *roofline.Model, launch float64) {
 		r.LowerBound += n * p.LowerBound
 		r.Expected += n * max(p.Expected-launch, p.LowerBound)
 		if p.Expected > slowest {
-			slowest, r.Bound, r.Ceiling = p.Expected, p.ExpectedBound, p.PeakKey
+			slowest, r.Bound, r.Ceiling, r.CeilingFLOPs = p.Expected, p.ExpectedBound, p.PeakKey, p.ComputeCeiling
 		}
 	}
 	if r.Measured > 0 && r.Modelled() {

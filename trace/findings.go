@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/gpucalc/gpucalc/devices"
+	"github.com/gpucalc/gpucalc/occupancy"
 	"github.com/gpucalc/gpucalc/ops"
 	"github.com/gpucalc/gpucalc/review"
 	"github.com/gpucalc/gpucalc/units"
@@ -18,12 +19,13 @@ import (
 // (launch overhead, occupancy).
 var reviewChecks = map[string]bool{"fusion": true, "gemm_alignment": true, "wave_quantization": true}
 
-// reviewed runs the design review on the modelled ops as a workload: one
+// reviewed runs the design review (returning its findings and the
+// expected time their shares are of) on the modelled ops as a workload: one
 // entry per row, its calls as the count, and as its input the op whose
 // kernels most often ran just before it on the same stream, when that op's
 // output has as many elements as this op reads (a trace records no tensor
 // identities, so this is the evidence that one feeds the other).
-func reviewed(rows []OpRow, d devices.Device) ([]review.Finding, error) {
+func reviewed(rows []OpRow, d devices.Device) ([]review.Finding, float64, error) {
 	w := ops.Workload{Name: "trace"}
 	names := make([]string, len(rows))
 	used := map[string]int{}
@@ -52,11 +54,11 @@ func reviewed(rows []OpRow, d devices.Device) ([]review.Finding, error) {
 		w.Entries = append(w.Entries, e)
 	}
 	if len(w.Entries) == 0 {
-		return nil, nil
+		return nil, 0, nil
 	}
 	rep, err := review.Check(w, d, nil)
 	if err != nil {
-		return nil, fmt.Errorf("reviewing the ops: %w", err)
+		return nil, 0, fmt.Errorf("reviewing the ops: %w", err)
 	}
 	var out []review.Finding
 	for _, f := range rep.Findings {
@@ -64,7 +66,7 @@ func reviewed(rows []OpRow, d devices.Device) ([]review.Finding, error) {
 			out = append(out, f)
 		}
 	}
-	return out, nil
+	return out, rep.Expected, nil
 }
 
 // inElems is the size of the one input a fusable op reads from its
@@ -156,9 +158,9 @@ func measuredFindings(a Analysis) []review.Finding {
 		out = append(out, review.Finding{
 			Severity: review.Info, Check: "low_occupancy", Op: k.Name,
 			Message: fmt.Sprintf("%s (%d threads, %d registers, %s shared memory) runs %d block(s) per SM, %.4g%% theoretical occupancy, limited by %s; %s of kernel time (%s).",
-				k.Name, threads, k.Registers, units.FormatSize(int64(k.SharedMemory)), k.BlocksPerSM, k.Occupancy, k.Limiters, pct(g.time/s.KernelTime), units.FormatDuration(g.time)),
+				k.Name, threads, k.Registers, units.FormatSize(int64(k.SharedMemory)), k.BlocksPerSM, k.Occupancy, limits(k.Limiters), pct(g.time/s.KernelTime), units.FormatDuration(g.time)),
 			Fix: "none needed for warp-specialised tensor-core kernels (cuBLAS nvjet, cuDNN and FlashAttention kernels hide latency with asynchronous copies); otherwise free " +
-				strings.ReplaceAll(k.Limiters.String(), "|", " and ") + " per block (__launch_bounds__, smaller tiles) for more resident warps",
+				limits(k.Limiters) + " per block (__launch_bounds__, smaller tiles) for more resident warps",
 			Numbers: map[string]float64{"occupancy_pct": k.Occupancy, "blocks_per_sm": float64(k.BlocksPerSM), "time_seconds": g.time},
 		})
 	}
@@ -166,11 +168,18 @@ func measuredFindings(a Analysis) []review.Finding {
 }
 
 func sortFindings(fs []review.Finding) []review.Finding {
-	rank := func(s review.Severity) int { return slices.Index([]review.Severity{review.Error, review.Warning, review.Info}, s) }
+	rank := func(s review.Severity) int {
+		return slices.Index([]review.Severity{review.Error, review.Warning, review.Info}, s)
+	}
 	slices.SortStableFunc(fs, func(a, b review.Finding) int {
 		return cmp.Or(cmp.Compare(rank(a.Severity), rank(b.Severity)), cmp.Compare(b.Saves, a.Saves))
 	})
 	return fs
+}
+
+// limits words a limiter set: "registers and shared memory".
+func limits(l occupancy.Limiter) string {
+	return strings.NewReplacer("|", " and ", "_", " ").Replace(l.String())
 }
 
 func pct(x float64) string { return fmt.Sprintf("%.0f%%", 100*x) }
