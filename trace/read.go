@@ -199,7 +199,7 @@ func Read(r io.Reader) (*Trace, error) {
 func decode(dec *json.Decoder) (*Trace, error) {
 	tok, err := dec.Token()
 	if err != nil {
-		return nil, jsonErr(dec, err)
+		return nil, jsonErr(err)
 	}
 	switch tok {
 	case json.Delim('{'):
@@ -214,7 +214,7 @@ func decode(dec *json.Decoder) (*Trace, error) {
 	for dec.More() {
 		tok, err := dec.Token()
 		if err != nil {
-			return t, jsonErr(dec, err)
+			return t, jsonErr(err)
 		}
 		key, _ := tok.(string)
 		switch key {
@@ -225,23 +225,23 @@ func decode(dec *json.Decoder) (*Trace, error) {
 			}
 		case "deviceProperties":
 			if err := dec.Decode(&t.Devices); err != nil {
-				return t, fmt.Errorf("deviceProperties: %w", jsonErr(dec, err))
+				return t, fmt.Errorf("deviceProperties: %w", jsonErr(err))
 			}
 		case "record_shapes":
 			var v any
 			if err := dec.Decode(&v); err != nil {
-				return t, jsonErr(dec, err)
+				return t, jsonErr(err)
 			}
 			t.RecordShapes = v == true || v == 1.0 || v == "1" || v == "true"
 		default:
 			var skip json.RawMessage
 			if err := dec.Decode(&skip); err != nil {
-				return t, jsonErr(dec, err)
+				return t, jsonErr(err)
 			}
 		}
 	}
 	if _, err := dec.Token(); err != nil {
-		return t, jsonErr(dec, err)
+		return t, jsonErr(err)
 	}
 	if !sawEvents {
 		return t, fmt.Errorf("%w: no traceEvents", ErrNotTorch)
@@ -253,7 +253,7 @@ func decode(dec *json.Decoder) (*Trace, error) {
 func (t *Trace) events(dec *json.Decoder, in interner) error {
 	tok, err := dec.Token()
 	if err != nil {
-		return jsonErr(dec, err)
+		return jsonErr(err)
 	}
 	if tok != json.Delim('[') {
 		return fmt.Errorf("%w: traceEvents is not a list", ErrNotTorch)
@@ -264,15 +264,18 @@ func (t *Trace) events(dec *json.Decoder, in interner) error {
 			// A field of an unexpected type spoils only that field:
 			// Decode has read the whole event.
 			var te *json.UnmarshalTypeError
-			if !errors.As(err, &te) {
-				return fmt.Errorf("event %d: %w", t.Events+1, jsonErr(dec, err))
+			switch err = jsonErr(err); {
+			case errors.Is(err, errTruncated):
+				return fmt.Errorf("the trace is truncated after %d complete events: was the export interrupted, or the file cut?", t.Events)
+			case !errors.As(err, &te):
+				return fmt.Errorf("event %d: %w", t.Events+1, err)
 			}
 		}
 		t.Events++
 		t.add(&e, in)
 	}
 	_, err = dec.Token()
-	return jsonErr(dec, err)
+	return jsonErr(err)
 }
 
 // add keeps what the analysis needs of one event.
@@ -339,14 +342,16 @@ func (t *Trace) hasShapes() bool {
 	return t.RecordShapes && len(t.Ops) == 0
 }
 
+var errTruncated = errors.New("the trace is truncated: the JSON ends before it is complete (was the export interrupted, or the file cut?)")
+
 // jsonErr makes a decoder error one line a user can act on: a truncated
-// file says so, with the byte offset where it ends.
-func jsonErr(dec *json.Decoder, err error) error {
+// file says so.
+func jsonErr(err error) error {
 	if err == nil {
 		return nil
 	}
 	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
-		return fmt.Errorf("the trace is truncated: the JSON ends at byte %d before it is complete (was the export interrupted, or the file cut?)", dec.InputOffset())
+		return errTruncated
 	}
 	var se *json.SyntaxError
 	if errors.As(err, &se) {
