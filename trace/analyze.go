@@ -272,7 +272,7 @@ func Analyze(t *Trace, m *roofline.Model, arch devices.Arch) (Analysis, error) {
 	}
 	a.Summary.TopByTime, a.Summary.TopByLost = top(a.Ops)
 	a.Summary.ReviewedExpected = reviewedExpected
-	a.Findings = sortFindings(append(findings, measuredFindings(a)...))
+	a.Findings = sortFindings(measuredFindings(a), findings)
 	return a, nil
 }
 

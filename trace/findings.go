@@ -167,13 +167,15 @@ func measuredFindings(a Analysis) []review.Finding {
 	return out
 }
 
-func sortFindings(fs []review.Finding) []review.Finding {
+// sortFindings orders findings by severity; within one, the measured
+// findings (about the whole step) come first, then the review's by saving,
+// as the review sorted them.
+func sortFindings(measured, reviewed []review.Finding) []review.Finding {
 	rank := func(s review.Severity) int {
 		return slices.Index([]review.Severity{review.Error, review.Warning, review.Info}, s)
 	}
-	slices.SortStableFunc(fs, func(a, b review.Finding) int {
-		return cmp.Or(cmp.Compare(rank(a.Severity), rank(b.Severity)), cmp.Compare(b.Saves, a.Saves))
-	})
+	fs := append(measured, reviewed...)
+	slices.SortStableFunc(fs, func(a, b review.Finding) int { return cmp.Compare(rank(a.Severity), rank(b.Severity)) })
 	return fs
 }
 
