@@ -28,8 +28,10 @@ type Candidate struct {
 	DynamicSmem int `json:"dynamic_smem"`
 	Blocks      int `json:"blocks_per_sm"`
 	// ActiveThreads is Threads × Blocks, what Suggest maximises.
-	ActiveThreads int     `json:"active_threads"`
-	Limiters      Limiter `json:"limiters"`
+	ActiveThreads int `json:"active_threads"`
+	// Occupancy is resident warps over the SM's maximum at this size.
+	Occupancy float64 `json:"occupancy"`
+	Limiters  Limiter `json:"limiters"`
 }
 
 // Suggestion is the block size cudaOccupancyMaxPotentialBlockSize returns.
@@ -72,7 +74,7 @@ func Suggest(a devices.Arch, k Kernel, o SuggestOptions) (Suggestion, error) {
 			return s, r.Err
 		}
 		active := threads * r.Blocks
-		s.Candidates = append(s.Candidates, Candidate{Threads: threads, DynamicSmem: l.DynamicSmem, Blocks: r.Blocks, ActiveThreads: active, Limiters: r.Limiters})
+		s.Candidates = append(s.Candidates, Candidate{Threads: threads, DynamicSmem: l.DynamicSmem, Blocks: r.Blocks, ActiveThreads: active, Occupancy: r.Occupancy(), Limiters: r.Limiters})
 		if active > best {
 			best, bestBlocks, bestResult = active, r.Blocks, r
 			s.BlockSize = threads

@@ -260,11 +260,7 @@ func Suggestion(t occupancy.Target, k occupancy.Kernel, o occupancy.SuggestOptio
 		if c.Threads == s.BlockSize {
 			mark = "yes"
 		}
-		occ := 0.0
-		if s.Result.MaxWarps > 0 {
-			occ = float64(c.Blocks*((c.Threads+31)/32)) / float64(s.Result.MaxWarps)
-		}
-		cand.Rows = append(cand.Rows, []string{strconv.Itoa(c.Threads), size(c.DynamicSmem), strconv.Itoa(c.Blocks), strconv.Itoa(c.ActiveThreads), pct(occ), c.Limiters.String(), mark})
+		cand.Rows = append(cand.Rows, []string{strconv.Itoa(c.Threads), size(c.DynamicSmem), strconv.Itoa(c.Blocks), strconv.Itoa(c.ActiveThreads), pct(c.Occupancy), c.Limiters.String(), mark})
 	}
 	cand.Notes = []string{
 		"cudaOccupancyMaxPotentialBlockSize maximises active threads per SM (threads × blocks); a tie keeps the larger block, and the search stops at the first block size that fills the SM.",

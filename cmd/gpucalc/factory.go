@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bufio"
+	"compress/gzip"
 	"errors"
 	"fmt"
 	"io"
@@ -58,25 +60,46 @@ func usagef(format string, args ...any) error { return usageError{fmt.Errorf(for
 const maxInputBytes = 64 << 20
 
 // Open opens an input named on the command line: a file, or - for standard
-// input. It returns the name to use in messages. A file that cannot be
-// opened is a failure (exit 1) with a one-line message.
+// input, gzip-compressed or not (told by its first bytes). It returns the
+// name to use in messages. A file that cannot be opened is a failure (exit
+// 1) with a one-line message.
 func (f *factory) Open(name string) (io.ReadCloser, string, error) {
-	if name == "-" {
-		return io.NopCloser(f.In), "standard input", nil
-	}
-	if name == "" {
+	var rc io.ReadCloser
+	switch name {
+	case "-":
+		rc, name = io.NopCloser(f.In), "standard input"
+	case "":
 		return nil, "", usagef("no input named: give a file, or - for standard input")
+	default:
+		fh, err := os.Open(name)
+		if err != nil {
+			return nil, "", openError(name, err)
+		}
+		if st, err := fh.Stat(); err == nil && st.IsDir() {
+			fh.Close()
+			return nil, "", fmt.Errorf("%s is a directory: give a file, or - for standard input", name)
+		}
+		rc = fh
 	}
-	fh, err := os.Open(name)
-	if err != nil {
-		return nil, "", openError(name, err)
+	br := bufio.NewReaderSize(rc, 64<<10)
+	if magic, _ := br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
+		z, err := gzip.NewReader(br)
+		if err != nil {
+			rc.Close()
+			return nil, "", fmt.Errorf("%s: starts like gzip but is not: %w", name, err)
+		}
+		return readCloser{z, rc}, name, nil
 	}
-	if st, err := fh.Stat(); err == nil && st.IsDir() {
-		fh.Close()
-		return nil, "", fmt.Errorf("%s is a directory: give a file, or - for standard input", name)
-	}
-	return fh, name, nil
+	return readCloser{br, rc}, name, nil
 }
+
+// readCloser reads from one reader and closes the file under it.
+type readCloser struct {
+	io.Reader
+	c io.Closer
+}
+
+func (r readCloser) Close() error { return r.c.Close() }
 
 // openError says why a file cannot be opened, without Go's wording.
 func openError(name string, err error) error {
