@@ -284,8 +284,10 @@ func (t *Trace) add(e *event, in interner) {
 		return
 	}
 	a := &e.Args
-	switch e.Cat {
-	case "cpu_op":
+	// PyTorch 1.8 and 1.9 named the categories Operator, Kernel, Runtime,
+	// Memcpy and Memset.
+	switch cat := strings.ToLower(e.Cat); cat {
+	case "cpu_op", "operator":
 		types := make([]string, len(a.Types))
 		for i, s := range a.Types {
 			types[i] = in.get(s)
@@ -300,13 +302,13 @@ func (t *Trace) add(e *event, in interner) {
 			Device: a.Device, Stream: a.Stream, Grid: dim3(a.Grid), Block: dim3(a.Block),
 			Registers: a.Registers, SharedMemory: a.Smem, EstOccupancy: a.Occupancy,
 		})
-	case "cuda_runtime", "cuda_driver":
+	case "cuda_runtime", "cuda_driver", "runtime":
 		t.Launches = append(t.Launches, Launch{
 			Name: in.get(e.Name), Thread: in.get(string(e.Tid)), Start: e.Ts, ExternalID: a.ExternalID, Correlation: a.Correlation,
 		})
-	case "gpu_memcpy", "gpu_memset":
+	case "gpu_memcpy", "gpu_memset", "memcpy", "memset":
 		t.Transfers = append(t.Transfers, Transfer{
-			Kind: strings.TrimPrefix(e.Cat, "gpu_"), Name: in.get(e.Name), Start: e.Ts, Dur: e.Dur, Bytes: a.Bytes,
+			Kind: strings.TrimPrefix(cat, "gpu_"), Name: in.get(e.Name), Start: e.Ts, Dur: e.Dur, Bytes: a.Bytes,
 			Stream: a.Stream, ExternalID: a.ExternalID, Correlation: a.Correlation,
 		})
 	}

@@ -380,10 +380,10 @@ func TestReadErrors(t *testing.T) {
 	}
 }
 
+// The small trace works gzipped or not, and with PyTorch 1.8's names.
 // Kernels replayed from a CUDA graph link only to cudaGraphLaunch: when
-// every kernel is one, the analysis says so; the small trace itself works,
-// gzipped or not.
-func TestGraphReplay(t *testing.T) {
+// every kernel is one, the analysis says so.
+func TestSmallTrace(t *testing.T) {
 	for _, in := range []string{small, string(gz([]byte(small)))} {
 		tr, err := Read(strings.NewReader(in))
 		if err != nil {
@@ -394,7 +394,16 @@ func TestGraphReplay(t *testing.T) {
 			t.Fatalf("small trace: %+v", a.Ops)
 		}
 	}
-	tr, err := Read(strings.NewReader(strings.Replace(small, "LAUNCH", "cudaGraphLaunch", 1)))
+	// PyTorch 1.8's category names and lower-case "external id".
+	old := strings.NewReplacer(`"cat":"cpu_op"`, `"cat":"Operator"`, `"cat":"kernel"`, `"cat":"Kernel"`, `"cat":"cuda_runtime"`, `"cat":"Runtime"`, `"External id"`, `"external id"`).Replace(small)
+	tr, err := Read(strings.NewReader(old))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := analyze(t, tr); len(a.Ops) != 1 || a.Ops[0].Name != "aten::mm" || a.Ops[0].Measured != 3e-6 {
+		t.Fatalf("PyTorch 1.8 names: %+v", a.Ops)
+	}
+	tr, err = Read(strings.NewReader(strings.Replace(small, "LAUNCH", "cudaGraphLaunch", 1)))
 	if err != nil {
 		t.Fatal(err)
 	}
