@@ -439,7 +439,9 @@ func copyOp(c call) ([]ops.Op, error) {
 		for _, d := range c.op.Inputs[0].List {
 			n += numel(d)
 		}
-		dt = c.compute
+		if dt = c.compute; dt == "" {
+			return nil, noModel("the trace records no data type for tensor lists")
+		}
 	} else {
 		x, ok := c.tensor(src)
 		if !ok {
