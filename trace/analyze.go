@@ -354,6 +354,11 @@ func newRow(c call) OpRow {
 	case err != nil:
 		r.Unmodelled = err.Error()
 	default:
+		for i := range m {
+			if m[i].Out == "" {
+				m[i].Out = m[i].DType // what Cost assumes; specs print it
+			}
+		}
 		r.Model = m
 		r.DType = m[0].DType
 	}
