@@ -353,6 +353,8 @@ func newRow(c call) OpRow {
 		r.Unmodelled = string(u)
 	case err != nil:
 		r.Unmodelled = err.Error()
+	case !sane(m):
+		r.Unmodelled = "shapes out of range"
 	default:
 		for i := range m {
 			if m[i].Out == "" {
@@ -363,6 +365,23 @@ func newRow(c call) OpRow {
 		r.DType = m[0].DType
 	}
 	return r
+}
+
+// sane reports whether the ops' costs are finite, non-negative and exact
+// in float64: a damaged trace can hold any dims.
+func sane(ms []ops.Op) bool {
+	for _, o := range ms {
+		c := o.Cost()
+		for _, v := range []float64{c.MatrixFLOPs, c.VectorFLOPs, c.Transcendentals, c.Bytes} {
+			if v < 0 || v > 1<<53 || math.IsNaN(v) {
+				return false
+			}
+		}
+		if c.Bytes == 0 && c.FLOPs() == 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // price sets a row against the roofline. A trace times kernels on the GPU,

@@ -403,6 +403,16 @@ func TestSmallTrace(t *testing.T) {
 	if a := analyze(t, tr); len(a.Ops) != 1 || a.Ops[0].Name != "aten::mm" || a.Ops[0].Measured != 3e-6 {
 		t.Fatalf("PyTorch 1.8 names: %+v", a.Ops)
 	}
+	// Damaged dims leave the op unmodelled, its time kept.
+	for _, dims := range []string{`[[-64,64],[64,64]]`, `[[0,64],[64,64]]`, `[[4000000000,4000000000],[4000000000,64]]`} {
+		tr, err := Read(strings.NewReader(strings.Replace(small, `[[64,64],[64,64]]`, dims, 1)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a := analyze(t, tr); a.Ops[0].Modelled() || a.Ops[0].Measured != 3e-6 {
+			t.Errorf("dims %s: %+v", dims, a.Ops[0])
+		}
+	}
 	tr, err = Read(strings.NewReader(strings.Replace(small, "LAUNCH", "cudaGraphLaunch", 1)))
 	if err != nil {
 		t.Fatal(err)
