@@ -32,7 +32,7 @@ func limit(n, top int) int {
 func traceOps(a trace.Analysis, origin string, top int) Table {
 	t := Table{
 		Title:  fmt.Sprintf("Ops on %s (%s), by measured GPU time", a.Device, origin),
-		Header: []string{"#", "Op", "Input shapes", "DType", "Calls", "Measured", "Expected", "Efficiency", "Saved", "FLOP/s", "Bandwidth", "Bound"},
+		Header: []string{"#", "Op", "Input shapes", "DType", "Calls", "Measured", "Lower bound", "Expected", "Efficiency", "Saved", "FLOP/s", "Bandwidth", "Bound"},
 	}
 	n := limit(len(a.Ops), top)
 	for i, r := range a.Ops[:n] {
@@ -56,13 +56,13 @@ func opRow(i int, r trace.OpRow) []string {
 	}
 	row := []string{strconv.Itoa(i), strings.TrimPrefix(r.Name, "aten::"), r.Shapes, dt, strconv.Itoa(r.Calls), duration(r.Measured)}
 	if !r.Modelled() {
-		return append(row, "-", "-", "-", "-", "-", "unmodelled: "+r.Unmodelled)
+		return append(row, "-", "-", "-", "-", "-", "-", "unmodelled: "+r.Unmodelled)
 	}
 	flops := "-"
 	if r.FLOPs > 0 {
 		flops = units.FormatFLOPS(r.AchievedFLOPs)
 	}
-	return append(row, duration(r.Expected), reviewPct(r.Efficiency), duration(r.Saved), flops,
+	return append(row, duration(r.LowerBound), duration(r.Expected), reviewPct(r.Efficiency), duration(r.Saved), flops,
 		units.FormatBandwidth(r.AchievedBandwidth), r.Bound)
 }
 
