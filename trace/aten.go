@@ -194,6 +194,14 @@ func model(c call) ([]ops.Op, error) {
 		}
 		cols := numel(norm)
 		return []ops.Op{{Kind: kind, DType: dt, Rows: numel(x) / cols, Cols: cols}}, nil
+	case "aten::native_layer_norm_backward", "aten::_softmax_backward_data", "aten::_log_softmax_backward_data":
+		// Read the gradient and the saved input or output, write the
+		// input's gradient: three tensors, as an add moves.
+		x, ok := c.tensor(0)
+		if !ok {
+			return nil, noModel("input shape not recorded")
+		}
+		return []ops.Op{{Kind: ops.Add, DType: dt, Elems: numel(x)}}, nil
 	case "aten::batch_norm", "aten::native_batch_norm", "aten::_batch_norm_impl_index", "aten::cudnn_batch_norm",
 		"aten::native_batch_norm_backward", "aten::cudnn_batch_norm_backward":
 		x, ok := c.tensor(0)
@@ -270,6 +278,8 @@ func model(c call) ([]ops.Op, error) {
 		return []ops.Op{{Kind: kind, DType: dt, Elems: numel(x), Tanh: c.concrete(1) == "tanh"}}, nil
 	case "aten::add", "aten::add_", "aten::sub", "aten::sub_", "aten::mul", "aten::mul_", "aten::div", "aten::div_",
 		"aten::threshold_backward", "aten::maximum", "aten::minimum", "aten::where",
+		"aten::gelu_backward", "aten::silu_backward", "aten::sigmoid_backward", "aten::tanh_backward",
+		"aten::addcmul", "aten::addcmul_", "aten::addcdiv", "aten::addcdiv_", "aten::lerp", "aten::lerp_",
 		"aten::eq", "aten::ne", "aten::lt", "aten::le", "aten::gt", "aten::ge":
 		return elementwise(c)
 	case "aten::neg", "aten::neg_", "aten::rsqrt", "aten::rsqrt_", "aten::sqrt", "aten::pow", "aten::exp", "aten::log",

@@ -15,6 +15,7 @@ import (
 
 	"github.com/gpucalc/gpucalc/devices"
 	"github.com/gpucalc/gpucalc/occupancy"
+	"github.com/gpucalc/gpucalc/ops"
 	"github.com/gpucalc/gpucalc/roofline"
 )
 
@@ -513,4 +514,49 @@ func BenchmarkAnalyze50MB(b *testing.B) {
 	}
 	b.ReportMetric(float64(peak)/float64(len(data)), "peak-heap/file")
 	b.ReportMetric(float64(len(data))/1e6, "file-MB")
+}
+
+// Ops priced from their recorded arguments, by hand: kind and size.
+func TestModel(t *testing.T) {
+	bf := "c10::BFloat16"
+	cases := []struct {
+		name     string
+		dims     string
+		types    []string
+		concrete []string
+		want     ops.Op
+	}{
+		{"aten::linear", `[[8,1,2048],[512,2048],[512]]`, []string{bf, bf, bf}, nil,
+			ops.Op{Kind: ops.Linear, DType: devices.BF16, M: 8, N: 512, K: 2048, Batch: 1, Bias: true}},
+		{"aten::baddbmm", `[[4,8,16],[4,8,32],[4,32,16]]`, []string{"float", "float", "float"}, nil,
+			ops.Op{Kind: ops.Matmul, DType: devices.FP32, M: 8, N: 16, K: 32, Batch: 4, Bias: true}},
+		{"aten::matmul", `[[2,3,8,64],[2,3,64,16]]`, []string{bf, bf}, nil,
+			ops.Op{Kind: ops.Matmul, DType: devices.BF16, M: 8, N: 16, K: 64, Batch: 6}},
+		{"aten::_scaled_dot_product_flash_attention", `[[2,16,128,64],[2,4,128,64],[2,4,128,64],[],[]]`, []string{bf, bf, bf, "Scalar", "Scalar"}, []string{"", "", "", "0.", "True"},
+			ops.Op{Kind: ops.Attention, DType: devices.BF16, B: 2, Heads: 16, KVHeads: 4, SeqQ: 128, SeqK: 128, HeadDim: 64, Causal: true}},
+		{"aten::layer_norm", `[[4,128,768],[],[768],[768],[]]`, []string{bf, "ScalarList", bf, bf, "Scalar"}, []string{"", "[768]", "", "", "1e-05"},
+			ops.Op{Kind: ops.LayerNorm, DType: devices.BF16, Rows: 512, Cols: 768}},
+		{"aten::_softmax", `[[4,12,128,128],[],[]]`, []string{"float", "Scalar", "Scalar"}, []string{"", "-1", "False"},
+			ops.Op{Kind: ops.Softmax, DType: devices.FP32, Rows: 4 * 12 * 128, Cols: 128}},
+		{"aten::gelu", `[[4,128,3072],[]]`, []string{bf, ""}, []string{"", "tanh"},
+			ops.Op{Kind: ops.GELU, DType: devices.BF16, Elems: 4 * 128 * 3072, Tanh: true}},
+		{"aten::gelu_backward", `[[4,128,3072],[4,128,3072],[]]`, []string{bf, bf, ""}, []string{"", "", "tanh"},
+			ops.Op{Kind: ops.Add, DType: devices.BF16, Elems: 4 * 128 * 3072}},
+		{"aten::embedding", `[[50257,768],[4,128],[],[],[]]`, []string{bf, "long int", "Scalar", "Scalar", "Scalar"}, nil,
+			ops.Op{Kind: ops.Embedding, DType: devices.BF16, Rows: 512, Cols: 768}},
+		{"aten::to", `[[1024],[],[],[],[]]`, []string{"float", "Scalar", "Scalar", "Scalar", ""}, []string{"", "15", "False", "False", ""},
+			ops.Op{Kind: ops.Copy, DType: devices.FP32, Out: devices.BF16, Elems: 1024}},
+		{"aten::conv2d", `[[8,64,56,56],[128,64,3,3],[],[],[],[],[]]`, []string{bf, bf, "", "ScalarList", "ScalarList", "ScalarList", "Scalar"}, []string{"", "", "", "[2, 2]", "[1, 1]", "[1, 1]", "1"},
+			ops.Op{Kind: ops.Conv2D, DType: devices.BF16, N: 8, C: 64, H: 56, W: 56, K: 128, R: 3, S: 3, Stride: 2, Pad: 1, Groups: 1}},
+	}
+	for _, c := range cases {
+		o := &Op{Name: c.name, Types: c.types, Concrete: c.concrete}
+		if err := json.Unmarshal([]byte(c.dims), &o.Inputs); err != nil {
+			t.Fatal(err)
+		}
+		got, err := model(call{op: o})
+		if err != nil || len(got) != 1 || got[0] != c.want {
+			t.Errorf("%s %s: %+v, %v; want %+v", c.name, c.dims, got, err, c.want)
+		}
+	}
 }

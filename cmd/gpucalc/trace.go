@@ -64,7 +64,6 @@ deviceProperties; --device overrides it. Rates are decimal (1 TB/s = 1e12 B/s).`
 	addChartFlags(cmd, &opts.chart)
 	cmd.Flags().IntVar(&opts.top, "top", 10, "list the `N` costliest ops, kernels and findings in tables (0: all; JSON has all)")
 	cmd.Flags().Lookup("device").Usage = "GPU `name` or alias from 'gpucalc devices' to measure against (default: the GPU the trace names)"
-	_ = cmd.MarkFlagFilename("plot", "png", "svg")
 	return cmd
 }
 
