@@ -83,19 +83,19 @@ type Arch struct {
 	// warps are rounded up to it for the register hardware check.
 	WarpAllocGranularity int `json:"warp_alloc_granularity" yaml:"warp_alloc_granularity"`
 	// SmemPerSM is the largest shared-memory carveout, in bytes.
-	SmemPerSM int `json:"smem_per_sm" yaml:"smem_per_sm"`
+	SmemPerSM int `json:"smem_per_sm_bytes" yaml:"smem_per_sm"`
 	// SmemPerBlock is what a block may use without the opt-in attribute.
-	SmemPerBlock int `json:"smem_per_block" yaml:"smem_per_block"`
+	SmemPerBlock int `json:"smem_per_block_bytes" yaml:"smem_per_block"`
 	// SmemPerBlockOptin is the most a block may use with the opt-in
 	// attribute (cudaFuncAttributeMaxDynamicSharedMemorySize).
-	SmemPerBlockOptin int `json:"smem_per_block_optin" yaml:"smem_per_block_optin"`
+	SmemPerBlockOptin int `json:"smem_per_block_optin_bytes" yaml:"smem_per_block_optin"`
 	// SmemReservedPerBlock is shared memory CUDA reserves for each block
 	// (1 KiB from cc 8.0 on).
-	SmemReservedPerBlock int `json:"smem_reserved_per_block" yaml:"smem_reserved_per_block"`
-	SmemAllocUnit        int `json:"smem_alloc_unit" yaml:"smem_alloc_unit"`
+	SmemReservedPerBlock int `json:"smem_reserved_per_block_bytes" yaml:"smem_reserved_per_block"`
+	SmemAllocUnit        int `json:"smem_alloc_unit_bytes" yaml:"smem_alloc_unit"`
 	// CarveoutsKiB are the supported shared-memory capacities per SM, KiB,
 	// ascending.
-	CarveoutsKiB  []int `json:"carveouts_kib" yaml:"carveouts_kib"`
+	CarveoutsKiB  []int `json:"-" yaml:"carveouts_kib"`
 	BarriersPerSM int   `json:"barriers_per_sm" yaml:"barriers_per_sm"`
 	// MaxClusterSize is the portable thread-block-cluster size (0: no
 	// clusters); MaxClusterSizeNonPortable the size allowed with the opt-in.

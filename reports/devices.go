@@ -73,17 +73,13 @@ func (s *sourceList) notes() []string {
 }
 
 // DeviceDetail lists every figure of one device with a key to its source;
-// the sources follow the table. With inline, each row holds its source's
-// full text instead (for CSV, which has no notes).
-func DeviceDetail(d devices.Device, inline bool) Table {
+// the sources follow the table (DeviceFigureRecords has the full text in
+// each row).
+func DeviceDetail(d devices.Device) Table {
 	t := Table{Title: d.Vendor + " " + d.Name, Header: []string{"Field", "Value", "Source"}}
 	var src sourceList
 	add := func(field, value, source string) {
-		text := d.Source(source)
-		if !inline {
-			text = src.key(text)
-		}
-		t.Rows = append(t.Rows, []string{field, value, text})
+		t.Rows = append(t.Rows, []string{field, value, src.key(d.Source(source))})
 	}
 	add("architecture", d.Architecture, "")
 	if d.CC != (devices.CC{}) {

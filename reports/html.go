@@ -27,7 +27,7 @@ func ReviewHTML(w io.Writer, rv Review) error {
 	}
 	page := htmlPage{Review: rv, Title: rv.Reports[0].Workload, Description: rv.Reports[0].Description}
 	if len(rv.Reports) > 1 {
-		page.Compare = ReviewTables(Review{Reports: rv.Reports}, FormatHTML)[0]
+		page.Compare = ReviewTables(Review{Reports: rv.Reports})[0]
 	}
 	for _, r := range rv.Reports {
 		s := htmlSection{Report: r, ID: anchor(r.Device), Summary: reviewSummary(r, rv.Origin), Ops: reviewOps(r)}

@@ -58,20 +58,10 @@ func label(p roofline.Point) string {
 	return p.Op.String()
 }
 
-// RooflinePoints lists ops placed on one device's roofline. With plain set
-// (CSV), cells are bare numbers in fixed units (FLOPs, bytes, FLOP/s, µs).
-func RooflinePoints(title string, pts []roofline.Point, notes []string, plain bool) Table {
+// RooflinePoints lists ops placed on one device's roofline
+// (RooflineRecords has the plain numbers).
+func RooflinePoints(title string, pts []roofline.Point, notes []string) Table {
 	t := Table{Title: title, Notes: notes}
-	if plain {
-		t.Header = []string{"name", "op", "count", "flops", "transcendentals", "bytes", "ai", "peak", "compute_ceiling_tflops",
-			"memory_level", "memory_ceiling_gbps", "ridge", "attainable_tflops", "bound", "lower_bound_us", "expected_us", "expected_bound"}
-		for _, p := range pts {
-			t.Rows = append(t.Rows, []string{p.Name, p.Op.String(), strconv.Itoa(p.Count), num(p.FLOPs), num(p.Transcendentals), num(p.Bytes),
-				num(p.AI), p.PeakKey, tflops(p.ComputeCeiling), string(p.MemoryLevel), num(p.MemoryCeiling / 1e9), num(p.Ridge),
-				num(p.Attainable / 1e12), string(p.Bound), us(p.LowerBound), us(p.Expected), p.ExpectedBound})
-		}
-		return t
-	}
 	t.Header = []string{"Op", "FLOPs", "Bytes", "AI (FLOP/B)", "Ceiling", "Ridge", "Bound", "Attainable", "Lower bound", "Expected", "Limited by"}
 	for _, p := range pts {
 		name := label(p)
@@ -118,17 +108,10 @@ func RooflineSummary(title string, s roofline.Summary, pts []roofline.Point) Tab
 // RooflineCompare puts the same ops side by side on several devices: the
 // expected time and bound on each, and a total row. pts[d][i] is op i on
 // device d.
-func RooflineCompare(names []string, pts [][]roofline.Point, plain bool) Table {
+func RooflineCompare(names []string, pts [][]roofline.Point) Table {
 	t := Table{Title: "Expected time by device", Header: []string{"Op"}}
-	if plain {
-		t.Header[0] = "name"
-	}
 	for _, n := range names {
-		if plain {
-			t.Header = append(t.Header, n+" expected_us", n+" bound")
-		} else {
-			t.Header = append(t.Header, n, n+" bound")
-		}
+		t.Header = append(t.Header, n, n+" bound")
 	}
 	if len(pts) == 0 {
 		return t
@@ -140,21 +123,13 @@ func RooflineCompare(names []string, pts [][]roofline.Point, plain bool) Table {
 			p := pts[d][i]
 			tm := float64(max(p.Count, 1)) * p.Expected
 			totals[d] += tm
-			if plain {
-				row = append(row, us(tm), string(p.Bound))
-			} else {
-				row = append(row, units.FormatDuration(tm), string(p.Bound))
-			}
+			row = append(row, units.FormatDuration(tm), string(p.Bound))
 		}
 		t.Rows = append(t.Rows, row)
 	}
 	row := []string{"total"}
 	for d := range names {
-		if plain {
-			row = append(row, us(totals[d]), "")
-		} else {
-			row = append(row, units.FormatDuration(totals[d]), "")
-		}
+		row = append(row, units.FormatDuration(totals[d]), "")
 	}
 	t.Rows = append(t.Rows, row)
 	return t

@@ -32,28 +32,17 @@ func SweepTable(t occupancy.Target, q occupancy.Quantity, pts []occupancy.Point,
 	name, f := sweepAxis(q)
 	tab := Table{Title: "Occupancy against " + strings.ToLower(name) + " on " + t.String(),
 		Header: []string{name, "Blocks per SM", "Warps per SM", "Occupancy", "Limited by", "Current"}}
-	for i := 0; i < len(pts); {
-		j := i
-		for j+1 < len(pts) && pts[j+1].Blocks == pts[i].Blocks && pts[j+1].Warps == pts[i].Warps && pts[j+1].Limiters == pts[i].Limiters {
-			j++
-		}
-		// Shared-memory points are the largest size of each allocation, so
-		// a row starts one byte above the previous row's last point.
-		lo := pts[i].X
-		if q == occupancy.VarySmem && i > 0 {
-			lo = pts[i-1].X + 1
-		}
-		span := f(lo)
-		if pts[j].X > lo {
-			span += " – " + f(pts[j].X)
+	for _, g := range sweepGroups(q, pts) {
+		span := f(g.from)
+		if g.to > g.from {
+			span += " – " + f(g.to)
 		}
 		mark := ""
-		if current >= lo && current <= pts[j].X {
+		if current >= g.from && current <= g.to {
 			mark = "◀ " + f(current)
 		}
-		p := pts[i]
+		p := g.first
 		tab.Rows = append(tab.Rows, []string{span, strconv.Itoa(p.Blocks), strconv.Itoa(p.Warps), pct(p.Occupancy), limiterText(p.Limiters), mark})
-		i = j + 1
 	}
 	tab.Notes = []string{map[occupancy.Quantity]string{
 		occupancy.VaryThreads: "Block sizes in steps of 32 (plus the current one); rows group sizes with the same blocks per SM, warps and limits.",
@@ -61,6 +50,33 @@ func SweepTable(t occupancy.Target, q occupancy.Quantity, pts []occupancy.Point,
 		occupancy.VarySmem:    "Shared memory per block, static plus dynamic, exact to the byte; rows group sizes with the same blocks per SM, warps and limits.",
 	}[q]}
 	return tab
+}
+
+// sweepGroup is a range of the varied quantity with the same resident
+// blocks, warps and limits.
+type sweepGroup struct {
+	from, to int
+	first    occupancy.Point
+}
+
+// sweepGroups groups a sweep's points into ranges with the same result.
+func sweepGroups(q occupancy.Quantity, pts []occupancy.Point) []sweepGroup {
+	var out []sweepGroup
+	for i := 0; i < len(pts); {
+		j := i
+		for j+1 < len(pts) && pts[j+1].Blocks == pts[i].Blocks && pts[j+1].Warps == pts[i].Warps && pts[j+1].Limiters == pts[i].Limiters {
+			j++
+		}
+		// Shared-memory points are the largest size of each allocation, so
+		// a range starts one byte above the previous range's last point.
+		lo := pts[i].X
+		if q == occupancy.VarySmem && i > 0 {
+			lo = pts[i-1].X + 1
+		}
+		out = append(out, sweepGroup{from: lo, to: pts[j].X, first: pts[i]})
+		i = j + 1
+	}
+	return out
 }
 
 // SweepPlot draws occupancy against the varied quantity, with the current

@@ -17,8 +17,8 @@ import (
 // occupancy, the GPU's use of its time, and the findings. top limits the
 // op, kernel and finding rows (0: all); origin says where the device came
 // from.
-func Trace(a trace.Analysis, origin string, top int, f Format) []Table {
-	return []Table{traceOps(a, origin, top), traceLost(a), traceKernels(a, top), traceSummary(a), traceFindings(a, top, f)}
+func Trace(a trace.Analysis, origin string, top int) []Table {
+	return []Table{traceOps(a, origin, top), traceLost(a), traceKernels(a, top), traceSummary(a), traceFindings(a, top)}
 }
 
 // limit is n cut to top (0: no limit).
@@ -161,9 +161,9 @@ func traceSummary(a trace.Analysis) Table {
 
 // traceFindings renders the findings as the design review does, shares
 // taken of the modelled ops' expected time as the review counts it.
-func traceFindings(a trace.Analysis, top int, f Format) Table {
+func traceFindings(a trace.Analysis, top int) Table {
 	fs := a.Findings[:limit(len(a.Findings), top)]
-	t := reviewFindings(review.Report{Device: a.Device, Findings: fs, Expected: a.Summary.ReviewedExpected}, f)
+	t := reviewFindings(review.Report{Device: a.Device, Findings: fs, Expected: a.Summary.ReviewedExpected})
 	if len(fs) < len(a.Findings) {
 		t.Notes = append(t.Notes, fmt.Sprintf("%d more findings (--top 0 lists all).", len(a.Findings)-len(fs)))
 	}
@@ -201,4 +201,65 @@ func TraceChart(a trace.Analysis, d devices.Device) RooflineChart {
 	}
 	c.Devices = []ChartDevice{cd}
 	return c
+}
+
+// TraceRecords is 'gpucalc trace' as CSV sections: ops, kernels, streams,
+// transfers, unattributed, findings and the summary, every row.
+func TraceRecords(a trace.Analysis) []Table {
+	ops := Table{Key: "ops", Header: []string{"rank", "name", "input_shapes", "dtype", "calls", "kernels", "measured_seconds", "flops", "bytes",
+		"achieved_flops_per_second", "achieved_bytes_per_second", "lower_bound_seconds", "expected_seconds", "efficiency", "saved_seconds",
+		"bound", "compute_ceiling", "unmodelled"}}
+	for i, r := range a.Ops {
+		row := []string{integer(i + 1), r.Name, r.Shapes, string(r.DType), integer(r.Calls), integer(r.Kernels), num(r.Measured)}
+		if r.Modelled() {
+			row = append(row, num(r.FLOPs), num(r.Bytes), num(r.AchievedFLOPs), num(r.AchievedBandwidth), num(r.LowerBound), num(r.Expected),
+				num(r.Efficiency), num(r.Saved), r.Bound, r.Ceiling, "")
+		} else {
+			row = append(row, "", "", "", "", "", "", "", "", "", "", r.Unmodelled)
+		}
+		ops.Rows = append(ops.Rows, row)
+	}
+	ks := Table{Key: "kernels", Header: []string{"rank", "name", "grid_x", "grid_y", "grid_z", "block_x", "block_y", "block_z",
+		"registers_per_thread", "shared_memory_bytes", "launches", "time_seconds", "theoretical_occupancy_pct", "blocks_per_sm", "limiters",
+		"trace_estimate_pct", "trace_disagrees", "occupancy_error"}}
+	for i, k := range a.Kernels {
+		occ, blocks, lim, est := "", "", "", ""
+		if k.Error == "" {
+			occ, blocks, lim = num(k.Occupancy), integer(k.BlocksPerSM), k.Limiters.String()
+		}
+		if k.TraceEstimate != nil {
+			est = num(*k.TraceEstimate)
+		}
+		ks.Rows = append(ks.Rows, []string{integer(i + 1), k.Name, integer(k.Grid[0]), integer(k.Grid[1]), integer(k.Grid[2]),
+			integer(k.Block[0]), integer(k.Block[1]), integer(k.Block[2]), integer(k.Registers), integer(k.SharedMemory),
+			integer(k.Launches), num(k.Time), occ, blocks, lim, est, boolean(k.Disagrees), k.Error})
+	}
+	st := Table{Key: "streams", Header: []string{"stream", "busy_seconds", "idle_seconds", "activities"}}
+	for _, s := range a.Streams {
+		st.Rows = append(st.Rows, []string{integer(s.Stream), num(s.Busy), num(s.Idle), integer(s.Activities)})
+	}
+	tr := Table{Key: "transfers", Header: []string{"kind", "name", "count", "bytes", "time_seconds"}}
+	for _, x := range a.Transfers {
+		tr.Rows = append(tr.Rows, []string{x.Kind, x.Name, integer(x.Count), num(float64(x.Bytes)), num(x.Time)})
+	}
+	un := Table{Key: "unattributed", Header: []string{"reason", "kernels", "time_seconds"}}
+	for _, u := range a.Unattributed {
+		un.Rows = append(un.Rows, []string{u.Reason, integer(u.Kernels), num(u.Time)})
+	}
+	fs := Table{Key: "findings", Header: []string{"number", "severity", "check", "op", "saves_seconds", "share_of_expected", "message", "fix"}}
+	for i, f := range a.Findings {
+		saves, share := "", ""
+		if f.Saves > 0 {
+			saves, share = num(f.Saves), num(f.Saves/a.Summary.ReviewedExpected)
+		}
+		fs.Rows = append(fs.Rows, []string{integer(i + 1), string(f.Severity), f.Check, f.Op, saves, share, f.Message, f.Fix})
+	}
+	s := a.Summary
+	sum := Table{Key: "summary", Header: []string{"device", "kernels", "kernel_seconds", "op_seconds", "unattributed_seconds", "modelled_seconds",
+		"expected_seconds", "unmodelled_seconds", "gpu_window_seconds", "launch_overhead_seconds", "short_kernels", "short_kernel_seconds",
+		"transfer_seconds", "transfer_bytes"},
+		Rows: [][]string{{a.Device, integer(s.Kernels), num(s.KernelTime), num(s.OpTime), num(s.UnattributedTime), num(s.ModelledTime),
+			num(s.Expected), num(s.UnmodelledTime), num(s.Window), num(s.LaunchOverhead), integer(s.ShortKernels), num(s.ShortTime),
+			num(s.TransferTime), num(float64(s.TransferBytes))}}}
+	return []Table{ops, ks, st, tr, un, fs, sum}
 }

@@ -50,15 +50,15 @@ type Point struct {
 	MatrixFLOPs     float64 `json:"matrix_flops"`
 	Transcendentals float64 `json:"transcendentals"`
 	Bytes           float64 `json:"bytes"`
-	AI              float64 `json:"ai"`
+	AI              float64 `json:"ai_flops_per_byte"`
 
 	// PeakKey names the compute ceiling (bf16_tensor, fp32, ...).
 	PeakKey        string        `json:"peak"`
-	ComputeCeiling float64       `json:"compute_ceiling"`
+	ComputeCeiling float64       `json:"compute_ceiling_flops_per_second"`
 	MemoryLevel    devices.Level `json:"memory_level"`
-	MemoryCeiling  float64       `json:"memory_ceiling"`
-	Ridge          float64       `json:"ridge"`
-	Attainable     float64       `json:"attainable"`
+	MemoryCeiling  float64       `json:"memory_ceiling_bytes_per_second"`
+	Ridge          float64       `json:"ridge_flops_per_byte"`
+	Attainable     float64       `json:"attainable_flops_per_second"`
 	Bound          Bound         `json:"bound"`
 
 	LowerBound float64 `json:"lower_bound_seconds"`

@@ -44,7 +44,7 @@ type OpRow struct {
 	// Kernels is how many kernels the calls launched.
 	Kernels int `json:"kernels"`
 	// Measured is the summed duration of the calls' kernels.
-	Measured float64 `json:"measured_s"`
+	Measured float64 `json:"measured_seconds"`
 	// Model is what one call costs as gpucalc ops; empty with Unmodelled
 	// saying why when the op has no model.
 	Model      []ops.Op `json:"model,omitempty"`
@@ -55,8 +55,8 @@ type OpRow struct {
 	AchievedFLOPs     float64 `json:"achieved_flops_per_second"`
 	AchievedBandwidth float64 `json:"achieved_bytes_per_second"`
 	// LowerBound and Expected are the roofline's times for all calls.
-	LowerBound float64 `json:"lower_bound_s"`
-	Expected   float64 `json:"expected_s"`
+	LowerBound float64 `json:"lower_bound_seconds"`
+	Expected   float64 `json:"expected_seconds"`
 	// Bound is what limits the expected time (memory, compute, launch);
 	// Ceiling the compute ceiling's key (bf16_tensor, fp32).
 	Bound        string  `json:"bound"`
@@ -66,7 +66,7 @@ type OpRow struct {
 	// expects, less is slower.
 	Efficiency float64 `json:"efficiency"`
 	// Saved is the time the calls would save at the expected speed.
-	Saved float64 `json:"time_saved_s"`
+	Saved float64 `json:"saved_seconds"`
 	// after counts, by row index, the ops whose kernels ran just before
 	// this op's on its stream: the producer a fusion check pairs it with.
 	after map[int]int
@@ -79,7 +79,7 @@ func (r OpRow) Modelled() bool { return len(r.Model) > 0 }
 type Unattributed struct {
 	Reason  string  `json:"reason"`
 	Kernels int     `json:"kernels"`
-	Time    float64 `json:"time_s"`
+	Time    float64 `json:"time_seconds"`
 }
 
 // KernelRow is one distinct kernel launch configuration.
@@ -90,7 +90,7 @@ type KernelRow struct {
 	Registers    int     `json:"registers_per_thread"`
 	SharedMemory int     `json:"shared_memory_bytes"`
 	Launches     int     `json:"launches"`
-	Time         float64 `json:"time_s"`
+	Time         float64 `json:"time_seconds"`
 	// Occupancy is gpucalc's theoretical occupancy, percent of the SM's
 	// warps, with the resident blocks and the limits that bind; Error
 	// says why it could not be computed.
@@ -110,8 +110,8 @@ type Stream struct {
 	Stream int `json:"stream"`
 	// Busy is the union of its kernels', copies' and sets' intervals; Idle
 	// the rest of the window.
-	Busy float64 `json:"busy_s"`
-	Idle float64 `json:"idle_s"`
+	Busy float64 `json:"busy_seconds"`
+	Idle float64 `json:"idle_seconds"`
 	// Activities counts its kernels, copies and sets.
 	Activities int `json:"activities"`
 }
@@ -122,7 +122,7 @@ type TransferRow struct {
 	Name  string  `json:"name"`
 	Count int     `json:"count"`
 	Bytes int64   `json:"bytes"`
-	Time  float64 `json:"time_s"`
+	Time  float64 `json:"time_seconds"`
 }
 
 // Summary is the step as a whole.
@@ -130,28 +130,28 @@ type Summary struct {
 	// KernelTime is the summed duration of every kernel; OpTime what the
 	// ops claim and UnattributedTime the rest. OpTime + UnattributedTime
 	// = KernelTime: nothing is lost.
-	KernelTime       float64 `json:"kernel_time_s"`
-	OpTime           float64 `json:"op_time_s"`
-	UnattributedTime float64 `json:"unattributed_time_s"`
+	KernelTime       float64 `json:"kernel_seconds"`
+	OpTime           float64 `json:"op_seconds"`
+	UnattributedTime float64 `json:"unattributed_seconds"`
 	Kernels          int     `json:"kernels"`
 	// ModelledTime is the measured time of ops with a model, Expected
 	// their expected time; UnmodelledTime the time of ops without.
-	ModelledTime   float64 `json:"modelled_time_s"`
-	Expected       float64 `json:"expected_s"`
-	UnmodelledTime float64 `json:"unmodelled_time_s"`
+	ModelledTime   float64 `json:"modelled_seconds"`
+	Expected       float64 `json:"expected_seconds"`
+	UnmodelledTime float64 `json:"unmodelled_seconds"`
 	// Window is the GPU span: first activity's start to last's end, on
 	// any stream.
-	Window float64 `json:"gpu_window_s"`
+	Window float64 `json:"gpu_window_seconds"`
 	// LaunchOverhead is the roofline model's launch overhead per kernel
 	// (its fixed cost less the kernel ramp); ShortKernels are the kernels that ran shorter, ShortTime their time.
-	LaunchOverhead float64 `json:"launch_overhead_s"`
+	LaunchOverhead float64 `json:"launch_overhead_seconds"`
 	ShortKernels   int     `json:"short_kernels"`
-	ShortTime      float64 `json:"short_kernel_time_s"`
+	ShortTime      float64 `json:"short_kernel_seconds"`
 	// ReviewedExpected is the modelled ops' expected time as the design
 	// review counts it (launch overhead included): what the findings'
 	// shares are of.
-	ReviewedExpected float64 `json:"reviewed_expected_s"`
-	TransferTime     float64 `json:"transfer_time_s"`
+	ReviewedExpected float64 `json:"reviewed_expected_seconds"`
+	TransferTime     float64 `json:"transfer_seconds"`
 	TransferBytes    int64   `json:"transfer_bytes"`
 	// TopByTime and TopByLost index Ops: the costliest ops, and the ops
 	// furthest (in seconds) from their expected time.

@@ -15,6 +15,7 @@ type checkOptions struct {
 	devices  deviceFlags
 	failOn   string
 	workload string
+	section  sectionFlag
 }
 
 func newCmdCheck(f *factory, runF func(*checkOptions) error) *cobra.Command {
@@ -64,6 +65,7 @@ worse) is found, for CI.
 		RunE: func(cmd *cobra.Command, argv []string) error {
 			opts.workload = argv[0]
 			opts.devices.changed(cmd)
+			opts.section.changed(cmd)
 			if runF != nil {
 				return runF(opts)
 			}
@@ -72,6 +74,7 @@ worse) is found, for CI.
 	}
 	f.addDeviceFlags(cmd, &opts.devices, true)
 	cmd.Flags().StringVar(&opts.failOn, "fail-on", "", "exit 1 when a finding of this `severity` or worse is found: error or warning")
+	f.addSectionFlag(cmd, &opts.section, nil, "summary", "ops", "findings")
 	_ = cmd.RegisterFlagCompletionFunc("fail-on", cobra.FixedCompletions([]string{"error", "warning"}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }
@@ -106,13 +109,12 @@ func checkRun(opts *checkOptions) error {
 		}
 		rv.Reports = append(rv.Reports, r)
 	}
-	switch form {
-	case reports.FormatJSON:
-		err = f.JSON(rv)
-	case reports.FormatHTML:
+	if form == reports.FormatHTML {
 		err = reports.ReviewHTML(f.Out, rv)
-	default:
-		err = f.Render(form, reports.ReviewTables(rv, form)...)
+	} else {
+		err = f.Output(form, &opts.section, rv,
+			func() []reports.Table { return reports.ReviewTables(rv) },
+			func() []reports.Table { return reports.ReviewRecords(rv) })
 	}
 	if err != nil {
 		return err

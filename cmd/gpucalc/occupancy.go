@@ -204,6 +204,7 @@ type occupancyOptions struct {
 	kernel              kernelFlags
 	grid, cluster       int
 	gridSet, clusterSet bool
+	section             sectionFlag
 }
 
 func newCmdOccupancy(f *factory, runF func(*occupancyOptions) error) *cobra.Command {
@@ -229,6 +230,7 @@ registers.`,
   gpucalc occupancy --arch sm_80 --threads 128 --regs 37 --smem 8K
   gpucalc occupancy -d h100 --threads 512 --regs 40 --carveout 50% --grid 4096
   gpucalc occupancy --threads 128 --smem 100K --cluster 4
+  gpucalc occupancy --regs 64 --format csv --section limits
   gpucalc occupancy suggest --regs 96
   gpucalc occupancy avail-smem --blocks 2 --threads 128
   gpucalc occupancy batch --input configs.csv`,
@@ -236,6 +238,7 @@ registers.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			opts.kernel.changed(cmd)
 			opts.gridSet, opts.clusterSet = cmd.Flags().Changed("grid"), cmd.Flags().Changed("cluster")
+			opts.section.changed(cmd)
 			if runF != nil {
 				return runF(opts)
 			}
@@ -245,6 +248,7 @@ registers.`,
 	opts.kernel.add(f, cmd, true)
 	cmd.Flags().IntVar(&opts.grid, "grid", 0, "blocks in the grid: report waves and the last wave's fill")
 	cmd.Flags().IntVar(&opts.cluster, "cluster", 0, "thread-block cluster size (cc 9.0+): clusters active on the whole GPU; above 8 needs the non-portable opt-in")
+	f.addSectionFlag(cmd, &opts.section, map[string]string{"waves": "--grid", "clusters": "--cluster"}, "summary", "limits", "cliffs", "waves", "clusters")
 	cmd.AddCommand(newCmdOccupancySuggest(f, nil), newCmdOccupancyAvail(f, nil), newCmdOccupancyBatch(f, nil), newCmdOccupancySweep(f, nil), newCmdOccupancyFromBuild(f, nil))
 	return cmd
 }
@@ -290,10 +294,7 @@ func occupancyRun(opts *occupancyOptions) error {
 		return err
 	}
 	rep := reports.NewOccupancy(t, k, l, opts.kernel.defaults, r, waves, &cliffs, clusters)
-	if format == reports.FormatJSON {
-		return f.JSON(rep)
-	}
-	return f.Render(format, rep.Tables()...)
+	return f.Output(format, &opts.section, rep, rep.Tables, rep.Records)
 }
 
 type occupancySuggestOptions struct {
@@ -301,6 +302,7 @@ type occupancySuggestOptions struct {
 	kernel    kernelFlags
 	perThread string
 	limit     int
+	section   sectionFlag
 }
 
 func newCmdOccupancySuggest(f *factory, runF func(*occupancySuggestOptions) error) *cobra.Command {
@@ -319,6 +321,7 @@ per SM × SMs. --smem is fixed shared memory per block (static plus dynamic);
 		Args: args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			opts.kernel.changed(cmd)
+			opts.section.changed(cmd)
 			if runF != nil {
 				return runF(opts)
 			}
@@ -328,6 +331,7 @@ per SM × SMs. --smem is fixed shared memory per block (static plus dynamic);
 	opts.kernel.add(f, cmd, false)
 	cmd.Flags().StringVar(&opts.perThread, "smem-per-thread", "0", "dynamic shared memory per thread of the block, bytes")
 	cmd.Flags().IntVar(&opts.limit, "block-limit", 0, "largest block size to consider (0: no limit)")
+	f.addSectionFlag(cmd, &opts.section, nil, "summary", "candidates")
 	return cmd
 }
 
@@ -356,10 +360,10 @@ func occupancySuggestRun(opts *occupancySuggestOptions) error {
 	if s.BlockSize == 0 {
 		return fmt.Errorf("no block size of this kernel can be resident on cc %s; lower its registers or shared memory", t.Arch.CC)
 	}
-	if format == reports.FormatJSON {
-		return f.JSON(reports.SuggestView{Target: t, Kernel: k, Options: reports.SuggestOptionsView{DynamicSmem: o.DynamicSmem, SmemPerThread: o.SmemPerThread, BlockSizeLimit: o.BlockSizeLimit, Carveout: o.Carveout}, Suggestion: s})
-	}
-	return f.Render(format, reports.Suggestion(t, k, o, s)...)
+	v := reports.SuggestView{Target: t, Kernel: k, Options: reports.SuggestOptionsView{DynamicSmem: o.DynamicSmem, SmemPerThread: o.SmemPerThread, BlockSizeLimit: o.BlockSizeLimit, Carveout: o.Carveout}, Suggestion: s}
+	return f.Output(format, &opts.section, v,
+		func() []reports.Table { return reports.Suggestion(t, k, o, s) },
+		func() []reports.Table { return reports.SuggestionRecords(t, k, o, s) })
 }
 
 type occupancyAvailOptions struct {
@@ -417,10 +421,9 @@ func occupancyAvailRun(opts *occupancyAvailOptions) error {
 		}
 		return usageError{fmt.Errorf("--blocks %d: %w", blocks, err)}
 	}
-	if format == reports.FormatJSON {
-		return f.JSON(reports.AvailSmemView{Target: t, Kernel: k, Blocks: blocks, Threads: l.Threads, AvailSmem: s})
-	}
-	return f.Render(format, reports.AvailSmem(t, k, blocks, l.Threads, s))
+	return f.Output(format, nil, reports.AvailSmemView{Target: t, Kernel: k, Blocks: blocks, Threads: l.Threads, AvailSmem: s},
+		func() []reports.Table { return []reports.Table{reports.AvailSmem(t, k, blocks, l.Threads, s)} },
+		func() []reports.Table { return reports.AvailSmemRecords(t, k, blocks, l.Threads, s) })
 }
 
 type occupancyBatchOptions struct {
@@ -597,10 +600,9 @@ func occupancySweepRun(opts *occupancySweepOptions) error {
 			return fmt.Errorf("--plot %s: %w", plotFile, err)
 		}
 	}
-	if format == reports.FormatJSON {
-		return f.JSON(reports.SweepView{Target: t, Kernel: k, Launch: l, Vary: q, Current: current, Points: pts})
-	}
-	return f.Render(format, reports.SweepTable(t, q, pts, current))
+	return f.Output(format, nil, reports.SweepView{Target: t, Kernel: k, Launch: l, Vary: q, Current: current, Points: pts},
+		func() []reports.Table { return []reports.Table{reports.SweepTable(t, q, pts, current)} },
+		func() []reports.Table { return reports.SweepRecords(q, pts, current) })
 }
 
 type occupancyFromBuildOptions struct {
@@ -701,10 +703,9 @@ func occupancyFromBuildRun(opts *occupancyFromBuildOptions) error {
 		rows = append(rows, reports.NewBuildRow(k, threads[i], src, r, occupancy.MaxThreadsByRegs(arch, k.Regs)))
 	}
 	reports.SortBuildRows(rows)
-	if format == reports.FormatJSON {
-		return f.JSON(rows)
-	}
 	notes := []string{fmt.Sprintf("Threads per block: %d unless --launch says otherwise; dynamic shared memory %s; carveout %s.", opts.threads, units.FormatSize(int64(dyn)), carve),
 		"Static shared memory excludes the 1 KiB CUDA reserves per block (cc 8.0+); the calculation adds it once. Give block sizes with --launch."}
-	return f.Render(format, reports.BuildTable(rows, notes))
+	return f.Output(format, nil, rows,
+		func() []reports.Table { return []reports.Table{reports.BuildTable(rows, notes)} },
+		func() []reports.Table { return reports.BuildRecords(rows) })
 }

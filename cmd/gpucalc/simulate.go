@@ -162,10 +162,9 @@ func simulateRun(o *simulateOptions) error {
 			return err
 		}
 	}
-	if form == reports.FormatJSON {
-		return f.JSON(reports.SimulationView{Device: d.Name, Origin: origin, Kernel: o.kernel, Desc: what, Threads: o.threads, Model: k, Setup: setup, Points: pts})
-	}
-	return f.Render(form, reports.SimulationTable(s))
+	return f.Output(form, nil, reports.SimulationView{Device: d.Name, Origin: origin, Kernel: o.kernel, Desc: what, Threads: o.threads, Model: k, Setup: setup, Points: reports.SimPoints(pts)},
+		func() []reports.Table { return []reports.Table{reports.SimulationTable(s)} },
+		func() []reports.Table { return reports.SimulationRecords(pts) })
 }
 
 // residentWarps returns the warps per SM to simulate: those listed (each a

@@ -17,6 +17,7 @@ type traceOptions struct {
 	file    string
 	top     int
 	chart   chartOptions
+	section sectionFlag
 }
 
 func newCmdTrace(f *factory, runF func(*traceOptions) error) *cobra.Command {
@@ -47,13 +48,14 @@ are listed as unattributed; the output states that ops and unattributed time
 add up to the total kernel time. The device comes from the trace's
 deviceProperties; --device overrides it. Rates are decimal (1 TB/s = 1e12 B/s).`,
 		Example: `  gpucalc trace trace.json.gz
-  gpucalc trace trace.json --top 0 --format csv > ops.csv
+  gpucalc trace trace.json --format csv --section kernels > kernels.csv
   gunzip -c trace.json.gz | gpucalc trace - --format json
   gpucalc trace trace.json --device h200 --plot ops.png`,
 		Args: args(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, argv []string) error {
 			opts.file = argv[0]
 			opts.devices.changed(cmd)
+			opts.section.changed(cmd)
 			if runF != nil {
 				return runF(opts)
 			}
@@ -62,6 +64,7 @@ deviceProperties; --device overrides it. Rates are decimal (1 TB/s = 1e12 B/s).`
 	}
 	f.addDeviceFlags(cmd, &opts.devices, false)
 	addChartFlags(cmd, &opts.chart)
+	f.addSectionFlag(cmd, &opts.section, nil, "ops", "kernels", "streams", "transfers", "unattributed", "findings", "summary")
 	cmd.Flags().IntVar(&opts.top, "top", 10, "list the `N` costliest ops, kernels and findings in tables (0: all; JSON has all)")
 	cmd.Flags().Lookup("device").Usage = "GPU `name` or alias from 'gpucalc devices' to measure against (default: the GPU the trace names)"
 	return cmd
@@ -118,13 +121,16 @@ func traceRun(opts *traceOptions) error {
 			return err
 		}
 	}
-	if form == reports.FormatJSON {
+	if form == reports.FormatJSON || form == reports.FormatCSV {
 		f.chartNotes(form, nil, notes)
-		return f.JSON(reports.TraceView{DeviceOrigin: origin, Analysis: a})
 	}
-	tables := reports.Trace(a, origin, opts.top, form)
-	f.chartNotes(form, tables, notes)
-	return f.Render(form, tables...)
+	return f.Output(form, &opts.section, reports.TraceView{DeviceOrigin: origin, Analysis: a},
+		func() []reports.Table {
+			tables := reports.Trace(a, origin, opts.top)
+			f.chartNotes(form, tables, notes)
+			return tables
+		},
+		func() []reports.Table { return reports.TraceRecords(a) })
 }
 
 // traceDevice picks the device: --device, else the one deviceProperties
