@@ -30,6 +30,18 @@ func (c CC) SM() string { return fmt.Sprintf("sm_%d%d", c.Major, c.Minor) }
 // MarshalText writes "9.0".
 func (c CC) MarshalText() ([]byte, error) { return []byte(c.String()), nil }
 
+// UnmarshalText reads what MarshalText writes; empty is no compute
+// capability (a part that is not NVIDIA's).
+func (c *CC) UnmarshalText(b []byte) error {
+	if len(b) == 0 {
+		*c = CC{}
+		return nil
+	}
+	v, err := ParseCC(string(b))
+	*c = v
+	return err
+}
+
 // ParseCC parses a compute capability written as 9.0, 90, sm_90, sm90,
 // compute_90 or sm_100a.
 func ParseCC(s string) (CC, error) {
@@ -114,7 +126,18 @@ type archFile struct {
 	} `yaml:"archs"`
 }
 
+// archs are the limits of every compute capability, from the snapshot; from
+// the YAML while there is no snapshot to read, as when it is first written
+// (validating the catalog's devices needs their architectures).
 var archs = sync.OnceValues(func() (map[CC]Arch, error) {
+	if s, err := embedded(); err == nil {
+		return s.archs, nil
+	}
+	return archsFromYAML()
+})
+
+// archsFromYAML reads data/arch/limits.yaml.
+func archsFromYAML() (map[CC]Arch, error) {
 	data, err := dataFS.ReadFile("data/arch/limits.yaml")
 	if err != nil {
 		return nil, err
@@ -142,7 +165,7 @@ var archs = sync.OnceValues(func() (map[CC]Arch, error) {
 		m[cc] = a.Arch
 	}
 	return m, nil
-})
+}
 
 // ArchFor returns the limits of a compute capability.
 func ArchFor(cc CC) (Arch, error) {

@@ -87,7 +87,7 @@ var latencies = sync.OnceValues(func() (map[CC]Latency, error) {
 			{"branch_bubble", a.BranchBubble, &l.BranchBubble},
 			{"schedulers", a.Schedulers, nil},
 		} {
-			v, err := fv.in.resolve(fv.name, f.Sources, parseCount)
+			v, err := fv.in.resolve(fv.name, f.Sources, parseNumber)
 			if err == nil && v.v == 0 && fv.name != "branch_bubble" {
 				err = fmt.Errorf("%s: needs a positive value", fv.name)
 			}

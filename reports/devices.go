@@ -104,6 +104,12 @@ func DeviceDetail(d devices.Device) Table {
 	if d.HostLink.BytesPerSecond > 0 {
 		add("host link (per direction)", d.HostLink.Type+", "+units.FormatBandwidth(d.HostLink.BytesPerSecond), "host_link.bandwidth")
 	}
+	if d.PeerLink.BytesPerSecond > 0 {
+		add("peer link (per direction)", d.PeerLink.Type+", "+units.FormatBandwidth(d.PeerLink.BytesPerSecond), "peer_link.bandwidth")
+	}
+	if d.PeerLink.LatencySeconds > 0 {
+		add("peer link latency", units.FormatDuration(d.PeerLink.LatencySeconds), "peer_link.latency")
+	}
 	if d.TDPWatts > 0 {
 		add("TDP", strconv.FormatFloat(d.TDPWatts, 'f', -1, 64)+" W", "tdp")
 	}
@@ -139,6 +145,10 @@ func DeviceDetail(d devices.Device) Table {
 		addRate("shared memory", m.Smem, "smem")
 		for _, k := range peakOrder(m.Peaks) {
 			add("measured "+k, formatPeak(k, m.Peaks[k]), "measured.peaks."+k)
+		}
+		addRate("all-reduce bus bandwidth", m.AllReduceBusBandwidth, "allreduce_bus_bandwidth")
+		if m.AllReduceLatency > 0 {
+			add("measured all-reduce latency", units.FormatDuration(m.AllReduceLatency), "measured.allreduce_latency")
 		}
 		if m.LaunchOverhead > 0 {
 			add("measured launch overhead", units.FormatDuration(m.LaunchOverhead), "measured.launch_overhead")

@@ -213,29 +213,70 @@ func chartLabel(p roofline.Point) string {
 
 // RooflineChartOf draws analysed ops: one device per slice of points
 // (pts[d][i] is op i on device d), the compute ceilings the ops use, the
-// DRAM and (where the datasheet gives it) L2 slopes, each op at its attainable rate (labelled
-// once) and at its measured rate where it has one.
+// memory slopes the model uses (DRAM, and L2 where the catalog has it,
+// measured or datasheet), and each op at its expected rate, or at its
+// measured rate where it has one, with the roof at its intensity.
 func RooflineChartOf(title string, devs []devices.Device, pts [][]roofline.Point) RooflineChart {
 	c := RooflineChart{Title: title}
 	for d, dev := range devs {
-		// The datasheet's L2 bandwidth, as the roofline's ceiling uses.
-		cd := ChartDevice{Name: dev.Name, DRAM: dev.Memory.BytesPerSecond, L2: dev.L2.BytesPerSecond}
+		// The L2 slope only where an op runs from L2.
+		cd := ChartDevice{Name: dev.Name, DRAM: dev.Memory.BytesPerSecond}
 		seen := map[string]bool{}
 		for _, p := range pts[d] {
 			if !seen[p.PeakKey] {
 				seen[p.PeakKey] = true
 				cd.Ceilings = append(cd.Ceilings, ChartCeiling{Name: ceilingName(p.PeakKey), FLOPS: p.ComputeCeiling})
 			}
-			label := ""
-			if d == 0 {
-				label = chartLabel(p)
+			// The slopes are the model's (measured where it has them), so
+			// each roof mark lies on its line.
+			switch p.MemoryLevel {
+			case devices.DRAM:
+				cd.DRAM = p.MemoryCeiling
+			case devices.L2:
+				cd.L2 = p.MemoryCeiling
+				_, cd.L2Measured = l2Ceiling(dev)
 			}
-			c.Points = append(c.Points, ChartPoint{Label: label, Device: d, FLOPs: p.FLOPs, Bytes: p.Bytes, Rate: p.Attainable})
-			if p.Measured > 0 {
-				c.Points = append(c.Points, ChartPoint{Device: d, FLOPs: p.FLOPs, Bytes: p.Bytes, Rate: p.FLOPs / p.Measured, Measured: true})
-			}
+			c.Points = append(c.Points, opChartPoint(chartLabel(p), d, p))
 		}
 		c.Devices = append(c.Devices, cd)
 	}
 	return c
+}
+
+// opChartPoint places a roofline point at its measured rate where it has
+// one, else at its expected rate, with the roof (its attainable rate).
+func opChartPoint(label string, dev int, p roofline.Point) ChartPoint {
+	cp := ChartPoint{Label: label, Group: opGroup(p.Op.Kind), Device: dev, FLOPs: p.FLOPs, Bytes: p.Bytes, Roof: p.Attainable}
+	switch {
+	case p.Measured > 0:
+		cp.Rate, cp.Measured = p.FLOPs/p.Measured, true
+	case p.Expected > 0:
+		cp.Rate = p.FLOPs / p.Expected
+	}
+	return cp
+}
+
+// opGroup is an op's family on a chart, one colour each.
+func opGroup(k ops.Kind) string {
+	switch k {
+	case ops.Matmul, ops.Linear, ops.Conv2D:
+		return "matmul, conv"
+	case ops.Attention:
+		return "attention"
+	case ops.LayerNorm, ops.RMSNorm, ops.Softmax:
+		return "norm, softmax"
+	case "":
+		return ""
+	}
+	return "elementwise"
+}
+
+// l2Ceiling is the L2 bandwidth a chart draws: the measured figure where
+// the catalog has one (the achievable rate, so no L2 point lies above it),
+// else the datasheet's, else zero.
+func l2Ceiling(d devices.Device) (bw float64, measured bool) {
+	if d.Measured != nil && d.Measured.L2 > 0 {
+		return d.Measured.L2, true
+	}
+	return d.L2.BytesPerSecond, false
 }

@@ -174,30 +174,34 @@ func traceFindings(a trace.Analysis, top int) Table {
 const chartOps = 8
 
 // TraceChart puts the modelled ops that do arithmetic on device d's
-// roofline at their achieved position: arithmetic intensity of their ideal
-// bytes, FLOPs over measured time. The costliest are labelled.
+// roofline at their achieved position: the intensity of their ideal bytes,
+// FLOPs over measured time, each with its roof (compute ceiling or DRAM
+// slope) at that intensity and coloured by its compute ceiling. The
+// costliest are labelled.
 func TraceChart(a trace.Analysis, d devices.Device) RooflineChart {
-	cd := ChartDevice{Name: d.Name, DRAM: d.Memory.BytesPerSecond, L2: d.L2.BytesPerSecond}
+	cd := ChartDevice{Name: d.Name, DRAM: d.Memory.BytesPerSecond}
+	cd.L2, cd.L2Measured = l2Ceiling(d)
 	c := RooflineChart{Title: "torch.profiler ops on " + d.Name}
 	seen := map[string]bool{}
 	labelled := 0
 	for _, r := range a.Ops {
-		if !r.Modelled() || r.FLOPs <= 0 {
+		if !r.Modelled() || r.FLOPs <= 0 || r.Bytes <= 0 {
 			continue
 		}
+		name := ceilingName(r.Ceiling)
 		if !seen[r.Ceiling] && r.CeilingFLOPs > 0 {
 			seen[r.Ceiling] = true
-			cd.Ceilings = append(cd.Ceilings, ChartCeiling{Name: ceilingName(r.Ceiling), FLOPS: r.CeilingFLOPs})
+			cd.Ceilings = append(cd.Ceilings, ChartCeiling{Name: name, FLOPS: r.CeilingFLOPs})
 		}
-		label := ""
+		p := ChartPoint{Group: name, FLOPs: r.FLOPs, Bytes: r.Bytes, Rate: r.AchievedFLOPs, Measured: true}
+		if r.CeilingFLOPs > 0 {
+			p.Roof = min(r.CeilingFLOPs, cd.DRAM*r.FLOPs/r.Bytes)
+		}
 		if labelled < chartOps {
 			labelled++
-			label = strings.TrimPrefix(r.Name, "aten::") + " " + r.Shapes
-			if n := []rune(label); len(n) > chartNameRunes {
-				label = string(n[:chartNameRunes-1]) + "…"
-			}
+			p.Label = cutRunes(strings.TrimPrefix(r.Name, "aten::")+" "+r.Shapes, chartNameRunes)
 		}
-		c.Points = append(c.Points, ChartPoint{Label: label, FLOPs: r.FLOPs, Bytes: r.Bytes, Rate: r.AchievedFLOPs, Measured: true})
+		c.Points = append(c.Points, p)
 	}
 	c.Devices = []ChartDevice{cd}
 	return c

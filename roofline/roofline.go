@@ -242,10 +242,10 @@ func (m *Model) expected(op ops.Op, c ops.Cost, key string, peak float64) (float
 		memory = c.Bytes / (m.stream * m.eff.GEMMMemory)
 	case ops.LayerNorm, ops.RMSNorm, ops.Softmax, ops.BatchNorm, ops.Reduce:
 		memory = c.Bytes / (m.stream * m.eff.Reduction)
-		compute = m.vector(c)
+		compute = m.vector(c, key, peak)
 	default:
 		memory = c.Bytes / m.stream
-		compute = m.vector(c)
+		compute = m.vector(c, key, peak)
 	}
 	t := math.Max(compute, memory)
 	bound := string(MemoryBound)
@@ -267,9 +267,10 @@ func (m *Model) vectorPeak() float64 {
 }
 
 // vector is the compute time of non-matrix work: arithmetic at the
-// achievable FP32 rate and transcendentals on the SFU, which overlap.
-func (m *Model) vector(c ops.Cost) float64 {
-	t := c.VectorFLOPs / m.rate("fp32", m.vectorPeak())
+// achievable rate of its ceiling (fp32, or fp64 for fp64 data, which is
+// far slower on most parts) and transcendentals on the SFU, which overlap.
+func (m *Model) vector(c ops.Cost, key string, peak float64) float64 {
+	t := c.VectorFLOPs / m.rate(key, peak)
 	if m.sfu > 0 {
 		t = math.Max(t, c.Transcendentals/m.sfu)
 	}

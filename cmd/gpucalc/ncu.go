@@ -54,7 +54,7 @@ datasheet peaks and bandwidths (decimal: 1 TB/s = 1e12 B/s).`,
 		},
 	}
 	f.addDeviceFlags(cmd, &opts.devices, false)
-	addChartFlags(cmd, &opts.chart)
+	addChartFlags(cmd, &opts.chart, "a roofline chart", reports.DefaultChartSize)
 	f.addSectionFlag(cmd, &opts.section, nil, "kernels", "compute", "memory", "occupancy")
 	cmd.Flags().Lookup("device").Usage = "GPU `name` or alias from 'gpucalc devices' to measure against (default: the GPU the export names)"
 	return cmd
@@ -66,7 +66,7 @@ func ncuRun(opts *ncuOptions) error {
 	if err != nil {
 		return err
 	}
-	chartFormat, chartSize, err := opts.chart.check()
+	chartOpt, err := opts.chart.check()
 	if err != nil {
 		return err
 	}
@@ -94,7 +94,7 @@ func ncuRun(opts *ncuOptions) error {
 	var notes []string
 	if opts.chart.file != "" {
 		c, skipped := reports.NCUChart(as, d)
-		if notes, err = opts.chart.write(c, chartFormat, chartSize); err != nil {
+		if notes, err = opts.chart.write(c, chartOpt); err != nil {
 			return err
 		}
 		notes = append(notes, skipped...)

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -204,6 +202,7 @@ type occupancyOptions struct {
 	kernel              kernelFlags
 	grid, cluster       int
 	gridSet, clusterSet bool
+	chart               chartOptions
 	section             sectionFlag
 }
 
@@ -230,6 +229,7 @@ registers.`,
   gpucalc occupancy --arch sm_80 --threads 128 --regs 37 --smem 8K
   gpucalc occupancy -d h100 --threads 512 --regs 40 --carveout 50% --grid 4096
   gpucalc occupancy --threads 128 --smem 100K --cluster 4
+  gpucalc occupancy --regs 64 --smem 48K --plot occupancy.png
   gpucalc occupancy --regs 64 --format csv --section limits
   gpucalc occupancy suggest --regs 96
   gpucalc occupancy avail-smem --blocks 2 --threads 128
@@ -248,6 +248,7 @@ registers.`,
 	opts.kernel.add(f, cmd, true)
 	cmd.Flags().IntVar(&opts.grid, "grid", 0, "blocks in the grid: report waves and the last wave's fill")
 	cmd.Flags().IntVar(&opts.cluster, "cluster", 0, "thread-block cluster size (cc 9.0+): clusters active on the whole GPU; above 8 needs the non-portable opt-in")
+	addChartFlags(cmd, &opts.chart, "warps per SM against block size, registers and shared memory (three panels)", reports.OccupancyChartSize)
 	f.addSectionFlag(cmd, &opts.section, map[string]string{"waves": "--grid", "clusters": "--cluster"}, "summary", "limits", "cliffs", "waves", "clusters")
 	cmd.AddCommand(newCmdOccupancySuggest(f, nil), newCmdOccupancyAvail(f, nil), newCmdOccupancyBatch(f, nil), newCmdOccupancySweep(f, nil), newCmdOccupancyFromBuild(f, nil))
 	return cmd
@@ -259,6 +260,10 @@ func occupancyRun(opts *occupancyOptions) error {
 	if err != nil {
 		return err
 	}
+	chartOpt, err := opts.chart.check()
+	if err != nil {
+		return err
+	}
 	t, k, l, err := opts.kernel.resolve(f)
 	if err != nil {
 		return err
@@ -266,6 +271,16 @@ func occupancyRun(opts *occupancyOptions) error {
 	r := occupancy.Calculate(t.Arch, k, l)
 	if err := inputError(t.Arch, k, l, r); err != nil {
 		return err
+	}
+	var notes []string
+	if opts.chart.file != "" {
+		c, err := reports.NewOccupancyChart(t, k, l)
+		if err != nil {
+			return err
+		}
+		if notes, err = opts.chart.write(c, chartOpt); err != nil {
+			return err
+		}
 	}
 	var waves *occupancy.Waves
 	if opts.gridSet {
@@ -294,7 +309,14 @@ func occupancyRun(opts *occupancyOptions) error {
 		return err
 	}
 	rep := reports.NewOccupancy(t, k, l, opts.kernel.defaults, r, waves, &cliffs, clusters)
-	return f.Output(format, &opts.section, rep, rep.Tables, rep.Records)
+	if format == reports.FormatJSON || format == reports.FormatCSV {
+		f.chartNotes(format, nil, notes)
+	}
+	return f.Output(format, &opts.section, rep, func() []reports.Table {
+		tables := rep.Tables()
+		f.chartNotes(format, tables, notes)
+		return tables
+	}, rep.Records)
 }
 
 type occupancySuggestOptions struct {
@@ -524,9 +546,10 @@ func runBatch(in io.Reader, out io.Writer, format reports.Format, lookup func(st
 }
 
 type occupancySweepOptions struct {
-	f              *factory
-	kernel         kernelFlags
-	vary, plotFile string
+	f      *factory
+	kernel kernelFlags
+	vary   string
+	chart  chartOptions
 }
 
 func newCmdOccupancySweep(f *factory, runF func(*occupancySweepOptions) error) *cobra.Command {
@@ -538,8 +561,9 @@ func newCmdOccupancySweep(f *factory, runF func(*occupancySweepOptions) error) *
 of varying block size / register count / shared memory" graphs of NVIDIA's
 calculator: block sizes in steps of 32, every register count 0..255, shared
 memory at every allocation boundary up to the opt-in maximum. The table groups
-values with the same result; --plot writes a PNG or SVG chart (by the file's
-extension) with the current configuration marked. Takes the flags of
+values with the same result; --plot draws warps per SM against the quantity,
+with the current configuration marked and each limit's region shaded (one of
+the three panels of 'gpucalc occupancy --plot'). Takes the flags of
 'gpucalc occupancy'.`,
 		Example: `  gpucalc occupancy sweep --vary regs --threads 256
   gpucalc occupancy sweep --vary threads --regs 64 --plot threads.png
@@ -555,7 +579,7 @@ extension) with the current configuration marked. Takes the flags of
 	}
 	opts.kernel.add(f, cmd, true)
 	cmd.Flags().StringVar(&opts.vary, "vary", "threads", "quantity to vary: threads, regs or smem")
-	cmd.Flags().StringVar(&opts.plotFile, "plot", "", "write a chart to `FILE`.png or FILE.svg")
+	addChartFlags(cmd, &opts.chart, "warps per SM against the varied quantity", reports.SweepChartSize)
 	_ = cmd.RegisterFlagCompletionFunc("vary", cobra.FixedCompletions([]string{"threads", "regs", "smem"}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }
@@ -570,10 +594,9 @@ func occupancySweepRun(opts *occupancySweepOptions) error {
 	if err != nil {
 		return usageError{fmt.Errorf("--vary: %w", err)}
 	}
-	plotFile := opts.plotFile
-	ext := strings.ToLower(strings.TrimPrefix(filepath.Ext(plotFile), "."))
-	if plotFile != "" && ext != "png" && ext != "svg" {
-		return usagef("--plot %s: the chart is PNG or SVG; name the file .png or .svg", plotFile)
+	chartOpt, err := opts.chart.check()
+	if err != nil {
+		return err
 	}
 	t, k, l, err := opts.kernel.resolve(f)
 	if err != nil {
@@ -587,21 +610,21 @@ func occupancySweepRun(opts *occupancySweepOptions) error {
 		return usageError{err}
 	}
 	current := map[occupancy.Quantity]int{occupancy.VaryThreads: l.Threads, occupancy.VaryRegs: k.Regs, occupancy.VarySmem: k.StaticSmem + l.DynamicSmem}[q]
-	if plotFile != "" {
-		fh, err := os.Create(plotFile)
-		if err != nil {
-			return fmt.Errorf("--plot: %w", err)
-		}
-		err = reports.SweepPlot(fh, ext, t, q, pts, current)
-		if cerr := fh.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
-			return fmt.Errorf("--plot %s: %w", plotFile, err)
+	var notes []string
+	if opts.chart.file != "" {
+		if notes, err = opts.chart.write(reports.SweepChart{Target: t, Quantity: q, Points: pts, Current: current}, chartOpt); err != nil {
+			return err
 		}
 	}
+	if format == reports.FormatJSON || format == reports.FormatCSV {
+		f.chartNotes(format, nil, notes)
+	}
 	return f.Output(format, nil, reports.SweepView{Target: t, Kernel: k, Launch: l, Vary: q, Current: current, Points: pts},
-		func() []reports.Table { return []reports.Table{reports.SweepTable(t, q, pts, current)} },
+		func() []reports.Table {
+			tables := []reports.Table{reports.SweepTable(t, q, pts, current)}
+			f.chartNotes(format, tables, notes)
+			return tables
+		},
 		func() []reports.Table { return reports.SweepRecords(q, pts, current) })
 }
 

@@ -72,7 +72,7 @@ by side.
 		},
 	}
 	f.addDeviceFlags(cmd, &opts.devices, true)
-	addChartFlags(cmd, &opts.chart)
+	addChartFlags(cmd, &opts.chart, "a roofline chart", reports.DefaultChartSize)
 	cmd.Flags().StringArrayVar(&opts.ops, "op", nil, "op `spec`, e.g. \"matmul m=4096 n=4096 k=4096 dtype=bf16\" (repeatable)")
 	cmd.Flags().StringVar(&opts.workload, "workload", "", "workload YAML `file` (a named list of ops), or - for standard input")
 	_ = cmd.MarkFlagFilename("workload", "yaml", "yml")
@@ -134,7 +134,7 @@ func rooflineRun(opts *rooflineOptions) error {
 	if err != nil {
 		return err
 	}
-	chartFormat, chartSize, err := opts.chart.check()
+	chartOpt, err := opts.chart.check()
 	if err != nil {
 		return err
 	}
@@ -162,7 +162,7 @@ func rooflineRun(opts *rooflineOptions) error {
 		if w.Name != "ops" {
 			t += "\n" + w.Name
 		}
-		if notes, err = opts.chart.write(reports.RooflineChartOf(t, devs, pts), chartFormat, chartSize); err != nil {
+		if notes, err = opts.chart.write(reports.RooflineChartOf(t, devs, pts), chartOpt); err != nil {
 			return err
 		}
 	}
@@ -272,7 +272,7 @@ flops/bytes. bound, ceiling_tflops and the times use every FLOP.
 		},
 	}
 	f.addDeviceFlags(cmd, &opts.devices, false)
-	addChartFlags(cmd, &opts.chart)
+	addChartFlags(cmd, &opts.chart, "a roofline chart", reports.DefaultChartSize)
 	cmd.Flags().StringVarP(&opts.input, "input", "i", "", "CSV `file` to read, or - for standard input")
 	_ = cmd.MarkFlagRequired("input")
 	return cmd
@@ -284,7 +284,7 @@ func rooflineBatchRun(opts *rooflineBatchOptions) error {
 	if err != nil {
 		return err
 	}
-	chartFormat, chartSize, err := opts.chart.check()
+	chartOpt, err := opts.chart.check()
 	if err != nil {
 		return err
 	}
@@ -315,7 +315,7 @@ func rooflineBatchRun(opts *rooflineBatchOptions) error {
 	var notes []string
 	if opts.chart.file != "" {
 		c := reports.RooflineChartOf("Roofline: "+t.Name, []devices.Device{t.Device}, [][]roofline.Point{pts})
-		if notes, err = opts.chart.write(c, chartFormat, chartSize); err != nil {
+		if notes, err = opts.chart.write(c, chartOpt); err != nil {
 			return err
 		}
 	}

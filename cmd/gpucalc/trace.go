@@ -63,7 +63,7 @@ deviceProperties; --device overrides it. Rates are decimal (1 TB/s = 1e12 B/s).`
 		},
 	}
 	f.addDeviceFlags(cmd, &opts.devices, false)
-	addChartFlags(cmd, &opts.chart)
+	addChartFlags(cmd, &opts.chart, "the ops on the device's roofline at their achieved rate", reports.DefaultChartSize)
 	f.addSectionFlag(cmd, &opts.section, nil, "ops", "kernels", "streams", "transfers", "unattributed", "findings", "summary")
 	cmd.Flags().IntVar(&opts.top, "top", 10, "list the `N` costliest ops, kernels and findings in tables (0: all; JSON has all)")
 	cmd.Flags().Lookup("device").Usage = "GPU `name` or alias from 'gpucalc devices' to measure against (default: the GPU the trace names)"
@@ -83,7 +83,7 @@ func traceRun(opts *traceOptions) error {
 	if opts.top < 0 {
 		return usagef("--top %d: give 0 (all) or more", opts.top)
 	}
-	chartFormat, chartSize, err := opts.chart.check()
+	chartOpt, err := opts.chart.check()
 	if err != nil {
 		return err
 	}
@@ -117,7 +117,7 @@ func traceRun(opts *traceOptions) error {
 	}
 	var notes []string
 	if opts.chart.file != "" {
-		if notes, err = opts.chart.write(reports.TraceChart(a, d), chartFormat, chartSize); err != nil {
+		if notes, err = opts.chart.write(reports.TraceChart(a, d), chartOpt); err != nil {
 			return err
 		}
 	}
