@@ -176,8 +176,8 @@ const chartOps = 8
 // TraceChart puts the modelled ops that do arithmetic on device d's
 // roofline at their achieved position: the intensity of their ideal bytes,
 // FLOPs over measured time, each with its roof (compute ceiling or DRAM
-// slope) at that intensity and coloured by its compute ceiling. The
-// costliest are labelled.
+// slope) at that intensity and coloured by its family. The costliest are
+// labelled.
 func TraceChart(a trace.Analysis, d devices.Device) RooflineChart {
 	cd := ChartDevice{Name: d.Name, DRAM: d.Memory.BytesPerSecond}
 	cd.L2, cd.L2Measured = l2Ceiling(d)
@@ -193,7 +193,7 @@ func TraceChart(a trace.Analysis, d devices.Device) RooflineChart {
 			seen[r.Ceiling] = true
 			cd.Ceilings = append(cd.Ceilings, ChartCeiling{Name: name, FLOPS: r.CeilingFLOPs})
 		}
-		p := ChartPoint{Group: name, FLOPs: r.FLOPs, Bytes: r.Bytes, Rate: r.AchievedFLOPs, Measured: true}
+		p := ChartPoint{Group: opGroup(r.Model[0].Kind), FLOPs: r.FLOPs, Bytes: r.Bytes, Rate: r.AchievedFLOPs, Measured: true}
 		if r.CeilingFLOPs > 0 {
 			p.Roof = min(r.CeilingFLOPs, cd.DRAM*r.FLOPs/r.Bytes)
 		}
