@@ -14,7 +14,6 @@ package trace
 
 import (
 	"bufio"
-	"bytes"
 	"compress/gzip"
 	"encoding/json"
 	"errors"
@@ -72,13 +71,114 @@ type Input struct {
 	List [][]int64
 }
 
-// UnmarshalJSON reads [d0, d1, ...] or, for a tensor list, [[...], [...]].
-func (in *Input) UnmarshalJSON(b []byte) error {
-	b = bytes.TrimSpace(b)
-	if len(b) > 1 && b[0] == '[' && bytes.HasPrefix(bytes.TrimSpace(b[1:]), []byte("[")) {
-		return json.Unmarshal(b, &in.List)
+// inputDims is "Input Dims": per argument [d0, d1, ...], or for a tensor
+// list [[...], [...]]. It is parsed by hand: it is most of a cpu_op's
+// bytes, and encoding/json would scan each argument three times.
+type inputDims []Input
+
+func (in *inputDims) UnmarshalJSON(b []byte) error {
+	p := dimParser{b: b}
+	v, err := p.list(0)
+	if err != nil {
+		return err
 	}
-	return json.Unmarshal(b, &in.Dims)
+	out := make(inputDims, 0, len(v.items))
+	for _, arg := range v.items {
+		if !arg.isList {
+			return errDims
+		}
+		var x Input
+		for _, d := range arg.items {
+			if d.items != nil || d.isList {
+				x.List = append(x.List, d.ints())
+			} else {
+				x.Dims = append(x.Dims, d.n)
+			}
+		}
+		out = append(out, x)
+	}
+	*in = out
+	return nil
+}
+
+// dimNode is a number or a list in "Input Dims".
+type dimNode struct {
+	n      int64
+	isList bool
+	items  []dimNode
+}
+
+func (d dimNode) ints() []int64 {
+	out := make([]int64, 0, len(d.items))
+	for _, x := range d.items {
+		out = append(out, x.n)
+	}
+	return out
+}
+
+// dimParser reads nested lists of integers; anything else is an error
+// (the value was already validated as JSON by the decoder).
+type dimParser struct {
+	b []byte
+	i int
+}
+
+var errDims = errors.New(`"Input Dims" is not a list of integer lists`)
+
+func (p *dimParser) space() {
+	for p.i < len(p.b) && (p.b[p.i] == ' ' || p.b[p.i] == '\n' || p.b[p.i] == '\r' || p.b[p.i] == '\t') {
+		p.i++
+	}
+}
+
+// list reads "[" items "]" at nesting depth; three levels at most
+// (arguments, tensor lists, dims).
+func (p *dimParser) list(depth int) (dimNode, error) {
+	p.space()
+	if depth > 2 || p.i >= len(p.b) || p.b[p.i] != '[' {
+		return dimNode{}, errDims
+	}
+	p.i++
+	n := dimNode{isList: true}
+	for first := true; ; first = false {
+		p.space()
+		if p.i < len(p.b) && p.b[p.i] == ']' && first {
+			p.i++
+			return n, nil
+		}
+		var item dimNode
+		if p.i < len(p.b) && p.b[p.i] == '[' {
+			x, err := p.list(depth + 1)
+			if err != nil {
+				return n, err
+			}
+			item = x
+		} else {
+			start := p.i
+			for p.i < len(p.b) && (p.b[p.i] == '-' || p.b[p.i] >= '0' && p.b[p.i] <= '9') {
+				p.i++
+			}
+			v, err := strconv.ParseInt(string(p.b[start:p.i]), 10, 64)
+			if err != nil {
+				return n, errDims
+			}
+			item.n = v
+		}
+		n.items = append(n.items, item)
+		p.space()
+		if p.i >= len(p.b) {
+			return n, errDims
+		}
+		switch p.b[p.i] {
+		case ',':
+			p.i++
+		case ']':
+			p.i++
+			return n, nil
+		default:
+			return n, errDims
+		}
+	}
 }
 
 // Kernel is a kernel event on the GPU.
@@ -131,19 +231,19 @@ type event struct {
 	Ts   float64 `json:"ts"`
 	Dur  float64 `json:"dur"`
 	Args struct {
-		ExternalID  int64    `json:"External id"`
-		Correlation int64    `json:"correlation"`
-		Dims        []Input  `json:"Input Dims"`
-		Types       []string `json:"Input type"`
-		Concrete    []string `json:"Concrete Inputs"`
-		Grid        []int    `json:"grid"`
-		Block       []int    `json:"block"`
-		Registers   int      `json:"registers per thread"`
-		Smem        int      `json:"shared memory"`
-		Stream      int      `json:"stream"`
-		Device      int      `json:"device"`
-		Occupancy   *float64 `json:"est. achieved occupancy %"`
-		Bytes       int64    `json:"bytes"`
+		ExternalID  int64     `json:"External id"`
+		Correlation int64     `json:"correlation"`
+		Dims        inputDims `json:"Input Dims"`
+		Types       []string  `json:"Input type"`
+		Concrete    []string  `json:"Concrete Inputs"`
+		Grid        []int     `json:"grid"`
+		Block       []int     `json:"block"`
+		Registers   int       `json:"registers per thread"`
+		Smem        int       `json:"shared memory"`
+		Stream      int       `json:"stream"`
+		Device      int       `json:"device"`
+		Occupancy   *float64  `json:"est. achieved occupancy %"`
+		Bytes       int64     `json:"bytes"`
 	} `json:"args"`
 }
 
@@ -263,13 +363,13 @@ func (t *Trace) events(dec *json.Decoder, in interner) error {
 	for dec.More() {
 		var e event
 		if err := dec.Decode(&e); err != nil {
-			// A field of an unexpected type spoils only that field:
-			// Decode has read the whole event.
+			// A field of an unexpected type (or odd "Input Dims")
+			// spoils only that field: Decode has read the whole event.
 			var te *json.UnmarshalTypeError
 			switch err = jsonErr(err); {
 			case errors.Is(err, errTruncated):
 				return fmt.Errorf("the trace is truncated after %d complete events: was the export interrupted, or the file cut?", t.Events)
-			case !errors.As(err, &te):
+			case !errors.As(err, &te) && !errors.Is(err, errDims):
 				return fmt.Errorf("event %d: %w", t.Events+1, err)
 			}
 		}
@@ -296,7 +396,7 @@ func (t *Trace) add(e *event, in interner) {
 		}
 		t.Ops = append(t.Ops, Op{
 			Name: in.get(e.Name), Thread: in.get(string(e.Tid)), Start: e.Ts, Dur: e.Dur,
-			ExternalID: a.ExternalID, Inputs: a.Dims, Types: types, Concrete: a.Concrete,
+			ExternalID: a.ExternalID, Inputs: []Input(a.Dims), Types: types, Concrete: a.Concrete,
 		})
 	case "kernel":
 		t.Kernels = append(t.Kernels, Kernel{

@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"math"
 	"os"
@@ -550,13 +551,32 @@ func TestModel(t *testing.T) {
 			ops.Op{Kind: ops.Conv2D, DType: devices.BF16, N: 8, C: 64, H: 56, W: 56, K: 128, R: 3, S: 3, Stride: 2, Pad: 1, Groups: 1}},
 	}
 	for _, c := range cases {
-		o := &Op{Name: c.name, Types: c.types, Concrete: c.concrete}
-		if err := json.Unmarshal([]byte(c.dims), &o.Inputs); err != nil {
+		var dims inputDims
+		if err := json.Unmarshal([]byte(c.dims), &dims); err != nil {
 			t.Fatal(err)
 		}
+		o := &Op{Name: c.name, Inputs: dims, Types: c.types, Concrete: c.concrete}
 		got, err := model(call{op: o})
 		if err != nil || len(got) != 1 || got[0] != c.want {
 			t.Errorf("%s %s: %+v, %v; want %+v", c.name, c.dims, got, err, c.want)
+		}
+	}
+}
+
+// "Input Dims" as PyTorch writes it: per argument a tensor's dims, [] for
+// a scalar or None, a list of dims for a tensor list.
+func TestInputDims(t *testing.T) {
+	var d inputDims
+	if err := json.Unmarshal([]byte(` [[1, 2048], [], [[1,1],[1, 2048]], [[]] ] `), &d); err != nil {
+		t.Fatal(err)
+	}
+	want := []Input{{Dims: []int64{1, 2048}}, {}, {List: [][]int64{{1, 1}, {1, 2048}}}, {List: [][]int64{{}}}}
+	if fmt.Sprint(d) != fmt.Sprint(want) {
+		t.Errorf("got %v, want %v", d, want)
+	}
+	for _, bad := range []string{`[1,2]`, `[["a"]]`, `[[[[1]]]]`, `[[1.5]]`, `{}`, `[[1,]]`} {
+		if err := json.Unmarshal([]byte(bad), &d); err == nil {
+			t.Errorf("%s: no error", bad)
 		}
 	}
 }
