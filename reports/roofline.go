@@ -263,7 +263,7 @@ func opGroup(k ops.Kind) string {
 		return "matmul, conv"
 	case ops.Attention:
 		return "attention"
-	case ops.LayerNorm, ops.RMSNorm, ops.Softmax:
+	case ops.LayerNorm, ops.RMSNorm, ops.Softmax, ops.BatchNorm, ops.Reduce:
 		return "norm, softmax"
 	case "":
 		return ""

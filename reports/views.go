@@ -6,6 +6,7 @@ import (
 	"github.com/gpucalc/gpucalc/occupancy"
 	"github.com/gpucalc/gpucalc/roofline"
 	"github.com/gpucalc/gpucalc/sim"
+	"github.com/gpucalc/gpucalc/trace"
 )
 
 // The JSON views: what each command's --format json writes, one named type
@@ -55,6 +56,12 @@ type NCUView struct {
 	Device       string         `json:"device"`
 	DeviceOrigin string         `json:"device_origin"`
 	Kernels      []ncu.Analysis `json:"kernels"`
+}
+
+// TraceView is 'gpucalc trace': the device and the trace's analysis.
+type TraceView struct {
+	DeviceOrigin string `json:"device_origin"`
+	trace.Analysis
 }
 
 // SuggestView is 'gpucalc occupancy suggest'.

@@ -16,7 +16,7 @@ import (
 // normalisation that a neighbouring kernel could do on the way.
 func fusable(k ops.Kind) bool {
 	switch k {
-	case ops.GELU, ops.ReLU, ops.SiLU, ops.Add, ops.Mul, ops.Copy, ops.LayerNorm, ops.RMSNorm, ops.Softmax:
+	case ops.GELU, ops.ReLU, ops.SiLU, ops.Add, ops.Mul, ops.Copy, ops.Unary, ops.LayerNorm, ops.RMSNorm, ops.Softmax:
 		return true
 	}
 	return false

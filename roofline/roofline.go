@@ -240,7 +240,7 @@ func (m *Model) expected(op ops.Op, c ops.Cost, key string, peak float64) (float
 		}
 		compute = m.flash(op, m.rate(key, peak))
 		memory = c.Bytes / (m.stream * m.eff.GEMMMemory)
-	case ops.LayerNorm, ops.RMSNorm, ops.Softmax:
+	case ops.LayerNorm, ops.RMSNorm, ops.Softmax, ops.BatchNorm, ops.Reduce:
 		memory = c.Bytes / (m.stream * m.eff.Reduction)
 		compute = m.vector(c, key, peak)
 	default:
