@@ -68,7 +68,7 @@ type Measured struct {
 	Smem      float64 `json:"smem_bytes_per_second,omitempty"`
 	// Peaks are achieved rates in operations per second, by PeakKey
 	// (fp32, fp64, bf16_tensor, ...).
-	Peaks map[string]float64 `json:"peaks,omitempty"`
+	Peaks map[string]float64 `json:"peaks_ops_per_second,omitempty"`
 	// LaunchOverhead is the time of an empty kernel launch, in seconds.
 	LaunchOverhead float64 `json:"launch_overhead_seconds,omitempty"`
 	// LatencyCycles are unloaded latencies in SM cycles, by name: l1, l2,
@@ -109,10 +109,10 @@ type Link struct {
 // Peak is a peak rate and how it arises.
 type Peak struct {
 	// PerSecond is operations (FLOPs, or integer ops) per second.
-	PerSecond float64 `json:"per_second"`
+	PerSecond float64 `json:"ops_per_second"`
 	// PerSMPerClock is the operations per SM per clock the peak is built
 	// from; zero when the source does not give it.
-	PerSMPerClock float64 `json:"per_sm_per_clock,omitempty"`
+	PerSMPerClock float64 `json:"ops_per_sm_per_clock,omitempty"`
 	// Clock says which clock the peak assumes: "boost" or "tensor".
 	Clock string `json:"clock,omitempty"`
 }

@@ -249,7 +249,7 @@ func (o Op) Cost() Cost {
 		c.Bytes = 2 * f(o.Rows, o.Cols) * in
 	case GELU, SiLU, ReLU, Copy:
 		n := f(o.Elems)
-		c.Bytes = 2 * n * in
+		c.Bytes = n*in + n*out // a copy may cast: out differs from in
 		switch {
 		case o.Kind == GELU && o.Tanh:
 			c.VectorFLOPs, c.Transcendentals = geluTanhFLOPs*n, n
@@ -290,6 +290,8 @@ func (o Op) Cost() Cost {
 			c.VectorFLOPs = f(o.N, o.K) * pq
 			c.Bytes += f(o.K) * out
 		}
+	case Embedding, Reduce, BatchNorm, Unary:
+		c = o.tracedCost(in, out)
 	}
 	return c
 }

@@ -49,12 +49,26 @@ func ParseFormat(s string, allowed []Format) (Format, error) {
 	return "", fmt.Errorf("unknown format %q; expected one of %s", s, strings.Join(names, ", "))
 }
 
-// Table is a titled grid of cells with optional notes under it.
+// Table is a titled grid of cells with optional notes under it. Key names
+// a machine-readable table (a record set): the section that --section
+// picks in CSV, snake_case.
 type Table struct {
+	Key    string
 	Title  string
 	Header []string
 	Rows   [][]string
 	Notes  []string
+}
+
+// Section returns the table of tables whose Key is name, or the first for
+// "". ok is false when none has that key.
+func Section(tables []Table, name string) (Table, bool) {
+	for _, t := range tables {
+		if name == "" || t.Key == name {
+			return t, true
+		}
+	}
+	return Table{}, false
 }
 
 // numeric reports whether a cell reads as a number, so that its column is
@@ -112,13 +126,22 @@ func Render(w io.Writer, f Format, tables ...Table) error {
 	return nil
 }
 
+// asciiGlyphs spells the typographic glyphs of gpucalc's prose (finding
+// messages, notes) in ASCII, so that CSV holds no glyph.
+var asciiGlyphs = strings.NewReplacer("µ", "u", "×", "x", "–", "-", "—", "-", "≈", "~", "≤", "<=", "≥", ">=",
+	"→", "->", "◀", "<", "·", "*", "²", "^2", "³", "^3", "…", "...", "±", "+/-", "’", "'", "§", "section ")
+
 func (t Table) csv(w io.Writer) error {
 	cw := csv.NewWriter(w)
-	if err := cw.Write(t.Header); err != nil {
-		return err
-	}
-	if err := cw.WriteAll(t.Rows); err != nil {
-		return err
+	rec := make([]string, 0, len(t.Header))
+	for _, row := range append([][]string{t.Header}, t.Rows...) {
+		rec = rec[:0]
+		for _, c := range row {
+			rec = append(rec, asciiGlyphs.Replace(c))
+		}
+		if err := cw.Write(rec); err != nil {
+			return err
+		}
 	}
 	cw.Flush()
 	return cw.Error()

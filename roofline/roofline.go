@@ -50,15 +50,15 @@ type Point struct {
 	MatrixFLOPs     float64 `json:"matrix_flops"`
 	Transcendentals float64 `json:"transcendentals"`
 	Bytes           float64 `json:"bytes"`
-	AI              float64 `json:"ai"`
+	AI              float64 `json:"ai_flops_per_byte"`
 
 	// PeakKey names the compute ceiling (bf16_tensor, fp32, ...).
 	PeakKey        string        `json:"peak"`
-	ComputeCeiling float64       `json:"compute_ceiling"`
+	ComputeCeiling float64       `json:"compute_ceiling_flops_per_second"`
 	MemoryLevel    devices.Level `json:"memory_level"`
-	MemoryCeiling  float64       `json:"memory_ceiling"`
-	Ridge          float64       `json:"ridge"`
-	Attainable     float64       `json:"attainable"`
+	MemoryCeiling  float64       `json:"memory_ceiling_bytes_per_second"`
+	Ridge          float64       `json:"ridge_flops_per_byte"`
+	Attainable     float64       `json:"attainable_flops_per_second"`
 	Bound          Bound         `json:"bound"`
 
 	LowerBound float64 `json:"lower_bound_seconds"`
@@ -243,12 +243,12 @@ func (m *Model) expected(op ops.Op, c ops.Cost, key string, peak float64) (float
 		}
 		compute = m.flash(op, m.rate(key, peak))
 		memory = c.Bytes / (m.stream * m.eff.GEMMMemory * m.active(flashCTAs(op)))
-	case ops.LayerNorm, ops.RMSNorm, ops.Softmax:
+	case ops.LayerNorm, ops.RMSNorm, ops.Softmax, ops.BatchNorm, ops.Reduce:
 		memory = c.Bytes / (m.stream * m.eff.Reduction)
-		compute = m.vector(c)
+		compute = m.vector(c, key, peak)
 	default:
 		memory = c.Bytes / m.stream
-		compute = m.vector(c)
+		compute = m.vector(c, key, peak)
 	}
 	t := math.Max(compute, memory)
 	bound := string(MemoryBound)
@@ -270,9 +270,10 @@ func (m *Model) vectorPeak() float64 {
 }
 
 // vector is the compute time of non-matrix work: arithmetic at the
-// achievable FP32 rate and transcendentals on the SFU, which overlap.
-func (m *Model) vector(c ops.Cost) float64 {
-	t := c.VectorFLOPs / m.rate("fp32", m.vectorPeak())
+// achievable rate of its ceiling (fp32, or fp64 for fp64 data, which is
+// far slower on most parts) and transcendentals on the SFU, which overlap.
+func (m *Model) vector(c ops.Cost, key string, peak float64) float64 {
+	t := c.VectorFLOPs / m.rate(key, peak)
 	if m.sfu > 0 {
 		t = math.Max(t, c.Transcendentals/m.sfu)
 	}

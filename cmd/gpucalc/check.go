@@ -16,6 +16,7 @@ type checkOptions struct {
 	devices  deviceFlags
 	failOn   string
 	workload string
+	section  sectionFlag
 	// model and shape review a model's step instead of a workload file.
 	model string
 	shape model.Shape
@@ -84,6 +85,7 @@ worse) is found, for CI.
 				opts.workload = argv[0]
 			}
 			opts.devices.changed(cmd)
+			opts.section.changed(cmd)
 			if runF != nil {
 				return runF(opts)
 			}
@@ -92,6 +94,7 @@ worse) is found, for CI.
 	}
 	f.addDeviceFlags(cmd, &opts.devices, true)
 	cmd.Flags().StringVar(&opts.failOn, "fail-on", "", "exit 1 when a finding of this `severity` or worse is found: error or warning")
+	f.addSectionFlag(cmd, &opts.section, nil, "summary", "ops", "findings")
 	_ = cmd.RegisterFlagCompletionFunc("fail-on", cobra.FixedCompletions([]string{"error", "warning"}, cobra.ShellCompDirectiveNoFileComp))
 	fl := cmd.Flags()
 	fl.StringVar(&opts.model, "model", "", "review a step of this `model` (built-in name or config.json) instead of a workload file")
@@ -144,13 +147,12 @@ func checkRun(opts *checkOptions) error {
 		}
 		rv.Reports = append(rv.Reports, r)
 	}
-	switch form {
-	case reports.FormatJSON:
-		err = f.JSON(rv)
-	case reports.FormatHTML:
+	if form == reports.FormatHTML {
 		err = reports.ReviewHTML(f.Out, rv)
-	default:
-		err = f.Render(form, reports.ReviewTables(rv, form)...)
+	} else {
+		err = f.Output(form, &opts.section, rv,
+			func() []reports.Table { return reports.ReviewTables(rv) },
+			func() []reports.Table { return reports.ReviewRecords(rv) })
 	}
 	if err != nil {
 		return err

@@ -85,7 +85,7 @@ Model types: ` + strings.Join(model.ModelTypes, ", ") + `.
 		},
 	}
 	f.addDeviceFlags(cmd, &opts.devices, true)
-	addChartFlags(cmd, &opts.chart)
+	addChartFlags(cmd, &opts.chart, "the decode step's ops on the roofline", reports.DefaultChartSize)
 	fl := cmd.Flags()
 	fl.Int64Var(&opts.req.TP, "tp", 1, "tensor-parallel `GPUs` of one host")
 	fl.Int64Var(&opts.req.Batch, "batch", model.DefaultBatch, "`sequences` in the batch")
@@ -165,7 +165,7 @@ func modelRun(opts *modelOptions) error {
 	if err != nil {
 		return err
 	}
-	chartFormat, chartSize, err := opts.chart.check()
+	chartOpt, err := opts.chart.check()
 	if err != nil {
 		return err
 	}
@@ -198,7 +198,7 @@ func modelRun(opts *modelOptions) error {
 			devs, pts = append(devs, t.Device), append(pts, rs[i].Decode.Points)
 		}
 		title := fmt.Sprintf("%s decode step: batch %d, %d tokens of context", c.Name, q.Batch, q.Ctx)
-		if chartNotes, err = opts.chart.write(reports.RooflineChartOf(title, devs, pts), chartFormat, chartSize); err != nil {
+		if chartNotes, err = opts.chart.write(reports.RooflineChartOf(title, devs, pts), chartOpt); err != nil {
 			return err
 		}
 	}
@@ -221,9 +221,6 @@ func modelRun(opts *modelOptions) error {
 		q.Batch, q.Prompt, q.Ctx, q.TP, q.Weights, q.Activations, q.KV, cache)
 	notes := []string{"Shape: " + defaults + ".",
 		"Expected times run kernels back to back (CUDA-graph decode, GPU-bound prefill); 'gpucalc model --help' says how."}
-	if ts[0].Origin != "" {
-		notes = append(notes, "Device: "+ts[0].Name+" ("+ts[0].Origin+").")
-	}
 	if len(rs) > 1 {
 		t := reports.ModelCompare(rs)
 		t.Title = c.Name + " side by side"
@@ -233,7 +230,11 @@ func modelRun(opts *modelOptions) error {
 		return f.Render(form, tables...)
 	}
 	r := rs[0]
-	tables := []reports.Table{reports.ModelSummary(c.Name+" on "+r.Device, r, notes)}
+	title := c.Name + " on " + r.Device
+	if ts[0].Origin != "" {
+		title += " (" + ts[0].Origin + ")"
+	}
+	tables := []reports.Table{reports.ModelSummary(title, r, notes)}
 	if opts.ops {
 		tables = append(tables, reports.ModelOps("Prefill ops ("+strconv.FormatInt(q.Batch, 10)+" × "+strconv.FormatInt(q.Prompt, 10)+" tokens)", r.Prefill),
 			reports.ModelOps("Decode ops (batch "+strconv.FormatInt(q.Batch, 10)+", "+strconv.FormatInt(q.Ctx, 10)+" tokens of context)", r.Decode))

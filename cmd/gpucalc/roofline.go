@@ -18,6 +18,7 @@ type rooflineOptions struct {
 	ops      []string
 	workload string
 	chart    chartOptions
+	section  sectionFlag
 }
 
 const rooflineConventions = `Conventions: an FMA counts 2 FLOPs; transcendentals (exp, erf, tanh, rsqrt)
@@ -63,6 +64,7 @@ by side.
 		Args: args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			opts.devices.changed(cmd)
+			opts.section.changed(cmd)
 			if runF != nil {
 				return runF(opts)
 			}
@@ -70,12 +72,13 @@ by side.
 		},
 	}
 	f.addDeviceFlags(cmd, &opts.devices, true)
-	addChartFlags(cmd, &opts.chart)
+	addChartFlags(cmd, &opts.chart, "a roofline chart", reports.DefaultChartSize)
 	cmd.Flags().StringArrayVar(&opts.ops, "op", nil, "op `spec`, e.g. \"matmul m=4096 n=4096 k=4096 dtype=bf16\" (repeatable)")
 	cmd.Flags().StringVar(&opts.workload, "workload", "", "workload YAML `file` (a named list of ops), or - for standard input")
 	_ = cmd.MarkFlagFilename("workload", "yaml", "yml")
 	cmd.MarkFlagsMutuallyExclusive("op", "workload")
 	cmd.MarkFlagsOneRequired("op", "workload")
+	f.addSectionFlag(cmd, &opts.section, nil, "points", "summary")
 	cmd.AddCommand(newCmdRooflineBatch(f, nil))
 	return cmd
 }
@@ -131,7 +134,7 @@ func rooflineRun(opts *rooflineOptions) error {
 	if err != nil {
 		return err
 	}
-	chartFormat, chartSize, err := opts.chart.check()
+	chartOpt, err := opts.chart.check()
 	if err != nil {
 		return err
 	}
@@ -159,22 +162,31 @@ func rooflineRun(opts *rooflineOptions) error {
 		if w.Name != "ops" {
 			t += "\n" + w.Name
 		}
-		if notes, err = opts.chart.write(reports.RooflineChartOf(t, devs, pts), chartFormat, chartSize); err != nil {
+		if notes, err = opts.chart.write(reports.RooflineChartOf(t, devs, pts), chartOpt); err != nil {
 			return err
 		}
 	}
-	if form == reports.FormatJSON {
+	if form == reports.FormatJSON || form == reports.FormatCSV {
 		f.chartNotes(form, nil, notes)
-		if len(res) == 1 {
-			return f.JSON(res[0].RooflineView)
-		}
-		var c reports.RooflineComparison
-		for _, r := range res {
-			c.Devices = append(c.Devices, r.RooflineView)
-		}
-		return f.JSON(c)
 	}
-	plain := form == reports.FormatCSV
+	views := make([]reports.RooflineView, len(res))
+	for i, r := range res {
+		views[i] = r.RooflineView
+	}
+	var view any = reports.RooflineComparison{Devices: views}
+	if len(views) == 1 {
+		view = views[0]
+	}
+	return f.Output(form, &opts.section, view, func() []reports.Table {
+		tables := rooflineTables(f, w, res)
+		f.chartNotes(form, tables, notes)
+		return tables
+	}, func() []reports.Table { return reports.RooflineRecords(views) })
+}
+
+// rooflineTables are the human tables: the devices side by side, then per
+// device its ops and totals.
+func rooflineTables(f *factory, w ops.Workload, res []analysis) []reports.Table {
 	var tables []reports.Table
 	if len(res) > 1 {
 		var devs []string
@@ -182,11 +194,7 @@ func rooflineRun(opts *rooflineOptions) error {
 		for _, r := range res {
 			devs, pts = append(devs, r.Device), append(pts, r.Points)
 		}
-		tables = append(tables, reports.RooflineCompare(devs, pts, plain))
-		if plain {
-			f.chartNotes(form, tables, notes)
-			return f.Render(form, tables...)
-		}
+		tables = append(tables, reports.RooflineCompare(devs, pts))
 	}
 	for _, r := range res {
 		title := "Roofline on " + r.Device
@@ -196,16 +204,12 @@ func rooflineRun(opts *rooflineOptions) error {
 		if w.Name != "ops" {
 			title += ": " + w.Name
 		}
-		tables = append(tables, reports.RooflinePoints(title, r.Points, modelNotes(f, r.model), plain))
-		if plain {
-			break
-		}
+		tables = append(tables, reports.RooflinePoints(title, r.Points, modelNotes(f, r.model)))
 		if r.Summary != nil {
 			tables = append(tables, reports.RooflineSummary("Totals on "+r.Device, *r.Summary, r.Points))
 		}
 	}
-	f.chartNotes(form, tables, notes)
-	return f.Render(form, tables...)
+	return tables
 }
 
 // modelNotes states the figures behind a device's expected times: two
@@ -268,7 +272,7 @@ flops/bytes. bound, ceiling_tflops and the times use every FLOP.
 		},
 	}
 	f.addDeviceFlags(cmd, &opts.devices, false)
-	addChartFlags(cmd, &opts.chart)
+	addChartFlags(cmd, &opts.chart, "a roofline chart", reports.DefaultChartSize)
 	cmd.Flags().StringVarP(&opts.input, "input", "i", "", "CSV `file` to read, or - for standard input")
 	_ = cmd.MarkFlagRequired("input")
 	return cmd
@@ -280,7 +284,7 @@ func rooflineBatchRun(opts *rooflineBatchOptions) error {
 	if err != nil {
 		return err
 	}
-	chartFormat, chartSize, err := opts.chart.check()
+	chartOpt, err := opts.chart.check()
 	if err != nil {
 		return err
 	}
@@ -311,7 +315,7 @@ func rooflineBatchRun(opts *rooflineBatchOptions) error {
 	var notes []string
 	if opts.chart.file != "" {
 		c := reports.RooflineChartOf("Roofline: "+t.Name, []devices.Device{t.Device}, [][]roofline.Point{pts})
-		if notes, err = opts.chart.write(c, chartFormat, chartSize); err != nil {
+		if notes, err = opts.chart.write(c, chartOpt); err != nil {
 			return err
 		}
 	}
