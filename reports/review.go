@@ -131,7 +131,7 @@ func reviewFindings(r review.Report) Table {
 		if op == "" {
 			op = "-"
 		}
-		t.Notes = append(t.Notes, fmt.Sprintf("(%d) %s Fix: %s.", i+1, fd.Message, fd.Fix))
+		t.Details = append(t.Details, fmt.Sprintf("%s Fix: %s.", fd.Message, fd.Fix))
 		t.Rows = append(t.Rows, []string{strconv.Itoa(i + 1), string(fd.Severity), fd.Check, op, saves, share})
 	}
 	if len(r.Findings) == 0 {

@@ -57,7 +57,11 @@ type Table struct {
 	Title  string
 	Header []string
 	Rows   [][]string
-	Notes  []string
+	// Details are the full text of numbered rows (a finding's message and
+	// fix), listed under the table as (1), (2), ...: content, unlike Notes.
+	Details []string
+	// Notes comment on the table, at most two lines.
+	Notes []string
 }
 
 // Section returns the table of tables whose Key is name, or the first for
@@ -188,10 +192,22 @@ func (t Table) grid(w io.Writer, markdown bool) (err error) {
 	if err := tab.Render(); err != nil {
 		return err
 	}
-	if len(t.Notes) > 0 {
+	if len(t.Details)+len(t.Notes) > 0 && markdown {
+		fmt.Fprintln(w)
+	}
+	for i, d := range t.Details {
+		item := fmt.Sprintf("  (%d) %s\n", i+1, d)
 		if markdown {
-			fmt.Fprintln(w)
+			item = fmt.Sprintf("%d. %s\n", i+1, d)
 		}
+		if _, err := io.WriteString(w, item); err != nil {
+			return err
+		}
+	}
+	if len(t.Details) > 0 && len(t.Notes) > 0 && markdown {
+		fmt.Fprintln(w)
+	}
+	if len(t.Notes) > 0 {
 		for _, n := range t.Notes {
 			prefix := "  "
 			if markdown {
