@@ -25,10 +25,10 @@ type SuggestOptions struct {
 // Candidate is one block size Suggest tried.
 type Candidate struct {
 	Threads     int `json:"threads"`
-	DynamicSmem int `json:"dynamic_smem"`
+	DynamicSmem int `json:"dynamic_smem_bytes"`
 	Blocks      int `json:"blocks_per_sm"`
 	// ActiveThreads is Threads × Blocks, what Suggest maximises.
-	ActiveThreads int `json:"active_threads"`
+	ActiveThreads int `json:"active_threads_per_sm"`
 	// Occupancy is resident warps over the SM's maximum at this size.
 	Occupancy float64 `json:"occupancy"`
 	Limiters  Limiter `json:"limiters"`
@@ -95,9 +95,9 @@ type AvailSmem struct {
 	// cc 8.0 on, for two or more blocks it does not subtract the 1 KiB each
 	// block reserves, so it can be up to 1 KiB too large: with it, fewer
 	// blocks fit than asked for.
-	Runtime int `json:"runtime"`
+	Runtime int `json:"runtime_bytes"`
 	// Fits is the largest dynamic shared memory with which the blocks do fit.
-	Fits int `json:"fits"`
+	Fits int `json:"fits_bytes"`
 	// RuntimeBlocks is the blocks per SM with Runtime bytes.
 	RuntimeBlocks int `json:"runtime_blocks_per_sm"`
 }

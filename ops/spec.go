@@ -13,14 +13,17 @@ const DefaultDType = devices.BF16
 
 // SpecHelp describes the op spec syntax, for --help.
 const SpecHelp = `An op spec is the op's name followed by key=value pairs and flags:
-  matmul    m= n= k= [batch=] [bias] [dtype=] [out_dtype=]   C[m,n] = A[m,k]·B[k,n]
+  matmul    m= n= k= [batch=] [bias] [dtype=] [out_dtype=] [weight_dtype=]   C[m,n] = A[m,k]·B[k,n]
   linear    tokens= in= out= [bias]                           a matmul with shared weight
   layernorm rows= cols=        rmsnorm rows= cols=        softmax rows= cols=
   gelu n= [erf|tanh]   gelu_tanh n=   relu n=   silu n=   add n=   mul n=   copy n=
   attention b= h= [kv=] s= | sq= sk= d= [causal|full] [flash|naive]
   conv2d    n= c= h= w= k= r= s= [stride=1] [pad=0|same] [groups=1]
+  allreduce n= | bytes= ranks=   a sum over tensor-parallel GPUs (NCCL)
 dtype= is fp64, fp32, tf32, bf16 (default), fp16, fp8 (e4m3), e5m2, int8 or fp4.
 out_dtype= defaults to the input type, except int8 → int32 and fp8 → bf16.
+weight_dtype= stores B (a linear's weight) in another type, dequantized to
+dtype= to compute (weight-only quantization; fp4 for 4-bit int4 weights).
 shape= takes roof_bench's form instead of the sizes: matmul MxNxK, norms and
 softmax ROWSxCOLS, elementwise N, attention BxHxSxD, conv2d NxCxHxWxKxRxS
 (stride 1, same padding).`
@@ -33,7 +36,7 @@ var kindAliases = map[string]Kind{
 	"rmsnorm": RMSNorm, "rms_norm": RMSNorm, "softmax": Softmax,
 	"gelu": GELU, "gelu_erf": GELU, "gelu_tanh": GELU, "relu": ReLU, "silu": SiLU, "swish": SiLU,
 	"add": Add, "mul": Mul, "copy": Copy, "attention": Attention, "attn": Attention, "sdpa": Attention,
-	"conv2d": Conv2D, "conv": Conv2D,
+	"conv2d": Conv2D, "conv": Conv2D, "allreduce": AllReduce, "all_reduce": AllReduce,
 }
 
 // Parse parses an op spec such as "matmul m=4096 n=4096 k=4096 dtype=bf16"
@@ -54,7 +57,7 @@ func parse(spec string, dtype devices.DType) (Op, error) {
 	}
 	o := Op{Kind: kind, DType: dtype, Tanh: name == "gelu_tanh", Batch: 1, Stride: 1, Groups: 1}
 	var samePad, haveShape, haveOut bool
-	var s, sq, sk int64
+	var s, sq, sk, msgBytes int64
 	for _, f := range fields[1:] {
 		key, val, isKV := strings.Cut(f, "=")
 		key = strings.ToLower(key)
@@ -68,6 +71,12 @@ func parse(spec string, dtype devices.DType) (Op, error) {
 		switch key {
 		case "dtype":
 			o.DType, err = devices.ParseDType(val)
+		case "weight_dtype", "wdtype":
+			if kind != Matmul && kind != Linear {
+				err = fmt.Errorf("unknown key %q for %s", key, kind)
+			} else {
+				o.Weight, err = devices.ParseDType(val)
+			}
 		case "out_dtype", "odtype":
 			o.Out, err = devices.ParseDType(val)
 			haveOut = true
@@ -77,6 +86,12 @@ func parse(spec string, dtype devices.DType) (Op, error) {
 			samePad = kind == Conv2D
 		case "bias":
 			o.Bias, err = strconv.ParseBool(val)
+		case "bytes":
+			if kind != AllReduce {
+				err = fmt.Errorf("unknown key %q for %s", key, kind)
+			} else {
+				msgBytes, err = parseDim(key, val)
+			}
 		case "pad", "padding":
 			if kind == Conv2D && strings.EqualFold(val, "same") {
 				samePad = true
@@ -101,6 +116,13 @@ func parse(spec string, dtype devices.DType) (Op, error) {
 			sk = s
 		}
 		o.SeqQ, o.SeqK = sq, sk
+	}
+	if msgBytes > 0 {
+		size := int64(o.DType.Size())
+		if size == 0 || msgBytes%size != 0 {
+			return Op{}, fmt.Errorf("op spec %q: bytes=%d is not a whole number of %s elements", spec, msgBytes, o.DType)
+		}
+		o.Elems = msgBytes / size
 	}
 	if kind == Attention && o.KVHeads == 0 {
 		o.KVHeads = o.Heads
@@ -180,6 +202,8 @@ func (o *Op) set(key, val string, s, sq, sk *int64) error {
 		target = map[string]*int64{"rows": &o.Rows, "cols": &o.Cols}[key]
 	case GELU, ReLU, SiLU, Add, Mul, Copy:
 		target = map[string]*int64{"n": &o.Elems, "elems": &o.Elems}[key]
+	case AllReduce:
+		target = map[string]*int64{"n": &o.Elems, "elems": &o.Elems, "ranks": &o.Ranks}[key]
 	case Attention:
 		target = map[string]*int64{"b": &o.B, "batch": &o.B, "h": &o.Heads, "heads": &o.Heads, "kv": &o.KVHeads,
 			"kv_heads": &o.KVHeads, "s": s, "sq": sq, "sk": sk, "d": &o.HeadDim}[key]
@@ -265,6 +289,9 @@ func (o Op) String() string {
 		if o.Kind == GELU && o.Tanh {
 			b.WriteString(" tanh")
 		}
+	case AllReduce:
+		kv("n", o.Elems)
+		kv("ranks", o.Ranks)
 	case Attention:
 		kv("b", o.B)
 		kv("h", o.Heads)
@@ -308,6 +335,9 @@ func (o Op) String() string {
 	if o.Out != defaultOut(o.Kind, o.DType) {
 		fmt.Fprintf(&b, " out_dtype=%s", o.Out)
 	}
+	if o.Weight != "" {
+		fmt.Fprintf(&b, " weight_dtype=%s", o.Weight)
+	}
 	return b.String()
 }
 
@@ -325,6 +355,8 @@ func (o Op) Shape() string {
 		d = []int64{o.Rows, o.Cols}
 	case GELU, ReLU, SiLU, Add, Mul, Copy:
 		d = []int64{o.Elems}
+	case AllReduce:
+		d = []int64{o.Elems, o.Ranks}
 	case Attention:
 		d = []int64{o.B, o.Heads, o.SeqQ, o.HeadDim}
 		if o.SeqQ != o.SeqK {

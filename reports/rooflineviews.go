@@ -45,9 +45,8 @@ func RooflineModelNotes(m *roofline.Model, verbose bool) []string {
 
 // RooflineTables renders the views of one workload as 'gpucalc roofline'
 // prints them: a comparison when there are several devices, then each
-// device's ops (with notes[i] under views[i]) and totals. CSV (plain) takes
-// one table: the comparison, or the first device's ops.
-func RooflineTables(workload string, views []RooflineView, notes [][]string, plain bool) []Table {
+// device's ops (with notes[i] under views[i]) and totals.
+func RooflineTables(workload string, views []RooflineView, notes [][]string) []Table {
 	var tables []Table
 	if len(views) > 1 {
 		var devs []string
@@ -55,10 +54,7 @@ func RooflineTables(workload string, views []RooflineView, notes [][]string, pla
 		for _, v := range views {
 			devs, pts = append(devs, v.Device), append(pts, v.Points)
 		}
-		tables = append(tables, RooflineCompare(devs, pts, plain))
-		if plain {
-			return tables
-		}
+		tables = append(tables, RooflineCompare(devs, pts))
 	}
 	for i, v := range views {
 		title := "Roofline on " + v.Device
@@ -68,10 +64,7 @@ func RooflineTables(workload string, views []RooflineView, notes [][]string, pla
 		if workload != "ops" {
 			title += ": " + workload
 		}
-		tables = append(tables, RooflinePoints(title, v.Points, notes[i], plain))
-		if plain {
-			break
-		}
+		tables = append(tables, RooflinePoints(title, v.Points, notes[i]))
 		if v.Summary != nil {
 			tables = append(tables, RooflineSummary("Totals on "+v.Device, *v.Summary, v.Points))
 		}

@@ -6,6 +6,7 @@ import (
 	"github.com/gpucalc/gpucalc/occupancy"
 	"github.com/gpucalc/gpucalc/roofline"
 	"github.com/gpucalc/gpucalc/sim"
+	"github.com/gpucalc/gpucalc/trace"
 )
 
 // The JSON views: what each command's --format json writes, one named type
@@ -16,7 +17,23 @@ import (
 // limits of its compute capability.
 type DeviceView struct {
 	devices.Device
-	Limits *devices.Arch `json:"limits,omitempty"`
+	Limits *ArchView `json:"limits,omitempty"`
+}
+
+// ArchView is the occupancy limits of a compute capability ('gpucalc
+// devices archs'), with the carveouts in bytes.
+type ArchView struct {
+	devices.Arch
+	Carveouts []int `json:"carveouts_bytes"`
+}
+
+// NewArchView converts the carveouts to bytes.
+func NewArchView(a devices.Arch) ArchView {
+	v := ArchView{Arch: a, Carveouts: make([]int, len(a.CarveoutsKiB))}
+	for i, c := range a.CarveoutsKiB {
+		v.Carveouts[i] = c << 10
+	}
+	return v
 }
 
 // RooflineView is one device's result of 'gpucalc roofline'.
@@ -39,6 +56,12 @@ type NCUView struct {
 	Device       string         `json:"device"`
 	DeviceOrigin string         `json:"device_origin"`
 	Kernels      []ncu.Analysis `json:"kernels"`
+}
+
+// TraceView is 'gpucalc trace': the device and the trace's analysis.
+type TraceView struct {
+	DeviceOrigin string `json:"device_origin"`
+	trace.Analysis
 }
 
 // SuggestView is 'gpucalc occupancy suggest'.
@@ -78,12 +101,37 @@ type SweepView struct {
 
 // SimulationView is 'gpucalc simulate'.
 type SimulationView struct {
-	Device  string      `json:"device"`
-	Origin  string      `json:"device_origin,omitempty"`
-	Kernel  string      `json:"kernel"`
-	Desc    string      `json:"description"`
-	Threads int         `json:"threads_per_block"`
-	Model   sim.Kernel  `json:"model_kernel"`
-	Setup   sim.Setup   `json:"setup"`
-	Points  []sim.Point `json:"points"`
+	Device  string         `json:"device"`
+	Origin  string         `json:"device_origin,omitempty"`
+	Kernel  string         `json:"kernel"`
+	Desc    string         `json:"description"`
+	Threads int            `json:"threads_per_block"`
+	Model   sim.Kernel     `json:"model_kernel"`
+	Setup   sim.Setup      `json:"setup"`
+	Points  []SimPointView `json:"points"`
+}
+
+// SimPointView is one simulated point in base units: bytes and FLOPs per
+// second for the whole GPU.
+type SimPointView struct {
+	Warps           int     `json:"warps_per_sm"`
+	AchievedBytes   float64 `json:"achieved_bytes_per_second"`
+	AchievedFLOPs   float64 `json:"achieved_flops_per_second"`
+	BoundBytes      float64 `json:"bound_bytes_per_second"`
+	BoundFLOPs      float64 `json:"bound_flops_per_second"`
+	IPC             float64 `json:"ipc"`
+	MeanLoadLatency float64 `json:"mean_load_latency_cycles"`
+	Cycles          int64   `json:"cycles"`
+	Instructions    int64   `json:"warp_instructions"`
+}
+
+// SimPoints converts the simulator's points (GB/s, GFLOP/s) to base units.
+func SimPoints(pts []sim.Point) []SimPointView {
+	out := make([]SimPointView, len(pts))
+	for i, p := range pts {
+		out[i] = SimPointView{Warps: p.Warps, AchievedBytes: p.AchievedGBps * 1e9, AchievedFLOPs: p.AchievedGFLOPs * 1e9,
+			BoundBytes: p.BoundGBps * 1e9, BoundFLOPs: p.BoundGFLOPs * 1e9, IPC: p.IPC, MeanLoadLatency: p.MeanLoadLatency,
+			Cycles: p.Cycles, Instructions: p.Instructions}
+	}
+	return out
 }

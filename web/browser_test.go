@@ -106,8 +106,8 @@ func TestBrowser(t *testing.T) {
 	run("pick the A100", chromedp.SetValue("#device", "a100-sxm4-80gb", chromedp.ByQuery),
 		chromedp.Evaluate(`document.getElementById("device").dispatchEvent(new Event("input", {bubbles: true}))`, nil))
 	waitAnswer(n)
-	var smemChart, threadsChart string
-	run("read the charts", chromedp.OuterHTML("#chart-smem", &smemChart, chromedp.ByQuery), chromedp.OuterHTML("#chart-threads", &threadsChart, chromedp.ByQuery))
+	var figure string
+	run("read the graphs", chromedp.OuterHTML("#chart-occupancy", &figure, chromedp.ByQuery))
 	times := typeInto("regs", "64")
 	times = append(times, typeInto("dynamic_smem", "48K")...)
 	if got := cell("blocks per SM"); got != "3" {
@@ -116,11 +116,10 @@ func TestBrowser(t *testing.T) {
 	if got := cell("limited by"); got != "shared memory" {
 		t.Errorf("A100, 64 registers, 48K: limited by %q, want shared memory", got)
 	}
-	var smemChart2, threadsChart2, cli string
-	run("read the charts again", chromedp.OuterHTML("#chart-smem", &smemChart2, chromedp.ByQuery),
-		chromedp.OuterHTML("#chart-threads", &threadsChart2, chromedp.ByQuery), chromedp.Text("#cli", &cli, chromedp.ByQuery))
-	if smemChart2 == smemChart || threadsChart2 == threadsChart || !strings.Contains(smemChart2, "<svg") {
-		t.Errorf("the shared-memory and block-size graphs did not repaint after the input changed")
+	var figure2, cli string
+	run("read the graphs again", chromedp.OuterHTML("#chart-occupancy", &figure2, chromedp.ByQuery), chromedp.Text("#cli", &cli, chromedp.ByQuery))
+	if figure2 == figure || !strings.Contains(figure2, "<svg") || !strings.Contains(figure2, "64 registers") {
+		t.Errorf("the graphs did not repaint for 64 registers after the input changed: %.200s", figure2)
 	}
 	if want := "gpucalc occupancy --device a100-sxm4-80gb --regs 64 --smem 48K"; cli != want {
 		t.Errorf("Copy as CLI shows %q, want %q", cli, want)

@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/gpucalc/gpucalc/devices"
 	"github.com/gpucalc/gpucalc/occupancy"
@@ -213,34 +212,15 @@ func (s *server) occupancy(q map[string]string) (answer, error) {
 	}
 	rep := reports.NewOccupancy(t, k, l, in.defaults, res, nil, &cliffs, clusters)
 	a := answer{View: rep, Tables: tablesOf(rep.Tables()), CLI: cli}
-	// The three charts are drawn in parallel: drawing is most of the time
-	// from input to repaint.
-	sweeps := []struct {
-		q       occupancy.Quantity
-		current int
-	}{{occupancy.VaryThreads, l.Threads}, {occupancy.VaryRegs, k.Regs}, {occupancy.VarySmem, k.StaticSmem + l.DynamicSmem}}
-	a.Charts = make([]chart, len(sweeps))
-	drawErrs := make([]error, len(sweeps))
-	var wg sync.WaitGroup
-	for i, sw := range sweeps {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			pts, err := occupancy.Sweep(t.Arch, k, l, sw.q)
-			if err != nil {
-				drawErrs[i] = err
-				return
-			}
-			var buf bytes.Buffer
-			if drawErrs[i] = reports.SweepPlot(&buf, "svg", t, sw.q, pts, sw.current); drawErrs[i] == nil {
-				a.Charts[i] = chart{ID: string(sw.q), Title: "Occupancy against " + string(sw.q), SVG: inlineSVG(buf.String())}
-			}
-		}()
-	}
-	wg.Wait()
-	if err := errors.Join(drawErrs...); err != nil {
+	c, err := reports.NewOccupancyChart(t, k, l)
+	if err != nil {
 		return answer{}, err
 	}
+	var buf bytes.Buffer
+	if err := reports.WriteChart(&buf, c, reports.ChartOptions{Format: "svg"}); err != nil {
+		return answer{}, err
+	}
+	a.Charts = []chart{{ID: "occupancy", Title: c.Title, SVG: inlineSVG(buf.String())}}
 	return a, nil
 }
 

@@ -193,7 +193,7 @@ func (s *server) ncuReport(name string, data []byte, d devices.Device) (answer, 
 	a := answer{View: reports.NCUView{Device: d.Name, DeviceOrigin: origin, Kernels: as}, Tables: tablesOf(reports.NCU(as, d.Name, origin)), CLI: cli}
 	c, skipped := reports.NCUChart(as, d)
 	var buf bytes.Buffer
-	if err := c.Write(&buf, "svg", reports.ChartSize{Width: 20, Height: 12.5}, reports.DefaultDPI); err != nil {
+	if err := reports.WriteChart(&buf, c, reports.ChartOptions{Format: "svg", Size: reports.ChartSize{Width: 20, Height: 12.5}}); err != nil {
 		return answer{}, err
 	}
 	a.Charts = []chart{{ID: "ncu", Title: c.Title, SVG: inlineSVG(buf.String())}}

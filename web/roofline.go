@@ -147,7 +147,7 @@ func (s *server) apiRoofline(w http.ResponseWriter, r *http.Request) {
 		reply(w, answer{Errors: errs, CLI: cli})
 		return
 	}
-	a := answer{Tables: tablesOf(reports.RooflineTables(wl.Name, views, notes, false)), CLI: cli}
+	a := answer{Tables: tablesOf(reports.RooflineTables(wl.Name, views, notes)), CLI: cli}
 	if len(views) == 1 {
 		a.View = views[0]
 	} else {
@@ -155,7 +155,7 @@ func (s *server) apiRoofline(w http.ResponseWriter, r *http.Request) {
 	}
 	c := reports.RooflineViewsChart(wl.Name, devs, views)
 	var buf bytes.Buffer
-	if err := c.Write(&buf, "svg", reports.ChartSize{Width: 20, Height: 12.5}, reports.DefaultDPI); err != nil {
+	if err := reports.WriteChart(&buf, c, reports.ChartOptions{Format: "svg", Size: reports.ChartSize{Width: 20, Height: 12.5}}); err != nil {
 		fail(w, err)
 		return
 	}

@@ -100,13 +100,11 @@ func TestOccupancyAPI(t *testing.T) {
 	if want := "gpucalc occupancy --device a100-sxm4-80gb --regs 64 --smem 48K"; a.CLI != want {
 		t.Errorf("cli = %q, want %q", a.CLI, want)
 	}
-	if len(a.Charts) != 3 || len(a.Tables) < 2 {
-		t.Fatalf("%d charts and %d tables, want 3 charts and the tables", len(a.Charts), len(a.Tables))
+	if len(a.Charts) != 1 || len(a.Tables) < 2 {
+		t.Fatalf("%d charts and %d tables, want the three-panel figure and the tables", len(a.Charts), len(a.Tables))
 	}
-	for _, c := range a.Charts {
-		if !strings.HasPrefix(c.SVG, "<svg") || !strings.Contains(c.SVG, "current") {
-			t.Errorf("chart %s: not an SVG with the current point: %.80s", c.ID, c.SVG)
-		}
+	if c := a.Charts[0]; !strings.HasPrefix(c.SVG, "<svg") || !strings.Contains(c.Title, "limited by shared memory") {
+		t.Errorf("chart %s %q: not the SVG figure of this configuration: %.80s", c.ID, c.Title, c.SVG)
 	}
 
 	for _, tc := range []struct{ query, field, want string }{

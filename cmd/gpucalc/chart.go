@@ -2,59 +2,60 @@ package main
 
 import (
 	"fmt"
-	"os"
+	"strconv"
 
 	"github.com/gpucalc/gpucalc/reports"
 	"github.com/spf13/cobra"
 )
 
-// chartOptions are --plot, --size and --dpi.
+// chartOptions are --plot, --size and --dpi, the same on every command
+// that draws a chart.
 type chartOptions struct {
 	file, size string
 	dpi        int
 }
 
-func addChartFlags(cmd *cobra.Command, o *chartOptions) {
-	cmd.Flags().StringVar(&o.file, "plot", "", "also draw a roofline chart to `FILE`.png or FILE.svg")
-	cmd.Flags().StringVar(&o.size, "size", "16x10cm", "chart `size`, WIDTHxHEIGHT in cm, mm or in")
-	cmd.Flags().IntVar(&o.dpi, "dpi", reports.DefaultDPI, "PNG chart resolution in dots per inch")
-	_ = cmd.MarkFlagFilename("plot", "png", "svg")
+// addChartFlags adds --plot (drawing what), --size (default def) and --dpi.
+func addChartFlags(cmd *cobra.Command, o *chartOptions, what string, def reports.ChartSize) {
+	cmd.Flags().StringVar(&o.file, "plot", "", "also draw "+what+" to `FILE`.png, FILE.svg or FILE.pdf")
+	size := strconv.FormatFloat(def.Width, 'g', -1, 64) + "x" + strconv.FormatFloat(def.Height, 'g', -1, 64) + "cm"
+	cmd.Flags().StringVar(&o.size, "size", size, "chart `size`, WIDTHxHEIGHT in cm, mm or in")
+	cmd.Flags().IntVar(&o.dpi, "dpi", reports.DefaultDPI, "PNG chart resolution in dots per inch (10 to 1200; at most 100 megapixels)")
+	_ = cmd.MarkFlagFilename("plot", "png", "svg", "pdf")
 }
 
-// check validates the chart flags before any work is done.
-func (o chartOptions) check() (format string, size reports.ChartSize, err error) {
+// check validates the chart flags before any work is done: the file's
+// format, the size, the dpi and the pixel cap are usage errors.
+func (o chartOptions) check() (reports.ChartOptions, error) {
 	if o.file == "" {
-		return "", size, nil
+		return reports.ChartOptions{}, nil
 	}
-	if format, err = reports.ChartFormat(o.file); err != nil {
-		return "", size, usageError{err}
+	var opt reports.ChartOptions
+	var err error
+	if opt.Format, err = reports.ChartFormat(o.file); err != nil {
+		return opt, usageError{fmt.Errorf("--plot: %w", err)}
 	}
-	if size, err = reports.ParseChartSize(o.size); err != nil {
-		return "", size, usageError{err}
+	if opt.Size, err = reports.ParseChartSize(o.size); err != nil {
+		return opt, usageError{fmt.Errorf("--size: %w", err)}
 	}
-	if o.dpi < 10 || o.dpi > 1200 {
-		return "", size, usageError{fmt.Errorf("--dpi %d: expected 10 to 1200", o.dpi)}
+	opt.DPI = o.dpi
+	if err := opt.Check(); err != nil {
+		return opt, usageError{fmt.Errorf("--size %s --dpi %d: %w", o.size, o.dpi, err)}
 	}
-	return format, size, nil
+	return opt, nil
 }
 
 // write draws the chart to the --plot file and returns the notes to print:
-// the ops it could not place, with the reason.
-func (o chartOptions) write(c reports.RooflineChart, format string, size reports.ChartSize) ([]string, error) {
-	fh, err := os.Create(o.file)
-	if err != nil {
-		return nil, fmt.Errorf("chart: %w", err)
-	}
-	if err := c.Write(fh, format, size, o.dpi); err != nil {
-		fh.Close()
-		return nil, fmt.Errorf("chart %s: %w", o.file, err)
-	}
-	if err := fh.Close(); err != nil {
-		return nil, fmt.Errorf("chart: %w", err)
+// where it went, and for a roofline the ops it could not place.
+func (o chartOptions) write(c reports.Chart, opt reports.ChartOptions) ([]string, error) {
+	if err := reports.WriteChartFile(o.file, c, opt); err != nil {
+		return nil, err
 	}
 	notes := []string{"chart written to " + o.file}
-	for _, u := range c.Unplaced() {
-		notes = append(notes, "not on the chart: "+u)
+	if r, ok := c.(reports.RooflineChart); ok {
+		for _, u := range r.Unplaced() {
+			notes = append(notes, "not on the chart: "+u)
+		}
 	}
 	return notes, nil
 }

@@ -50,20 +50,20 @@ func devicesRun(opts *devicesOptions) error {
 		return err
 	}
 	list := c.Devices()
-	if form == reports.FormatJSON {
-		return f.JSON(list)
-	}
-	return f.Render(form, reports.DeviceList(list))
+	return f.Output(form, nil, list,
+		func() []reports.Table { return []reports.Table{reports.DeviceList(list)} },
+		func() []reports.Table { return reports.DeviceRecords(list) })
 }
 
 type devicesShowOptions struct {
-	f    *factory
-	name string
+	f       *factory
+	name    string
+	section sectionFlag
 }
 
 func newCmdDevicesShow(f *factory, runF func(*devicesShowOptions) error) *cobra.Command {
 	opts := &devicesShowOptions{f: f}
-	return &cobra.Command{
+	cmd := &cobra.Command{
 		Use:   "show NAME",
 		Short: "Show every figure of one GPU, with its source",
 		Long: `Show every figure the catalog holds for one GPU, each with a key to the source
@@ -78,12 +78,15 @@ alias, case-insensitive, or the name nvidia-smi prints. An architecture
 		ValidArgsFunction: f.completeDevices,
 		RunE: func(cmd *cobra.Command, argv []string) error {
 			opts.name = argv[0]
+			opts.section.changed(cmd)
 			if runF != nil {
 				return runF(opts)
 			}
 			return devicesShowRun(opts)
 		},
 	}
+	f.addSectionFlag(cmd, &opts.section, nil, "figures", "limits", "carveouts", "sources")
+	return cmd
 }
 
 func devicesShowRun(opts *devicesShowOptions) error {
@@ -97,34 +100,38 @@ func devicesShowRun(opts *devicesShowOptions) error {
 		// Not a device; an architecture shows its limits.
 		if cc, ccErr := devices.ParseCC(opts.name); ccErr == nil {
 			if _, archErr := devices.ArchFor(cc); archErr == nil {
-				return showArch(f, form, cc)
+				return showArch(f, form, &opts.section, cc)
 			}
 		}
 		return err
 	}
-	lim, limErr := d.Limits()
-	if form == reports.FormatJSON {
-		v := reports.DeviceView{Device: d}
-		if limErr == nil {
-			v.Limits = &lim
-		}
-		return f.JSON(v)
+	v := reports.DeviceView{Device: d}
+	var limits *devices.Arch
+	if lim, err := d.Limits(); err == nil {
+		limits = &lim
+		av := reports.NewArchView(lim)
+		v.Limits = &av
 	}
-	tables := []reports.Table{reports.DeviceDetail(d, form == reports.FormatCSV)}
-	if limErr == nil && form != reports.FormatCSV {
-		tables = append(tables, reports.ArchLimits(lim))
-	}
-	return f.Render(form, tables...)
+	return f.Output(form, &opts.section, v,
+		func() []reports.Table {
+			tables := reports.DeviceDetail(d)
+			if limits != nil {
+				tables = append(tables, reports.ArchLimits(*limits)...)
+			}
+			return tables
+		},
+		func() []reports.Table { return reports.DeviceFigureRecords(d, limits) })
 }
 
 type devicesArchsOptions struct {
-	f  *factory
-	cc string
+	f       *factory
+	cc      string
+	section sectionFlag
 }
 
 func newCmdDevicesArchs(f *factory, runF func(*devicesArchsOptions) error) *cobra.Command {
 	opts := &devicesArchsOptions{f: f}
-	return &cobra.Command{
+	cmd := &cobra.Command{
 		Use:   "archs [CC]",
 		Short: "List the occupancy limits of every compute capability",
 		Long: `List the per-compute-capability limits that occupancy depends on: warps,
@@ -139,12 +146,15 @@ allocation units, carveouts, barriers and cluster sizes too.`,
 			if len(argv) == 1 {
 				opts.cc = argv[0]
 			}
+			opts.section.changed(cmd)
 			if runF != nil {
 				return runF(opts)
 			}
 			return devicesArchsRun(opts)
 		},
 	}
+	f.addSectionFlag(cmd, &opts.section, nil, "limits", "carveouts", "sources")
+	return cmd
 }
 
 func devicesArchsRun(opts *devicesArchsOptions) error {
@@ -158,23 +168,25 @@ func devicesArchsRun(opts *devicesArchsOptions) error {
 		if err != nil {
 			return usageError{err}
 		}
-		return showArch(f, form, cc)
+		return showArch(f, form, &opts.section, cc)
 	}
 	list := devices.Archs()
-	if form == reports.FormatJSON {
-		return f.JSON(list)
+	views := make([]reports.ArchView, len(list))
+	for i, a := range list {
+		views[i] = reports.NewArchView(a)
 	}
-	return f.Render(form, reports.ArchList(list))
+	return f.Output(form, &opts.section, views,
+		func() []reports.Table { return reports.ArchList(list) },
+		func() []reports.Table { return reports.ArchRecords(list) })
 }
 
 // showArch prints the occupancy limits of one compute capability.
-func showArch(f *factory, form reports.Format, cc devices.CC) error {
+func showArch(f *factory, form reports.Format, sec *sectionFlag, cc devices.CC) error {
 	lim, err := devices.ArchFor(cc)
 	if err != nil {
 		return usageError{err}
 	}
-	if form == reports.FormatJSON {
-		return f.JSON(lim)
-	}
-	return f.Render(form, reports.ArchLimits(lim))
+	return f.Output(form, sec, reports.NewArchView(lim),
+		func() []reports.Table { return reports.ArchLimits(lim) },
+		func() []reports.Table { return reports.ArchRecords([]devices.Arch{lim}) })
 }

@@ -19,13 +19,12 @@ const repoRoot = "../.."
 // docExample is one `$ gpucalc ...` line of a console block in the README or
 // docs/, with the output printed under it.
 type docExample struct {
-	file      string
-	line      int // of the $ line, 1-based
-	args      []string
-	out       []string // lines of output, as written
-	outStart  int      // index into the file's lines of the first output line
-	fails     bool     // the output is an error (stderr, non-zero exit)
-	fenceLang string
+	file     string
+	line     int // of the $ line, 1-based
+	args     []string
+	out      []string // lines of output, as written
+	outStart int      // index into the file's lines of the first output line
+	fails    bool     // the output is an error (stderr, non-zero exit)
 }
 
 // docFiles lists the Markdown files whose examples are executed.

@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -348,4 +349,69 @@ func args(v cobra.PositionalArgs) cobra.PositionalArgs {
 		}
 		return nil
 	}
+}
+
+// sectionFlag is --section of a command whose CSV output has several
+// sections (CSV holds one table; JSON holds them all). The first name is
+// the default.
+type sectionFlag struct {
+	name  string
+	names []string
+	// needs says which flag a section that not every run has needs.
+	needs map[string]string
+	set   bool
+}
+
+// addSectionFlag registers --section with completion; names[0] is the
+// default.
+func (f *factory) addSectionFlag(cmd *cobra.Command, s *sectionFlag, needs map[string]string, names ...string) {
+	s.names, s.needs = names, needs
+	cmd.Flags().StringVar(&s.name, "section", names[0], "`section` --format csv writes: "+strings.Join(names, ", ")+" (JSON has every section)")
+	_ = cmd.RegisterFlagCompletionFunc("section", cobra.FixedCompletions(names, cobra.ShellCompDirectiveNoFileComp))
+}
+
+// changed records whether --section was given; call it from RunE.
+func (s *sectionFlag) changed(cmd *cobra.Command) { s.set = cmd.Flags().Changed("section") }
+
+// check validates --section against the format: a name the command has,
+// and CSV only.
+func (s *sectionFlag) check(form reports.Format) error {
+	if s == nil || !s.set {
+		return nil
+	}
+	if !slices.Contains(s.names, s.name) {
+		return usagef("--section %q: expected one of %s", s.name, strings.Join(s.names, ", "))
+	}
+	if form != reports.FormatCSV {
+		return usagef("--section picks what --format csv writes; the other formats show every section")
+	}
+	return nil
+}
+
+// Output writes a command's result: JSON the view, CSV the section of
+// records that --section picks (sec is nil for a command with one), table
+// and Markdown the tables. records and tables are built only when needed.
+func (f *factory) Output(form reports.Format, sec *sectionFlag, view any, tables, records func() []reports.Table) error {
+	if err := sec.check(form); err != nil {
+		return err
+	}
+	switch form {
+	case reports.FormatJSON:
+		return f.JSON(view)
+	case reports.FormatCSV:
+		name := "" // the first section, unless --section names one
+		if sec != nil && sec.set {
+			name = sec.name
+		}
+		t, ok := reports.Section(records(), name)
+		if !ok {
+			msg := fmt.Sprintf("--section %s: this run has no %s section", name, name)
+			if sec != nil && sec.needs[name] != "" {
+				msg += "; it needs " + sec.needs[name]
+			}
+			return usageError{errors.New(msg)}
+		}
+		return f.Render(form, t)
+	}
+	return f.Render(form, tables()...)
 }

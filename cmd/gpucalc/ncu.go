@@ -14,6 +14,7 @@ type ncuOptions struct {
 	devices deviceFlags
 	file    string
 	chart   chartOptions
+	section sectionFlag
 }
 
 func newCmdNCU(f *factory, runF func(*ncuOptions) error) *cobra.Command {
@@ -38,11 +39,13 @@ datasheet peaks and bandwidths (decimal: 1 TB/s = 1e12 B/s).`,
   gpucalc ncu profile.csv
   ncu --import report.ncu-rep --csv --page raw | gpucalc ncu - --format json
   gpucalc ncu profile.csv --device h100 --format markdown
+  gpucalc ncu profile.csv --format csv --section memory
   gpucalc ncu profile.csv --plot kernels.png`,
 		Args: args(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, argv []string) error {
 			opts.file = argv[0]
 			opts.devices.changed(cmd)
+			opts.section.changed(cmd)
 			if runF != nil {
 				return runF(opts)
 			}
@@ -50,7 +53,8 @@ datasheet peaks and bandwidths (decimal: 1 TB/s = 1e12 B/s).`,
 		},
 	}
 	f.addDeviceFlags(cmd, &opts.devices, false)
-	addChartFlags(cmd, &opts.chart)
+	addChartFlags(cmd, &opts.chart, "a roofline chart", reports.DefaultChartSize)
+	f.addSectionFlag(cmd, &opts.section, nil, "kernels", "compute", "memory", "occupancy")
 	cmd.Flags().Lookup("device").Usage = "GPU `name` or alias from 'gpucalc devices' to measure against (default: the GPU the export names)"
 	return cmd
 }
@@ -61,7 +65,7 @@ func ncuRun(opts *ncuOptions) error {
 	if err != nil {
 		return err
 	}
-	chartFormat, chartSize, err := opts.chart.check()
+	chartOpt, err := opts.chart.check()
 	if err != nil {
 		return err
 	}
@@ -89,18 +93,21 @@ func ncuRun(opts *ncuOptions) error {
 	var notes []string
 	if opts.chart.file != "" {
 		c, skipped := reports.NCUChart(as, d)
-		if notes, err = opts.chart.write(c, chartFormat, chartSize); err != nil {
+		if notes, err = opts.chart.write(c, chartOpt); err != nil {
 			return err
 		}
 		notes = append(notes, skipped...)
 	}
-	if form == reports.FormatJSON {
+	if form == reports.FormatJSON || form == reports.FormatCSV {
 		f.chartNotes(form, nil, notes)
-		return f.JSON(reports.NCUView{Device: d.Name, DeviceOrigin: origin, Kernels: as})
 	}
-	tables := reports.NCU(as, d.Name, origin)
-	f.chartNotes(form, tables, notes)
-	return f.Render(form, tables...)
+	return f.Output(form, &opts.section, reports.NCUView{Device: d.Name, DeviceOrigin: origin, Kernels: as},
+		func() []reports.Table {
+			tables := reports.NCU(as, d.Name, origin)
+			f.chartNotes(form, tables, notes)
+			return tables
+		},
+		func() []reports.Table { return reports.NCURecords(as, d.Name) })
 }
 
 // ncuDevice picks the device: --device, else the one the export names. A

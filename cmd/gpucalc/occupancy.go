@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -189,6 +187,8 @@ type occupancyOptions struct {
 	kernel              kernelFlags
 	grid, cluster       int
 	gridSet, clusterSet bool
+	chart               chartOptions
+	section             sectionFlag
 }
 
 func newCmdOccupancy(f *factory, runF func(*occupancyOptions) error) *cobra.Command {
@@ -214,6 +214,8 @@ registers.`,
   gpucalc occupancy --arch sm_80 --threads 128 --regs 37 --smem 8K
   gpucalc occupancy -d h100 --threads 512 --regs 40 --carveout 50% --grid 4096
   gpucalc occupancy --threads 128 --smem 100K --cluster 4
+  gpucalc occupancy --regs 64 --smem 48K --plot occupancy.png
+  gpucalc occupancy --regs 64 --format csv --section limits
   gpucalc occupancy suggest --regs 96
   gpucalc occupancy avail-smem --blocks 2 --threads 128
   gpucalc occupancy batch --input configs.csv`,
@@ -221,6 +223,7 @@ registers.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			opts.kernel.changed(cmd)
 			opts.gridSet, opts.clusterSet = cmd.Flags().Changed("grid"), cmd.Flags().Changed("cluster")
+			opts.section.changed(cmd)
 			if runF != nil {
 				return runF(opts)
 			}
@@ -230,6 +233,8 @@ registers.`,
 	opts.kernel.add(f, cmd, true)
 	cmd.Flags().IntVar(&opts.grid, "grid", 0, "blocks in the grid: report waves and the last wave's fill")
 	cmd.Flags().IntVar(&opts.cluster, "cluster", 0, "thread-block cluster size (cc 9.0+): clusters active on the whole GPU; above 8 needs the non-portable opt-in")
+	addChartFlags(cmd, &opts.chart, "warps per SM against block size, registers and shared memory (three panels)", reports.OccupancyChartSize)
+	f.addSectionFlag(cmd, &opts.section, map[string]string{"waves": "--grid", "clusters": "--cluster"}, "summary", "limits", "cliffs", "waves", "clusters")
 	cmd.AddCommand(newCmdOccupancySuggest(f, nil), newCmdOccupancyAvail(f, nil), newCmdOccupancyBatch(f, nil), newCmdOccupancySweep(f, nil), newCmdOccupancyFromBuild(f, nil))
 	return cmd
 }
@@ -240,6 +245,10 @@ func occupancyRun(opts *occupancyOptions) error {
 	if err != nil {
 		return err
 	}
+	chartOpt, err := opts.chart.check()
+	if err != nil {
+		return err
+	}
 	t, k, l, err := opts.kernel.resolve(f)
 	if err != nil {
 		return err
@@ -247,6 +256,16 @@ func occupancyRun(opts *occupancyOptions) error {
 	r := occupancy.Calculate(t.Arch, k, l)
 	if err := inputError(t.Arch, k, l, r); err != nil {
 		return err
+	}
+	var notes []string
+	if opts.chart.file != "" {
+		c, err := reports.NewOccupancyChart(t, k, l)
+		if err != nil {
+			return err
+		}
+		if notes, err = opts.chart.write(c, chartOpt); err != nil {
+			return err
+		}
 	}
 	var waves *occupancy.Waves
 	if opts.gridSet {
@@ -275,10 +294,14 @@ func occupancyRun(opts *occupancyOptions) error {
 		return err
 	}
 	rep := reports.NewOccupancy(t, k, l, opts.kernel.defaults, r, waves, &cliffs, clusters)
-	if format == reports.FormatJSON {
-		return f.JSON(rep)
+	if format == reports.FormatJSON || format == reports.FormatCSV {
+		f.chartNotes(format, nil, notes)
 	}
-	return f.Render(format, rep.Tables()...)
+	return f.Output(format, &opts.section, rep, func() []reports.Table {
+		tables := rep.Tables()
+		f.chartNotes(format, tables, notes)
+		return tables
+	}, rep.Records)
 }
 
 type occupancySuggestOptions struct {
@@ -286,6 +309,7 @@ type occupancySuggestOptions struct {
 	kernel    kernelFlags
 	perThread string
 	limit     int
+	section   sectionFlag
 }
 
 func newCmdOccupancySuggest(f *factory, runF func(*occupancySuggestOptions) error) *cobra.Command {
@@ -304,6 +328,7 @@ per SM × SMs. --smem is fixed shared memory per block (static plus dynamic);
 		Args: args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			opts.kernel.changed(cmd)
+			opts.section.changed(cmd)
 			if runF != nil {
 				return runF(opts)
 			}
@@ -313,6 +338,7 @@ per SM × SMs. --smem is fixed shared memory per block (static plus dynamic);
 	opts.kernel.add(f, cmd, false)
 	cmd.Flags().StringVar(&opts.perThread, "smem-per-thread", "0", "dynamic shared memory per thread of the block, bytes")
 	cmd.Flags().IntVar(&opts.limit, "block-limit", 0, "largest block size to consider (0: no limit)")
+	f.addSectionFlag(cmd, &opts.section, nil, "summary", "candidates")
 	return cmd
 }
 
@@ -341,10 +367,10 @@ func occupancySuggestRun(opts *occupancySuggestOptions) error {
 	if s.BlockSize == 0 {
 		return fmt.Errorf("no block size of this kernel can be resident on cc %s; lower its registers or shared memory", t.Arch.CC)
 	}
-	if format == reports.FormatJSON {
-		return f.JSON(reports.SuggestView{Target: t, Kernel: k, Options: reports.SuggestOptionsView{DynamicSmem: o.DynamicSmem, SmemPerThread: o.SmemPerThread, BlockSizeLimit: o.BlockSizeLimit, Carveout: o.Carveout}, Suggestion: s})
-	}
-	return f.Render(format, reports.Suggestion(t, k, o, s)...)
+	v := reports.SuggestView{Target: t, Kernel: k, Options: reports.SuggestOptionsView{DynamicSmem: o.DynamicSmem, SmemPerThread: o.SmemPerThread, BlockSizeLimit: o.BlockSizeLimit, Carveout: o.Carveout}, Suggestion: s}
+	return f.Output(format, &opts.section, v,
+		func() []reports.Table { return reports.Suggestion(t, k, o, s) },
+		func() []reports.Table { return reports.SuggestionRecords(t, k, o, s) })
 }
 
 type occupancyAvailOptions struct {
@@ -402,10 +428,9 @@ func occupancyAvailRun(opts *occupancyAvailOptions) error {
 		}
 		return usageError{fmt.Errorf("--blocks %d: %w", blocks, err)}
 	}
-	if format == reports.FormatJSON {
-		return f.JSON(reports.AvailSmemView{Target: t, Kernel: k, Blocks: blocks, Threads: l.Threads, AvailSmem: s})
-	}
-	return f.Render(format, reports.AvailSmem(t, k, blocks, l.Threads, s))
+	return f.Output(format, nil, reports.AvailSmemView{Target: t, Kernel: k, Blocks: blocks, Threads: l.Threads, AvailSmem: s},
+		func() []reports.Table { return []reports.Table{reports.AvailSmem(t, k, blocks, l.Threads, s)} },
+		func() []reports.Table { return reports.AvailSmemRecords(t, k, blocks, l.Threads, s) })
 }
 
 type occupancyBatchOptions struct {
@@ -506,9 +531,10 @@ func runBatch(in io.Reader, out io.Writer, format reports.Format, lookup func(st
 }
 
 type occupancySweepOptions struct {
-	f              *factory
-	kernel         kernelFlags
-	vary, plotFile string
+	f      *factory
+	kernel kernelFlags
+	vary   string
+	chart  chartOptions
 }
 
 func newCmdOccupancySweep(f *factory, runF func(*occupancySweepOptions) error) *cobra.Command {
@@ -520,8 +546,9 @@ func newCmdOccupancySweep(f *factory, runF func(*occupancySweepOptions) error) *
 of varying block size / register count / shared memory" graphs of NVIDIA's
 calculator: block sizes in steps of 32, every register count 0..255, shared
 memory at every allocation boundary up to the opt-in maximum. The table groups
-values with the same result; --plot writes a PNG or SVG chart (by the file's
-extension) with the current configuration marked. Takes the flags of
+values with the same result; --plot draws warps per SM against the quantity,
+with the current configuration marked and each limit's region shaded (one of
+the three panels of 'gpucalc occupancy --plot'). Takes the flags of
 'gpucalc occupancy'.`,
 		Example: `  gpucalc occupancy sweep --vary regs --threads 256
   gpucalc occupancy sweep --vary threads --regs 64 --plot threads.png
@@ -537,7 +564,7 @@ extension) with the current configuration marked. Takes the flags of
 	}
 	opts.kernel.add(f, cmd, true)
 	cmd.Flags().StringVar(&opts.vary, "vary", "threads", "quantity to vary: threads, regs or smem")
-	cmd.Flags().StringVar(&opts.plotFile, "plot", "", "write a chart to `FILE`.png or FILE.svg")
+	addChartFlags(cmd, &opts.chart, "warps per SM against the varied quantity", reports.SweepChartSize)
 	_ = cmd.RegisterFlagCompletionFunc("vary", cobra.FixedCompletions([]string{"threads", "regs", "smem"}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }
@@ -552,10 +579,9 @@ func occupancySweepRun(opts *occupancySweepOptions) error {
 	if err != nil {
 		return usageError{fmt.Errorf("--vary: %w", err)}
 	}
-	plotFile := opts.plotFile
-	ext := strings.ToLower(strings.TrimPrefix(filepath.Ext(plotFile), "."))
-	if plotFile != "" && ext != "png" && ext != "svg" {
-		return usagef("--plot %s: the chart is PNG or SVG; name the file .png or .svg", plotFile)
+	chartOpt, err := opts.chart.check()
+	if err != nil {
+		return err
 	}
 	t, k, l, err := opts.kernel.resolve(f)
 	if err != nil {
@@ -569,23 +595,22 @@ func occupancySweepRun(opts *occupancySweepOptions) error {
 		return usageError{err}
 	}
 	current := map[occupancy.Quantity]int{occupancy.VaryThreads: l.Threads, occupancy.VaryRegs: k.Regs, occupancy.VarySmem: k.StaticSmem + l.DynamicSmem}[q]
-	if plotFile != "" {
-		fh, err := os.Create(plotFile)
-		if err != nil {
-			return fmt.Errorf("--plot: %w", err)
-		}
-		err = reports.SweepPlot(fh, ext, t, q, pts, current)
-		if cerr := fh.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
-			return fmt.Errorf("--plot %s: %w", plotFile, err)
+	var notes []string
+	if opts.chart.file != "" {
+		if notes, err = opts.chart.write(reports.SweepChart{Target: t, Quantity: q, Points: pts, Current: current}, chartOpt); err != nil {
+			return err
 		}
 	}
-	if format == reports.FormatJSON {
-		return f.JSON(reports.SweepView{Target: t, Kernel: k, Launch: l, Vary: q, Current: current, Points: pts})
+	if format == reports.FormatJSON || format == reports.FormatCSV {
+		f.chartNotes(format, nil, notes)
 	}
-	return f.Render(format, reports.SweepTable(t, q, pts, current))
+	return f.Output(format, nil, reports.SweepView{Target: t, Kernel: k, Launch: l, Vary: q, Current: current, Points: pts},
+		func() []reports.Table {
+			tables := []reports.Table{reports.SweepTable(t, q, pts, current)}
+			f.chartNotes(format, tables, notes)
+			return tables
+		},
+		func() []reports.Table { return reports.SweepRecords(q, pts, current) })
 }
 
 type occupancyFromBuildOptions struct {
@@ -686,10 +711,9 @@ func occupancyFromBuildRun(opts *occupancyFromBuildOptions) error {
 		rows = append(rows, reports.NewBuildRow(k, threads[i], src, r, occupancy.MaxThreadsByRegs(arch, k.Regs)))
 	}
 	reports.SortBuildRows(rows)
-	if format == reports.FormatJSON {
-		return f.JSON(rows)
-	}
 	notes := []string{fmt.Sprintf("Threads per block: %d unless --launch says otherwise; dynamic shared memory %s; carveout %s.", opts.threads, units.FormatSize(int64(dyn)), carve),
 		"Static shared memory excludes the 1 KiB CUDA reserves per block (cc 8.0+); the calculation adds it once. Give block sizes with --launch."}
-	return f.Render(format, reports.BuildTable(rows, notes))
+	return f.Output(format, nil, rows,
+		func() []reports.Table { return []reports.Table{reports.BuildTable(rows, notes)} },
+		func() []reports.Table { return reports.BuildRecords(rows) })
 }

@@ -16,6 +16,7 @@ type rooflineOptions struct {
 	ops      []string
 	workload string
 	chart    chartOptions
+	section  sectionFlag
 }
 
 const rooflineConventions = `Conventions: an FMA counts 2 FLOPs; transcendentals (exp, erf, tanh, rsqrt)
@@ -61,6 +62,7 @@ by side.
 		Args: args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			opts.devices.changed(cmd)
+			opts.section.changed(cmd)
 			if runF != nil {
 				return runF(opts)
 			}
@@ -68,12 +70,13 @@ by side.
 		},
 	}
 	f.addDeviceFlags(cmd, &opts.devices, true)
-	addChartFlags(cmd, &opts.chart)
+	addChartFlags(cmd, &opts.chart, "a roofline chart", reports.DefaultChartSize)
 	cmd.Flags().StringArrayVar(&opts.ops, "op", nil, "op `spec`, e.g. \"matmul m=4096 n=4096 k=4096 dtype=bf16\" (repeatable)")
 	cmd.Flags().StringVar(&opts.workload, "workload", "", "workload YAML `file` (a named list of ops), or - for standard input")
 	_ = cmd.MarkFlagFilename("workload", "yaml", "yml")
 	cmd.MarkFlagsMutuallyExclusive("op", "workload")
 	cmd.MarkFlagsOneRequired("op", "workload")
+	f.addSectionFlag(cmd, &opts.section, nil, "points", "summary")
 	cmd.AddCommand(newCmdRooflineBatch(f, nil))
 	return cmd
 }
@@ -125,7 +128,7 @@ func rooflineRun(opts *rooflineOptions) error {
 	if err != nil {
 		return err
 	}
-	chartFormat, chartSize, err := opts.chart.check()
+	chartOpt, err := opts.chart.check()
 	if err != nil {
 		return err
 	}
@@ -141,28 +144,50 @@ func rooflineRun(opts *rooflineOptions) error {
 	if err != nil {
 		return err
 	}
-	var devs []devices.Device
-	var views []reports.RooflineView
-	var notes [][]string
-	for _, r := range res {
-		devs, views, notes = append(devs, r.dev), append(views, r.RooflineView), append(notes, reports.RooflineModelNotes(r.model, f.verbose))
-	}
-	var chartNotes []string
+	var notes []string
 	if opts.chart.file != "" {
-		if chartNotes, err = opts.chart.write(reports.RooflineViewsChart(w.Name, devs, views), chartFormat, chartSize); err != nil {
+		var devs []devices.Device
+		var views []reports.RooflineView
+		for _, r := range res {
+			devs, views = append(devs, r.dev), append(views, r.RooflineView)
+		}
+		if notes, err = opts.chart.write(reports.RooflineViewsChart(w.Name, devs, views), chartOpt); err != nil {
 			return err
 		}
 	}
-	if form == reports.FormatJSON {
-		f.chartNotes(form, nil, chartNotes)
-		if len(views) == 1 {
-			return f.JSON(views[0])
-		}
-		return f.JSON(reports.RooflineComparison{Devices: views})
+	if form == reports.FormatJSON || form == reports.FormatCSV {
+		f.chartNotes(form, nil, notes)
 	}
-	tables := reports.RooflineTables(w.Name, views, notes, form == reports.FormatCSV)
-	f.chartNotes(form, tables, chartNotes)
-	return f.Render(form, tables...)
+	views := make([]reports.RooflineView, len(res))
+	for i, r := range res {
+		views[i] = r.RooflineView
+	}
+	var view any = reports.RooflineComparison{Devices: views}
+	if len(views) == 1 {
+		view = views[0]
+	}
+	return f.Output(form, &opts.section, view, func() []reports.Table {
+		tables := rooflineTables(f, w, res)
+		f.chartNotes(form, tables, notes)
+		return tables
+	}, func() []reports.Table { return reports.RooflineRecords(views) })
+}
+
+// rooflineTables are the human tables: the devices side by side, then per
+// device its ops and totals.
+func rooflineTables(f *factory, w ops.Workload, res []analysis) []reports.Table {
+	views := make([]reports.RooflineView, len(res))
+	notes := make([][]string, len(res))
+	for i, r := range res {
+		views[i], notes[i] = r.RooflineView, modelNotes(f, r.model)
+	}
+	return reports.RooflineTables(w.Name, views, notes)
+}
+
+// modelNotes states the figures behind a device's expected times: two
+// lines, and the provenance of measured figures with --verbose.
+func modelNotes(f *factory, m *roofline.Model) []string {
+	return reports.RooflineModelNotes(m, f.verbose)
 }
 
 type rooflineBatchOptions struct {
@@ -206,7 +231,7 @@ flops/bytes. bound, ceiling_tflops and the times use every FLOP.
 		},
 	}
 	f.addDeviceFlags(cmd, &opts.devices, false)
-	addChartFlags(cmd, &opts.chart)
+	addChartFlags(cmd, &opts.chart, "a roofline chart", reports.DefaultChartSize)
 	cmd.Flags().StringVarP(&opts.input, "input", "i", "", "CSV `file` to read, or - for standard input")
 	_ = cmd.MarkFlagRequired("input")
 	return cmd
@@ -218,7 +243,7 @@ func rooflineBatchRun(opts *rooflineBatchOptions) error {
 	if err != nil {
 		return err
 	}
-	chartFormat, chartSize, err := opts.chart.check()
+	chartOpt, err := opts.chart.check()
 	if err != nil {
 		return err
 	}
@@ -249,7 +274,7 @@ func rooflineBatchRun(opts *rooflineBatchOptions) error {
 	var notes []string
 	if opts.chart.file != "" {
 		c := reports.RooflineChartOf("Roofline: "+t.Name, []devices.Device{t.Device}, [][]roofline.Point{pts})
-		if notes, err = opts.chart.write(c, chartFormat, chartSize); err != nil {
+		if notes, err = opts.chart.write(c, chartOpt); err != nil {
 			return err
 		}
 	}
@@ -263,7 +288,7 @@ func rooflineBatchRun(opts *rooflineBatchOptions) error {
 		if t.Origin != "" {
 			tab.Title += " (" + t.Origin + ")"
 		}
-		tab.Notes = reports.RooflineModelNotes(m, f.verbose)
+		tab.Notes = modelNotes(f, m)
 	}
 	tables := []reports.Table{tab}
 	f.chartNotes(form, tables, notes)

@@ -90,7 +90,9 @@ Peak rates are dense; 2:4-sparse rates are never used unless asked for.`,
 		newCmdRoofline(f, nil),
 		newCmdSimulate(f, nil),
 		newCmdNCU(f, nil),
+		newCmdTrace(f, nil),
 		newCmdCheck(f, nil),
+		newCmdModel(f, nil),
 		newCmdServe(f, nil),
 	)
 	return root

@@ -16,6 +16,10 @@ import (
 	"github.com/spf13/cobra"
 )
 
+// annotationNoResults marks a command that prints no results, so --format
+// does not apply (the output tests skip it).
+const annotationNoResults = "no_results"
+
 type serveOptions struct {
 	f    *factory
 	ctx  context.Context
@@ -45,7 +49,8 @@ the port can use the calculators: gpucalc says so. Uploads are limited to
   gpucalc serve --open
   gpucalc serve --addr 127.0.0.1:9000
   gpucalc serve --addr 0.0.0.0:8080   # reachable from other machines`,
-		Args: args(cobra.NoArgs),
+		Args:        args(cobra.NoArgs),
+		Annotations: map[string]string{annotationNoResults: "the results are in the browser"},
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if cmd.Flags().Changed("format") {
 				return usagef("--format does not apply to serve: the pages show tables and charts, and the API answers JSON")

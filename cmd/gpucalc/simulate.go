@@ -25,7 +25,8 @@ type simulateOptions struct {
 	warps        string
 	sweep        bool
 	seed         uint64
-	plot         string
+	chart        chartOptions
+	measured     string
 }
 
 func newCmdSimulate(f *factory, runF func(*simulateOptions) error) *cobra.Command {
@@ -54,7 +55,8 @@ figures from a device file in their place. Runs are deterministic per --seed.`,
 		Example: `  gpucalc simulate --kernel stream
   gpucalc simulate --kernel fma --ilp 4 --warps-per-sm 4,8,16,64
   gpucalc simulate --kernel mixed --flops-per-byte 16 --threads 256 --format csv
-  gpucalc simulate --kernel stream --ilp 2 --plot stream.png`,
+  gpucalc simulate --kernel stream --ilp 2 --plot stream.png
+  gpucalc simulate --kernel stream --plot stream.png --measured sim/testdata/lat_hide.csv`,
 		Args: args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o.devices.changed(cmd)
@@ -76,10 +78,11 @@ figures from a device file in their place. Runs are deterministic per --seed.`,
 	fl.StringVar(&o.warps, "warps-per-sm", "", "comma-separated resident warps per SM, each a multiple of the warps per block (default: --sweep)")
 	fl.BoolVar(&o.sweep, "sweep", false, "simulate every resident warp count from one block to the limit (the default)")
 	fl.Uint64Var(&o.seed, "seed", 1, "random `seed` of the memory model")
-	fl.StringVar(&o.plot, "plot", "", "also draw achieved against bound into `FILE` (.png, .svg or .pdf)")
+	addChartFlags(cmd, &o.chart, "achieved against bound", reports.DefaultChartSize)
+	fl.StringVar(&o.measured, "measured", "", "overlay on --plot the measured curve of the same kernel, --ilp and --threads from a latency-hiding CSV `FILE` (kind,ilp,block,...,warps_per_sm,gbps,gflops)")
 	cmd.MarkFlagsMutuallyExclusive("warps-per-sm", "sweep")
 	_ = cmd.RegisterFlagCompletionFunc("kernel", cobra.FixedCompletions([]string{"stream", "fma", "mixed"}, cobra.ShellCompDirectiveNoFileComp))
-	_ = cmd.MarkFlagFilename("plot", "png", "svg", "pdf")
+	_ = cmd.MarkFlagFilename("measured", "csv")
 	return cmd
 }
 
@@ -91,6 +94,13 @@ func simulateRun(o *simulateOptions) error {
 	}
 	if o.flopsSet && o.kernel != "mixed" {
 		return usagef("--flops-per-byte applies to --kernel mixed only")
+	}
+	chartOpt, err := o.chart.check()
+	if err != nil {
+		return err
+	}
+	if o.measured != "" && o.chart.file == "" {
+		return usagef("--measured overlays a curve on the chart: give --plot FILE too")
 	}
 	t, err := f.Device(o.devices)
 	if err != nil {
@@ -157,15 +167,34 @@ func simulateRun(o *simulateOptions) error {
 		Points: pts,
 		Notes:  simulationNotes(setup, what, o, occ),
 	}
-	if o.plot != "" {
-		if err := reports.SimulationChart(o.plot, s); err != nil {
+	var notes []string
+	if o.chart.file != "" {
+		c := reports.SimulationChart{Simulation: s}
+		if o.measured != "" {
+			in, name, err := f.Open(o.measured)
+			if err != nil {
+				return err
+			}
+			c.Measured, err = reports.ReadMeasuredCurve(in, name, o.kernel, o.ilp, o.threads)
+			in.Close()
+			if err != nil {
+				return err
+			}
+		}
+		if notes, err = o.chart.write(c, chartOpt); err != nil {
 			return err
 		}
 	}
-	if form == reports.FormatJSON {
-		return f.JSON(reports.SimulationView{Device: d.Name, Origin: origin, Kernel: o.kernel, Desc: what, Threads: o.threads, Model: k, Setup: setup, Points: pts})
+	if form == reports.FormatJSON || form == reports.FormatCSV {
+		f.chartNotes(form, nil, notes)
 	}
-	return f.Render(form, reports.SimulationTable(s))
+	return f.Output(form, nil, reports.SimulationView{Device: d.Name, Origin: origin, Kernel: o.kernel, Desc: what, Threads: o.threads, Model: k, Setup: setup, Points: reports.SimPoints(pts)},
+		func() []reports.Table {
+			tables := []reports.Table{reports.SimulationTable(s)}
+			f.chartNotes(form, tables, notes)
+			return tables
+		},
+		func() []reports.Table { return reports.SimulationRecords(pts) })
 }
 
 // residentWarps returns the warps per SM to simulate: those listed (each a
