@@ -191,14 +191,11 @@ func modelRun(opts *modelOptions) error {
 	}
 	var chartNotes []string
 	if opts.chart.file != "" {
-		// The decode step's ops on each device's roofline.
-		var devs []devices.Device
-		var pts [][]roofline.Point
+		devs := make([]devices.Device, len(ts))
 		for i, t := range ts {
-			devs, pts = append(devs, t.Device), append(pts, rs[i].Decode.Points)
+			devs[i] = t.Device
 		}
-		title := fmt.Sprintf("%s decode step: batch %d, %d tokens of context", c.Name, q.Batch, q.Ctx)
-		if chartNotes, err = opts.chart.write(reports.RooflineChartOf(title, devs, pts), chartOpt); err != nil {
+		if chartNotes, err = opts.chart.write(reports.ModelDecodeChart(c.Name, q, devs, rs), chartOpt); err != nil {
 			return err
 		}
 	}
@@ -213,32 +210,7 @@ func modelRun(opts *modelOptions) error {
 		f.chartNotes(form, nil, chartNotes)
 		return f.Render(form, reports.ModelRows(rs))
 	}
-	cache := "sliding-window layers cache their window"
-	if q.FullCache {
-		cache = "every layer caches the whole context"
-	}
-	defaults := fmt.Sprintf("batch %d, prompt %d, decode at %d tokens of context, tp %d; weights %s, activations %s, KV %s; %s (flags: --batch --prompt --ctx --gen --tp --weights --dtype --kv --full-cache)",
-		q.Batch, q.Prompt, q.Ctx, q.TP, q.Weights, q.Activations, q.KV, cache)
-	notes := []string{"Shape: " + defaults + ".",
-		"Expected times run kernels back to back (CUDA-graph decode, GPU-bound prefill); 'gpucalc model --help' says how."}
-	if len(rs) > 1 {
-		t := reports.ModelCompare(rs)
-		t.Title = c.Name + " side by side"
-		t.Notes = notes
-		tables := []reports.Table{t}
-		f.chartNotes(form, tables, chartNotes)
-		return f.Render(form, tables...)
-	}
-	r := rs[0]
-	title := c.Name + " on " + r.Device
-	if ts[0].Origin != "" {
-		title += " (" + ts[0].Origin + ")"
-	}
-	tables := []reports.Table{reports.ModelSummary(title, r, notes)}
-	if opts.ops {
-		tables = append(tables, reports.ModelOps("Prefill ops ("+strconv.FormatInt(q.Batch, 10)+" × "+strconv.FormatInt(q.Prompt, 10)+" tokens)", r.Prefill),
-			reports.ModelOps("Decode ops (batch "+strconv.FormatInt(q.Batch, 10)+", "+strconv.FormatInt(q.Ctx, 10)+" tokens of context)", r.Decode))
-	}
+	tables := reports.ModelTables(c.Name, q, rs, ts[0].Origin, opts.ops)
 	f.chartNotes(form, tables, chartNotes)
 	return f.Render(form, tables...)
 }

@@ -1,0 +1,52 @@
+package reports
+
+import (
+	"fmt"
+	"strconv"
+
+	"github.com/gpucalc/gpucalc/devices"
+	"github.com/gpucalc/gpucalc/model"
+	"github.com/gpucalc/gpucalc/roofline"
+)
+
+// ModelTables renders 'gpucalc model''s tables for the model named name:
+// the devices side by side when there are several, else the summary on the
+// one device (origin says where it came from when not named) and, with
+// ops, every op of the prefill and decode steps.
+func ModelTables(name string, q model.Request, rs []model.Report, origin string, ops bool) []Table {
+	cache := "sliding-window layers cache their window"
+	if q.FullCache {
+		cache = "every layer caches the whole context"
+	}
+	shape := fmt.Sprintf("batch %d, prompt %d, decode at %d tokens of context, tp %d; weights %s, activations %s, KV %s; %s (flags: --batch --prompt --ctx --gen --tp --weights --dtype --kv --full-cache)",
+		q.Batch, q.Prompt, q.Ctx, q.TP, q.Weights, q.Activations, q.KV, cache)
+	notes := []string{"Shape: " + shape + ".",
+		"Expected times run kernels back to back (CUDA-graph decode, GPU-bound prefill); 'gpucalc model --help' says how."}
+	if len(rs) > 1 {
+		t := ModelCompare(rs)
+		t.Title = name + " side by side"
+		t.Notes = notes
+		return []Table{t}
+	}
+	r := rs[0]
+	title := name + " on " + r.Device
+	if origin != "" {
+		title += " (" + origin + ")"
+	}
+	tables := []Table{ModelSummary(title, r, notes)}
+	if ops {
+		tables = append(tables, ModelOps("Prefill ops ("+strconv.FormatInt(q.Batch, 10)+" × "+strconv.FormatInt(q.Prompt, 10)+" tokens)", r.Prefill),
+			ModelOps("Decode ops (batch "+strconv.FormatInt(q.Batch, 10)+", "+strconv.FormatInt(q.Ctx, 10)+" tokens of context)", r.Decode))
+	}
+	return tables
+}
+
+// ModelDecodeChart is 'gpucalc model --plot': the decode step's ops on each
+// device's roofline (devs[i] is rs[i]'s device).
+func ModelDecodeChart(name string, q model.Request, devs []devices.Device, rs []model.Report) RooflineChart {
+	var pts [][]roofline.Point
+	for _, r := range rs {
+		pts = append(pts, r.Decode.Points)
+	}
+	return RooflineChartOf(fmt.Sprintf("%s decode step: batch %d, %d tokens of context", name, q.Batch, q.Ctx), devs, pts)
+}
