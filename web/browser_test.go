@@ -37,7 +37,7 @@ func browser(t *testing.T) string {
 // memory, 256 threads: 3 blocks, limited by shared memory), that a graph
 // repainted, that a field error shows beside its field, that the shared URL
 // gives the same view, that every control is reachable by Tab, and that the
-// roofline and reports pages answer. It logs the time from input to the
+// roofline, model and reports pages answer. It logs the time from input to the
 // frame that paints the answer (the target is 50 ms; not asserted, since a
 // loaded CI machine would make that flaky).
 func TestBrowser(t *testing.T) {
@@ -174,6 +174,17 @@ func TestBrowser(t *testing.T) {
 	}
 	shot(t, ctx, "roofline")
 	keyboard(t, ctx, srv.URL+"/roofline")
+
+	// Model: Llama-3.1-70B on four H100s.
+	run("load the model page", chromedp.Navigate(srv.URL+"/model?model=llama-3.1-70b&devices=h100&tp=4&batch=16&ctx=8192"))
+	waitAnswer(0)
+	var fits string
+	run("read the model", chromedp.Evaluate(`document.getElementById("tables").innerText`, &fits), chromedp.OuterHTML("#chart-model", &svg, chromedp.ByQuery))
+	if !strings.Contains(fits, "llama-3.1-70b on H100 SXM") || !strings.Contains(svg, "<svg") {
+		t.Errorf("model: tables %.200q, chart %.60q", fits, svg)
+	}
+	shot(t, ctx, "model")
+	keyboard(t, ctx, srv.URL+"/model")
 
 	// Reports: an example workload gives the check page.
 	run("load the reports page", chromedp.Navigate(srv.URL+"/reports?example=llama3-8b-decode.yaml&device=h100"))

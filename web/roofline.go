@@ -9,7 +9,6 @@ import (
 	"path"
 	"strings"
 
-	"github.com/gpucalc/gpucalc/devices"
 	"github.com/gpucalc/gpucalc/examples"
 	"github.com/gpucalc/gpucalc/ops"
 	"github.com/gpucalc/gpucalc/reports"
@@ -30,15 +29,7 @@ func exampleNames() []string {
 func (s *server) rooflinePage(w http.ResponseWriter, r *http.Request) {
 	q := query(r, rooflineDefaults)
 	p := page{Title: "Roofline", Nav: "roofline", Q: q}
-	chosen := map[string]bool{}
-	for _, n := range strings.Split(q["devices"], ",") {
-		if d, err := s.Catalog.Lookup(strings.TrimSpace(n)); err == nil {
-			chosen[d.Name] = true
-		}
-	}
-	for _, d := range s.Catalog.Devices() {
-		p.Checks = append(p.Checks, option{deviceKey(d), d.Name, chosen[d.Name]})
-	}
+	p.Checks = s.deviceChecks(q["devices"])
 	for _, n := range exampleNames() {
 		p.Examples = append(p.Examples, option{n, n, n == q["example"]})
 	}
@@ -98,22 +89,7 @@ func (s *server) apiRoofline(w http.ResponseWriter, r *http.Request) {
 	q := query(r, rooflineDefaults)
 	errs := fieldErrors{}
 	wl, flags := workload(q, errs)
-	var devs []devices.Device
-	var keys []string
-	for _, n := range strings.Split(q["devices"], ",") {
-		if n = strings.TrimSpace(n); n == "" {
-			continue
-		}
-		d, err := s.device(n)
-		if err != nil {
-			errs.add("devices", err)
-			continue
-		}
-		devs, keys = append(devs, d), append(keys, deviceKey(d))
-	}
-	if len(devs) == 0 {
-		errs.add("devices", errors.New("pick one or more devices"))
-	}
+	devs, keys := s.devicesOf(q["devices"], errs)
 	args := append([]string{"gpucalc", "roofline"}, flags...)
 	if len(keys) == 1 {
 		args = append(args, "--device", shellQuote(keys[0]))

@@ -67,10 +67,12 @@ func New(o Options) (http.Handler, error) {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /{$}", s.occupancyPage)
 	mux.HandleFunc("GET /roofline", s.rooflinePage)
+	mux.HandleFunc("GET /model", s.modelPage)
 	mux.HandleFunc("GET /reports", s.reportsPage)
 	mux.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(static)))
 	mux.HandleFunc("GET /api/occupancy", s.apiOccupancy)
 	mux.HandleFunc("GET /api/roofline", s.apiRoofline)
+	mux.HandleFunc("GET /api/model", s.apiModel)
 	mux.HandleFunc("GET /api/report", s.apiReport)
 	mux.HandleFunc("POST /api/report", s.apiReport)
 	return s.guard(mux), nil

@@ -152,6 +152,28 @@ func TestRooflineAPI(t *testing.T) {
 	}
 }
 
+func TestModelAPI(t *testing.T) {
+	h := newTestServer(t, true)
+	for _, tc := range []struct{ query, field, want string }{
+		{"devices=h100&tp=0", "tp", "1 or more"},
+		{"devices=h100&batch=x", "batch", "not a whole number"},
+		{"devices=h100&weights=int3", "weights", "unknown data type"},
+		{"devices=h100&model=gpt-9", "model", "gpt-9"},
+		{"devices=h100&source=config&config=%7B", "config", "config.json"},
+		{"devices=", "devices", "pick one or more"},
+	} {
+		w := get(h, "localhost", "/api/model?"+tc.query)
+		if a := decode(t, w); w.Code != http.StatusUnprocessableEntity || !strings.Contains(a.Errors[tc.field], tc.want) {
+			t.Errorf("%s: status %d, errors %q; want %q in field %s", tc.query, w.Code, a.Errors, tc.want, tc.field)
+		}
+	}
+	w := get(h, "localhost", "/api/model?devices=h100")
+	a := decode(t, w)
+	if w.Code != 200 || len(a.Tables) != 1 || len(a.Charts) != 1 || a.CLI != "gpucalc model llama-3.1-8b --device h100" {
+		t.Errorf("default model: status %d, %d tables, %d charts, cli %q, errors %q", w.Code, len(a.Tables), len(a.Charts), a.CLI, a.Errors)
+	}
+}
+
 func post(t *testing.T, h http.Handler, name string, data []byte, device string) *httptest.ResponseRecorder {
 	t.Helper()
 	var body bytes.Buffer
@@ -200,7 +222,7 @@ func TestReportAPI(t *testing.T) {
 // or wrapped in a label), so screen readers name it and Tab reaches it.
 func TestPagesKeyboard(t *testing.T) {
 	h := newTestServer(t, true)
-	for _, path := range []string{"/", "/roofline", "/reports"} {
+	for _, path := range []string{"/", "/roofline", "/model", "/reports"} {
 		w := get(h, "localhost", path)
 		if w.Code != 200 {
 			t.Fatalf("%s: status %d", path, w.Code)
