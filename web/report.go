@@ -16,6 +16,8 @@ import (
 	"github.com/gpucalc/gpucalc/ops"
 	"github.com/gpucalc/gpucalc/reports"
 	"github.com/gpucalc/gpucalc/review"
+	"github.com/gpucalc/gpucalc/roofline"
+	"github.com/gpucalc/gpucalc/trace"
 )
 
 func (s *server) reportsPage(w http.ResponseWriter, r *http.Request) {
@@ -32,8 +34,9 @@ func (s *server) reportsPage(w http.ResponseWriter, r *http.Request) {
 }
 
 // apiReport turns an uploaded (POST, field "file") or example (GET,
-// ?example=) workload into the page of `gpucalc check --format html`, and an
-// Nsight Compute export into the tables and chart of `gpucalc ncu`.
+// ?example=) workload into the page of `gpucalc check --format html`, an
+// Nsight Compute export into the tables and chart of `gpucalc ncu`, and a
+// torch.profiler trace into those of `gpucalc trace`.
 func (s *server) apiReport(w http.ResponseWriter, r *http.Request) {
 	errs := fieldErrors{}
 	var name, device string
@@ -65,9 +68,12 @@ func (s *server) apiReport(w http.ResponseWriter, r *http.Request) {
 	}
 	var a answer
 	var err error
-	if isCSV(name, data) {
+	switch kindOf(name, data) {
+	case "ncu":
 		a, err = s.ncuReport(name, data, d)
-	} else {
+	case "trace":
+		a, err = s.traceReport(name, data, d)
+	default:
 		a, err = s.checkReport(name, data, d)
 	}
 	if err != nil {
@@ -86,7 +92,7 @@ func upload(r *http.Request, errs fieldErrors) (string, []byte) {
 		case errors.As(err, &tooBig):
 			errs.add("file", fmt.Errorf("the file is larger than the %d MiB allowed", MaxUpload>>20))
 		case errors.Is(err, http.ErrMissingFile):
-			errs.add("file", errors.New("choose or drop a file: an Nsight Compute CSV export or a workload YAML"))
+			errs.add("file", errors.New("choose or drop a file: an Nsight Compute CSV export, a torch.profiler trace or a workload YAML"))
 		default:
 			errs.add("file", err)
 		}
@@ -103,21 +109,34 @@ func upload(r *http.Request, errs fieldErrors) (string, []byte) {
 	return path.Base(hdr.Filename), data
 }
 
-// isCSV tells an Nsight Compute export from a workload: by the file's
-// extension, else by its first line that is not a comment.
-func isCSV(name string, data []byte) bool {
+// kindOf tells an Nsight Compute export ("ncu"), a torch.profiler trace
+// ("trace") and a workload ("workload") apart: by the file's extension,
+// else by its first bytes.
+func kindOf(name string, data []byte) string {
 	switch strings.ToLower(path.Ext(name)) {
 	case ".csv":
-		return true
+		return "ncu"
+	case ".json", ".gz":
+		return "trace"
 	case ".yaml", ".yml":
-		return false
+		return "workload"
+	}
+	if len(data) >= 2 && data[0] == 0x1f && data[1] == 0x8b {
+		return "trace" // gzip: profilers gzip their traces
 	}
 	for _, line := range strings.Split(string(data[:min(len(data), 4096)]), "\n") {
-		if t := strings.TrimSpace(line); t != "" && !strings.HasPrefix(t, "#") {
-			return strings.HasPrefix(t, `"`) || strings.HasPrefix(t, "==") // ==PROF==, ==WARNING==
+		t := strings.TrimSpace(line)
+		switch {
+		case t == "" || strings.HasPrefix(t, "#"):
+			continue
+		case strings.HasPrefix(t, "{") || strings.HasPrefix(t, "["):
+			return "trace"
+		case strings.HasPrefix(t, `"`) || strings.HasPrefix(t, "=="): // ==PROF==, ==WARNING==
+			return "ncu"
 		}
+		break
 	}
-	return false
+	return "workload"
 }
 
 // checkReport is `gpucalc check FILE --format html`.
@@ -200,5 +219,48 @@ func (s *server) ncuReport(name string, data []byte, d devices.Device) (answer, 
 	if len(skipped) > 0 && len(a.Tables) > 0 {
 		a.Tables[0].Notes = append(a.Tables[0].Notes, skipped...)
 	}
+	return a, nil
+}
+
+// traceReport is `gpucalc trace FILE`, with its chart.
+func (s *server) traceReport(name string, data []byte, d devices.Device) (answer, error) {
+	tr, err := trace.Read(bytes.NewReader(data))
+	if err != nil {
+		return answer{Errors: fieldErrors{"file": fmt.Sprintf("%s: %v", name, err)}}, nil
+	}
+	cli := "gpucalc trace " + shellQuote(name)
+	origin := "from --device"
+	if d.Name == "" {
+		if tr.DeviceName() == "" {
+			return answer{Errors: fieldErrors{"device": "the trace names no device (no deviceProperties): pick the device"}}, nil
+		}
+		if d, err = s.device(tr.DeviceName()); err != nil {
+			return answer{Errors: fieldErrors{"device": fmt.Sprintf("the trace's device: %v; pick the device", err)}}, nil
+		}
+		origin = "from the trace"
+	} else {
+		cli += " --device " + shellQuote(deviceKey(d))
+	}
+	if s.Datasheet {
+		cli += " --datasheet"
+	}
+	m, err := roofline.New(d)
+	if err != nil {
+		return answer{}, err
+	}
+	arch, err := trace.Arch(tr, d)
+	if err != nil {
+		return answer{Errors: fieldErrors{"device": err.Error()}}, nil
+	}
+	an, err := trace.Analyze(tr, m, arch)
+	if err != nil {
+		return answer{Errors: fieldErrors{"file": fmt.Sprintf("%s: %v", name, err)}}, nil
+	}
+	a := answer{View: reports.TraceView{DeviceOrigin: origin, Analysis: an}, Tables: tablesOf(reports.Trace(an, origin, 10)), CLI: cli}
+	var buf bytes.Buffer
+	if err := reports.WriteChart(&buf, reports.TraceChart(an, d), reports.ChartOptions{Format: "svg", Size: reports.ChartSize{Width: 20, Height: 12.5}}); err != nil {
+		return answer{}, err
+	}
+	a.Charts = []chart{{ID: "trace", Title: "Ops of the trace on the roofline", SVG: inlineSVG(buf.String())}}
 	return a, nil
 }

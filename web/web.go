@@ -25,9 +25,10 @@ var assets embed.FS
 
 // Limits on what a request may carry.
 const (
-	// MaxUpload is the largest file the reports page takes (an Nsight
-	// Compute export of a few thousand kernels is a few MiB).
-	MaxUpload = 16 << 20
+	// MaxUpload is the largest file the reports page takes: as much as the
+	// CLI reads from a file (a torch.profiler trace of a training step can
+	// be tens of MiB).
+	MaxUpload = 64 << 20
 	// maxQuery bounds a GET request's query: a pasted workload travels in it.
 	maxQuery = 256 << 10
 )

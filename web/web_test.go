@@ -213,7 +213,7 @@ func TestReportAPI(t *testing.T) {
 		t.Errorf("a broken workload gives no field error: %+v", a.Errors)
 	}
 	w := post(t, h, "big.csv", bytes.Repeat([]byte("x"), MaxUpload+1), "")
-	if a := decode(t, w); !strings.Contains(a.Errors["file"], "16 MiB") {
+	if a := decode(t, w); !strings.Contains(a.Errors["file"], "64 MiB") {
 		t.Errorf("an upload over the limit: status %d, errors %q", w.Code, a.Errors)
 	}
 }

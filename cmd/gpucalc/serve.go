@@ -31,20 +31,21 @@ func newCmdServe(f *factory, runF func(*serveOptions) error) *cobra.Command {
 	opts := &serveOptions{f: f}
 	cmd := &cobra.Command{
 		Use:   "serve",
-		Short: "The calculators in the browser: occupancy, roofline and reports",
+		Short: "The calculators in the browser: occupancy, roofline, model and reports",
 		Long: `Serve gpucalc as a web app from this binary: occupancy (with the block-size,
 register and shared-memory graphs, updated as you type), roofline (op specs,
-an example or a pasted workload, on one or more devices) and reports (drop an
-Nsight Compute CSV or a workload YAML). Every answer comes from the same code
-as the command line; the page shows the equivalent gpucalc command, and its
-URL holds every input, so a link reproduces the view.
+an example or a pasted workload, on one or more devices), model (a built-in
+or pasted config.json: memory, prefill and decode) and reports (drop an
+Nsight Compute CSV, a torch.profiler trace or a workload YAML). Every answer
+comes from the same code as the command line; the page shows the equivalent
+gpucalc command, and its URL holds every input, so a link reproduces the view.
 
 The app is self-contained (nothing is fetched from the network) and listens
 on 127.0.0.1:8080 by default, answering only requests addressed to localhost,
 127.0.0.1 or [::1] (against DNS rebinding). --addr listens elsewhere; on an
 address other than loopback the Host check is off and anyone who can reach
 the port can use the calculators: gpucalc says so. Uploads are limited to
-16 MiB. --device-file and --datasheet apply as in the other commands.`,
+64 MiB. --device-file and --datasheet apply as in the other commands.`,
 		Example: `  gpucalc serve
   gpucalc serve --open
   gpucalc serve --addr 127.0.0.1:9000

@@ -76,7 +76,8 @@ func TestServeMatchesCLI(t *testing.T) {
 		compareWithCLI(t, h, r, tc.cli, nil)
 	}
 
-	// An uploaded Nsight Compute export against 'gpucalc ncu FILE'.
+	// An uploaded Nsight Compute export against 'gpucalc ncu FILE', a trace
+	// against 'gpucalc trace FILE'.
 	zr, err := os.Open("web/testdata/ncu_raw.csv.gz")
 	if err != nil {
 		t.Fatal(err)
@@ -94,16 +95,28 @@ func TestServeMatchesCLI(t *testing.T) {
 	if err := os.WriteFile(file, export, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	for _, device := range []string{"", "h200"} {
+	tr, err := os.ReadFile("trace/testdata/trace_resnet50_train.json.gz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, file, device string
+		data               []byte
+	}{
+		{"profile.csv", file, "", export},
+		{"profile.csv", file, "h200", export},
+		{"trace_resnet50_train.json.gz", "trace/testdata/trace_resnet50_train.json.gz", "", tr},
+		{"trace_resnet50_train.json.gz", "trace/testdata/trace_resnet50_train.json.gz", "a100", tr},
+	} {
 		var body bytes.Buffer
 		mw := multipart.NewWriter(&body)
-		fw, _ := mw.CreateFormFile("file", "profile.csv")
-		fw.Write(export)
-		mw.WriteField("device", device)
+		fw, _ := mw.CreateFormFile("file", tc.name)
+		fw.Write(tc.data)
+		mw.WriteField("device", tc.device)
 		mw.Close()
 		r := httptest.NewRequest(http.MethodPost, "/api/report", &body)
 		r.Header.Set("Content-Type", mw.FormDataContentType())
-		compareWithCLI(t, h, r, "", map[string]string{"profile.csv": file})
+		compareWithCLI(t, h, r, "", map[string]string{tc.name: tc.file})
 	}
 }
 
