@@ -9,7 +9,7 @@ import (
 	"github.com/gpucalc/gpucalc/roofline"
 )
 
-// ModelTables renders 'gpucalc model”s tables for the model named name:
+// ModelTables renders the tables of 'gpucalc model' for the model named name:
 // the devices side by side when there are several, else the summary on the
 // one device (origin says where it came from when not named) and, with
 // ops, every op of the prefill and decode steps.
