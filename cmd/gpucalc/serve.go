@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"runtime"
+	"strconv"
 	"syscall"
 	"time"
 
@@ -76,9 +77,18 @@ func serveRun(opts *serveOptions) error {
 	if err != nil {
 		return err
 	}
+	if _, port, err := net.SplitHostPort(opts.addr); err != nil {
+		return usagef("--addr %q: expected HOST:PORT, such as 127.0.0.1:8080", opts.addr)
+	} else if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
+		return usagef("--addr %s: the port is a number 0 to 65535 (0: any free port)", opts.addr)
+	}
 	ln, err := net.Listen("tcp", opts.addr)
 	if err != nil {
-		return usagef("--addr %s: %v", opts.addr, err)
+		var op *net.OpError
+		if errors.As(err, &op) && op.Err != nil {
+			err = op.Err
+		}
+		return fmt.Errorf("--addr %s: cannot listen: %v", opts.addr, err)
 	}
 	host, port, _ := net.SplitHostPort(ln.Addr().String())
 	ip := net.ParseIP(host)

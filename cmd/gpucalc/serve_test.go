@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"io"
 	"mime/multipart"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -214,6 +215,32 @@ func TestServeListens(t *testing.T) {
 		cancel()
 		if err := <-done; err != nil {
 			t.Errorf("--addr %s: %v", tc.addr, err)
+		}
+	}
+}
+
+// TestServeAddr: a malformed --addr is a usage error, an address that
+// cannot be listened on a failure, each one line naming the flag.
+func TestServeAddr(t *testing.T) {
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	for _, tc := range []struct {
+		addr string
+		code int
+		want string
+	}{
+		{"nonsense", exitUsage, "expected HOST:PORT"},
+		{"127.0.0.1:99999", exitUsage, "0 to 65535"},
+		{"127.0.0.1:http", exitUsage, "0 to 65535"},
+		{busy.Addr().String(), exitFailure, "cannot listen"},
+	} {
+		var stdout, stderr bytes.Buffer
+		code := run([]string{"serve", "--addr", tc.addr}, strings.NewReader(""), &stdout, &stderr, func(string) string { return "" })
+		if code != tc.code || !strings.Contains(stderr.String(), "--addr") || !strings.Contains(stderr.String(), tc.want) || strings.Count(stderr.String(), "\n") != 1 {
+			t.Errorf("--addr %s: exit %d, %q; want exit %d and one line with %q", tc.addr, code, stderr.String(), tc.code, tc.want)
 		}
 	}
 }
