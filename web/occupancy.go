@@ -72,13 +72,15 @@ func (s *server) parseOccupancy(q map[string]string) (occupancyInput, fieldError
 	if err != nil {
 		errs.add("device", err)
 	}
-	integer := func(name string, lo, hi int) int {
+	// Ranges are checked by the calculation, which names the limits of
+	// the architecture; here only what it cannot take.
+	integer := func(name string) int {
 		v, err := strconv.Atoi(strings.TrimSpace(q[name]))
 		switch {
-		case err != nil:
-			errs.add(name, fmt.Errorf("%q is not a whole number", q[name]))
-		case v < lo || v > hi:
-			errs.add(name, fmt.Errorf("%d: expected %d to %d", v, lo, hi))
+		case err != nil || v > math.MaxInt32:
+			errs.add(name, fmt.Errorf("%q is not a whole number of a sensible size", q[name]))
+		case v < 0:
+			errs.add(name, errors.New("must not be negative"))
 		}
 		return v
 	}
@@ -92,13 +94,13 @@ func (s *server) parseOccupancy(q map[string]string) (occupancyInput, fieldError
 		}
 		return int(b)
 	}
-	in.launch.Threads = integer("threads", 1, math.MaxInt32)
-	in.kernel.Regs = integer("regs", 0, math.MaxInt32)
+	in.launch.Threads = integer("threads")
+	in.kernel.Regs = integer("regs")
 	in.kernel.StaticSmem = sizeOf("static_smem")
 	in.launch.DynamicSmem = sizeOf("dynamic_smem")
-	in.kernel.Barriers = integer("barriers", 0, math.MaxInt32)
-	in.kernel.MaxThreads = integer("max_threads", 0, math.MaxInt32)
-	in.cluster = integer("cluster", 0, math.MaxInt32)
+	in.kernel.Barriers = integer("barriers")
+	in.kernel.MaxThreads = integer("max_threads")
+	in.cluster = integer("cluster")
 	if in.launch.Carveout, err = occupancy.ParseCarveout(q["carveout"]); err != nil {
 		errs.add("carveout", err)
 	}
