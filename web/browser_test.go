@@ -47,7 +47,7 @@ func TestBrowser(t *testing.T) {
 
 	opts := append(slices.Clone(chromedp.DefaultExecAllocatorOptions[:]),
 		chromedp.ExecPath(exe), chromedp.NoSandbox, chromedp.DisableGPU,
-		chromedp.Flag("disable-background-networking", true), chromedp.WindowSize(1400, 1000))
+		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-dev-shm-usage", true), chromedp.WindowSize(1400, 1000))
 	actx, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
 	defer cancel()
 	ctx, cancel := chromedp.NewContext(actx)
@@ -70,7 +70,7 @@ func TestBrowser(t *testing.T) {
 	// waitAnswer waits for an answer after the n-th.
 	waitAnswer := func(n int) {
 		t.Helper()
-		run("wait for an answer", chromedp.Poll(fmt.Sprintf(`Number(document.body.dataset.answers || 0) > %d`, n), nil, chromedp.WithPollingTimeout(20*time.Second)))
+		run("wait for an answer", chromedp.Poll(fmt.Sprintf(`Number(document.body.dataset.answers || 0) > %d`, n), nil, chromedp.WithPollingTimeout(60*time.Second)))
 	}
 	cell := func(key string) string {
 		var s string
@@ -141,7 +141,7 @@ func TestBrowser(t *testing.T) {
 	tab, cancelTab := chromedp.NewContext(ctx)
 	var view2 string
 	if err := chromedp.Run(tab, chromedp.Navigate(url),
-		chromedp.Poll(`Number(document.body.dataset.answers || 0) > 0`, nil, chromedp.WithPollingTimeout(20*time.Second)),
+		chromedp.Poll(`Number(document.body.dataset.answers || 0) > 0`, nil, chromedp.WithPollingTimeout(60*time.Second)),
 		chromedp.Evaluate(viewText, &view2)); err != nil {
 		t.Fatalf("following the shared URL: %v", err)
 	}
@@ -205,7 +205,7 @@ func TestBrowser(t *testing.T) {
 	}
 	run("upload the export", chromedp.SetValue("#device", "", chromedp.ByQuery), chromedp.SetValue("#example", "", chromedp.ByQuery),
 		chromedp.SetUploadFiles("#file", []string{export}, chromedp.ByQuery),
-		chromedp.Poll(`document.getElementById("chart-ncu") !== null`, nil, chromedp.WithPollingTimeout(20*time.Second)))
+		chromedp.Poll(`document.getElementById("chart-ncu") !== null`, nil, chromedp.WithPollingTimeout(60*time.Second)))
 	var kernels int
 	var errText string
 	run("read the ncu report", chromedp.Evaluate(`document.querySelectorAll("#tables tbody tr").length`, &kernels),
