@@ -1,0 +1,206 @@
+// Package rows reads line- and CSV-based input with bounded memory: a line
+// or a CSV record is at most MaxLine bytes, binary data stops the reader at
+// its first line, a leading UTF-8 byte-order mark is dropped, and errors
+// quote at most a few dozen bytes of the input. Every gpucalc reader of
+// batch files, build logs and Nsight Compute exports goes through it.
+package rows
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"unicode/utf8"
+)
+
+// MaxLine is the longest line, and the longest CSV record, read: 1 MiB.
+const MaxLine = 1 << 20
+
+var (
+	// ErrTooLong is a line or record longer than MaxLine.
+	ErrTooLong = errors.New("longer than 1 MiB; is this the right file?")
+	// ErrBinary is a line with a NUL byte or invalid UTF-8.
+	ErrBinary = errors.New("binary data, not text")
+	// ErrQuote is a quoted CSV field that does not close where it should,
+	// after which the rest of the file cannot be split into rows reliably.
+	ErrQuote = errors.New(`a quoted field is not closed properly (a field that starts with " must end with " before the next comma or line end, and a " inside it is written "")`)
+)
+
+// Error is a reading error at a line of the input.
+type Error struct {
+	Line int
+	Err  error
+}
+
+func (e *Error) Error() string { return fmt.Sprintf("line %d: %v", e.Line, e.Err) }
+func (e *Error) Unwrap() error { return e.Err }
+
+// RowError is a CSV row that cannot be read while the rows after it can
+// (a stray quote inside an unquoted field): the caller reports it and goes
+// on.
+type RowError struct {
+	Line int
+	Err  error
+}
+
+func (e *RowError) Error() string { return fmt.Sprintf("line %d: %v", e.Line, e.Err) }
+func (e *RowError) Unwrap() error { return e.Err }
+
+// Quote quotes s for a message, cut to a few dozen bytes.
+func Quote(s string) string {
+	const max = 40
+	if len(s) <= max {
+		return strconv.Quote(s)
+	}
+	cut := max
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return strconv.Quote(s[:cut]) + "…"
+}
+
+// Lines reads lines without their line ending.
+type Lines struct {
+	br   *bufio.Reader
+	n    int
+	long []byte
+}
+
+// NewLines reads lines from r.
+func NewLines(r io.Reader) *Lines {
+	return &Lines{br: bufio.NewReaderSize(r, 64<<10)}
+}
+
+// Line is the number of the line Next returned last (1-based).
+func (l *Lines) Line() int { return l.n }
+
+// Next returns the next line, without "\n" or "\r\n", valid until the next
+// call. It returns io.EOF at the end, and an *Error for a line longer than
+// MaxLine or with binary data, after which it must not be called again.
+func (l *Lines) Next() ([]byte, error) {
+	line, err := l.br.ReadSlice('\n')
+	if errors.Is(err, bufio.ErrBufferFull) {
+		l.long = append(l.long[:0], line...)
+		for errors.Is(err, bufio.ErrBufferFull) {
+			line, err = l.br.ReadSlice('\n')
+			if len(l.long)+len(line) > MaxLine+2 {
+				return nil, &Error{l.n + 1, ErrTooLong}
+			}
+			l.long = append(l.long, line...)
+		}
+		line = l.long
+	}
+	if err != nil && !errors.Is(err, io.EOF) {
+		return nil, &Error{l.n + 1, err}
+	}
+	if len(line) == 0 {
+		return nil, io.EOF
+	}
+	l.n++
+	line = bytes.TrimSuffix(bytes.TrimSuffix(line, []byte("\n")), []byte("\r"))
+	if l.n == 1 {
+		line = bytes.TrimPrefix(line, []byte("\ufeff"))
+	}
+	if len(line) > MaxLine {
+		return nil, &Error{l.n, ErrTooLong}
+	}
+	if bytes.IndexByte(line, 0) >= 0 || !utf8.Valid(line) {
+		return nil, &Error{l.n, ErrBinary}
+	}
+	return line, nil
+}
+
+// CSV reads CSV records (encoding/csv) from lines, so that each line is
+// bounded and checked as Lines does, and a record is at most MaxLine bytes.
+type CSV struct {
+	cr   *csv.Reader
+	feed *feed
+	line int
+}
+
+// NewCSV reads CSV from r. Records may have any number of fields; leading
+// spaces of a field are kept.
+func NewCSV(r io.Reader) *CSV { return FromLines(NewLines(r), nil) }
+
+// FromLines reads CSV from the lines l has not yet returned. filter, when
+// not nil, may replace a line before CSV parsing (return nil to blank it;
+// line numbers stay those of the input).
+func FromLines(l *Lines, filter func([]byte) []byte) *CSV {
+	f := &feed{lines: l, filter: filter, first: l.Line()}
+	cr := csv.NewReader(f)
+	cr.FieldsPerRecord = -1
+	cr.ReuseRecord = true
+	return &CSV{cr: cr, feed: f}
+}
+
+// Line is the input line on which the record Read returned last starts.
+func (c *CSV) Line() int { return c.line }
+
+// Read returns the next record (valid until the next call), io.EOF at the
+// end, a *RowError for a record that is bad alone, or another error
+// (an *Error with its line) after which the input cannot be read further.
+func (c *CSV) Read() ([]string, error) {
+	c.feed.used, c.feed.start = 0, c.feed.lines.Line()+1
+	rec, err := c.cr.Read()
+	if c.feed.err != nil {
+		return nil, c.feed.err
+	}
+	if err == nil || errors.Is(err, io.EOF) {
+		if err == nil {
+			pos, _ := c.cr.FieldPos(0)
+			c.line = c.feed.first + pos
+		}
+		return rec, err
+	}
+	var pe *csv.ParseError
+	if !errors.As(err, &pe) {
+		return nil, err
+	}
+	c.line = c.feed.first + pe.StartLine
+	if errors.Is(pe.Err, csv.ErrBareQuote) {
+		return nil, &RowError{c.line, errors.New(`a " inside a field that does not start with one (quote the whole field, and write the " as "")`)}
+	}
+	return nil, &Error{c.line, ErrQuote}
+}
+
+// feed hands lines to encoding/csv, counting the bytes of the current
+// record.
+type feed struct {
+	lines  *Lines
+	filter func([]byte) []byte
+	first  int // lines read before the CSV started
+	buf    []byte
+	used   int
+	start  int // the line the current record starts on
+	err    error
+}
+
+func (f *feed) Read(p []byte) (int, error) {
+	if f.err != nil {
+		return 0, f.err
+	}
+	for len(f.buf) == 0 {
+		line, err := f.lines.Next()
+		if err != nil {
+			if !errors.Is(err, io.EOF) {
+				f.err = err
+			}
+			return 0, err
+		}
+		if f.filter != nil {
+			line = f.filter(line)
+		}
+		f.used += len(line) + 1
+		if f.used > MaxLine {
+			f.err = &Error{f.start, fmt.Errorf("the CSV record that starts here (an unclosed quote?) is %w", ErrTooLong)}
+			return 0, f.err
+		}
+		f.buf = append(append(f.buf[:0], line...), '\n')
+	}
+	n := copy(p, f.buf)
+	f.buf = f.buf[n:]
+	return n, nil
+}
