@@ -398,7 +398,12 @@ blocks_per_sm,warps_per_sm,occupancy,limiters,blocks_by_warps,blocks_by_regs,
 blocks_by_smem,blocks_by_blocks,regs_per_block,smem_per_block,error.
 limiters joins the tied limits with "|"; an unlimited per-limit count is empty;
 a bad row gets its message in error and the batch goes on. Output is CSV unless
---format says otherwise.`,
+--format says otherwise.
+
+Every input row gives one output row, in order. The exit status is 0 when
+every row was calculated, 1 when any row failed or the input could not be read
+to its end (an unclosed quote, a line over 1 MiB, binary data: the message
+names the line).`,
 		Example: `  gpucalc occupancy batch --input configs.csv > out.csv
   printf 'device,threads,regs,static_smem,dynamic_smem,carveout\nsm_90,256,64,0,49152,\n' | gpucalc occupancy batch --input -`,
 		Args: args(cobra.NoArgs),
@@ -433,7 +438,7 @@ a bad row gets its message in error and the batch goes on. Output is CSV unless
 
 // runBatch streams the batch from in to out.
 func runBatch(in io.Reader, out io.Writer, format reports.Format, lookup func(string) (devices.Arch, error)) error {
-	br, err := occupancy.NewBatchReader(bufio.NewReaderSize(in, 1<<16), lookup)
+	br, err := occupancy.NewBatchReader(in, lookup)
 	if err != nil {
 		return usageError{err}
 	}
@@ -443,13 +448,16 @@ func runBatch(in io.Reader, out io.Writer, format reports.Format, lookup func(st
 		return err
 	}
 	var row occupancy.BatchRow
+	var readErr error
+	rows, failed := 0, 0
 	for {
 		err := br.Next(&row)
 		if err == io.EOF {
 			break
 		}
 		if err != nil {
-			return fmt.Errorf("batch input: %w", err)
+			readErr = fmt.Errorf("batch input: %w", err)
+			break
 		}
 		var r occupancy.Result
 		if row.Err == nil {
@@ -458,6 +466,10 @@ func runBatch(in io.Reader, out io.Writer, format reports.Format, lookup func(st
 				row.Err = fmt.Errorf("line %d: %w", row.Line, r.Err)
 			}
 		}
+		rows++
+		if row.Err != nil {
+			failed++
+		}
 		if err := w.Write(row.Fields, len(br.Header), r, row.Err); err != nil {
 			return err
 		}
@@ -465,7 +477,10 @@ func runBatch(in io.Reader, out io.Writer, format reports.Format, lookup func(st
 	if err := w.Flush(); err != nil {
 		return err
 	}
-	return bw.Flush()
+	if err := bw.Flush(); err != nil {
+		return err
+	}
+	return batchFailures(failed, rows, readErr)
 }
 
 func (a *app) newOccupancySweepCmd() *cobra.Command {

@@ -312,6 +312,10 @@ variant: erf or tanh (gelu), causal or full (attention), "stride2", "valid",
 measured_us column carries a measured time, drawn as a measured point by
 --plot; other extra columns are echoed.
 
+Every input row gives one output row, in order; a bad row has empty figures
+and its message in the error column. The exit status is 0 when every row was
+analysed, 1 when any row failed or the input could not be read to its end.
+
 flops is counted as roof_bench counts it (and torch.utils.flop_counter):
 matrix FLOPs only, so 0 for norms, softmax and elementwise ops; ai is
 flops/bytes. bound, ceiling_tflops and the times use every FLOP.
@@ -320,7 +324,7 @@ flops/bytes. bound, ceiling_tflops and the times use every FLOP.
 		Example: `  gpucalc roofline batch --device h100 --input shapes.csv
   printf 'op,dtype,shape,note\nmatmul,bf16,4096x4096x4096,\n' | gpucalc roofline batch --input - --format csv`,
 		Args: args(cobra.NoArgs),
-		RunE: func(cmd *cobra.Command, _ []string) error {
+		RunE: func(cmd *cobra.Command, _ []string) (runErr error) {
 			f, err := a.outFormat(nil)
 			if err != nil {
 				return err
@@ -338,9 +342,9 @@ flops/bytes. bound, ceiling_tflops and the times use every FLOP.
 				defer fh.Close()
 				r = fh
 			}
-			b, err := ops.ReadBatch(r, reports.RooflineBatchColumns)
-			if err != nil {
-				return usageError{err}
+			b, readErr := ops.ReadBatch(r, reports.RooflineBatchColumns)
+			if len(b.Rows) == 0 {
+				return usageError{readErr}
 			}
 			d, origin, err := a.Device(device)
 			if err != nil {
@@ -351,15 +355,27 @@ flops/bytes. bound, ceiling_tflops and the times use every FLOP.
 				return err
 			}
 			pts := make([]roofline.Point, len(b.Rows))
-			for i, row := range b.Rows {
+			var good []roofline.Point
+			for i := range b.Rows {
+				row := &b.Rows[i]
+				if row.Err != nil {
+					continue
+				}
 				if pts[i], err = m.Analyze(row.Op); err != nil {
-					return fmt.Errorf("input line %d: %w", row.Line, err)
+					row.Err = fmt.Errorf("line %d: %w", row.Line, err)
+					continue
 				}
 				pts[i].Measured = row.Measured
+				good = append(good, pts[i])
 			}
+			defer func() {
+				if runErr == nil {
+					runErr = batchFailures(b.Failed(), len(b.Rows), readErr)
+				}
+			}()
 			var notes []string
 			if chart.file != "" {
-				c := reports.RooflineChartOf("Roofline: "+d.Name, []devices.Device{d}, [][]roofline.Point{pts})
+				c := reports.RooflineChartOf("Roofline: "+d.Name, []devices.Device{d}, [][]roofline.Point{good})
 				if notes, err = chart.write(c, chartFormat, chartSize); err != nil {
 					return err
 				}

@@ -232,3 +232,16 @@ func args(v cobra.PositionalArgs) cobra.PositionalArgs {
 		return nil
 	}
 }
+
+// batchFailures is a batch command's closing error: the reading error that
+// cut the input short, else how many rows failed (their messages are in the
+// output's error column), else nil.
+func batchFailures(failed, rows int, readErr error) error {
+	if readErr != nil {
+		return fmt.Errorf("%w (the %d rows before it are written)", readErr, rows)
+	}
+	if failed > 0 {
+		return fmt.Errorf("%d of %d rows failed; see the error column", failed, rows)
+	}
+	return nil
+}
