@@ -1,7 +1,7 @@
 package occupancy
 
 import (
-		"errors"
+	"errors"
 	"fmt"
 	"io"
 	"strconv"

@@ -1,7 +1,7 @@
 package ops
 
 import (
-		"errors"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
