@@ -575,12 +575,16 @@ reserves per block for some sm_90+ objects: gpucalc takes it off where every
 kernel of an object shows at least 1 KiB, so it is not counted twice. Names
 are demangled; spills and local memory are flagged. Block size: --threads for
 all, or per kernel with --launch NAME=THREADS (NAME as printed, with or without
-template arguments, or the mangled symbol).`,
+template arguments, or the mangled symbol).
+
+A kernel whose entry is cut short or whose figures are impossible is listed
+with the reason, and the others are still calculated; the exit status is then
+1 (0 when every kernel was calculated).`,
 		Example: `  nvcc -arch=sm_90 -Xptxas -v -c kernels.cu 2>&1 | gpucalc occupancy from-build -
   cuobjdump --dump-resource-usage app | gpucalc occupancy from-build - --threads 128
   gpucalc occupancy from-build build.log --launch saxpy=512 --launch block_reduce=128`,
 		Args: args(cobra.ExactArgs(1)),
-		RunE: func(cmd *cobra.Command, argv []string) error {
+		RunE: func(cmd *cobra.Command, argv []string) (runErr error) {
 			format, err := a.outFormat(nil)
 			if err != nil {
 				return err
@@ -617,11 +621,8 @@ template arguments, or the mangled symbol).`,
 			}
 			used := map[string]bool{}
 			var rows []reports.BuildRow
+			failed := 0
 			for _, k := range ks {
-				arch, err := devices.ArchFor(k.CC)
-				if err != nil {
-					return fmt.Errorf("kernel %s: %w", k.Short, err)
-				}
 				t, from := threads, "--threads"
 				for name, n := range perKernel {
 					if k.Matches(name) {
@@ -629,13 +630,19 @@ template arguments, or the mangled symbol).`,
 						used[name] = true
 					}
 				}
-				kern := occupancy.Kernel{Regs: k.Regs, StaticSmem: k.StaticSmem, Barriers: k.Barriers}
-				l := occupancy.Launch{Threads: t, DynamicSmem: dyn, Carveout: carve}
-				r := occupancy.Calculate(arch, kern, l)
-				if err := inputError(arch, kern, l, r); err != nil && !errors.Is(r.Reason, occupancy.ErrSmemPerBlock) {
-					return fmt.Errorf("kernel %s: %w", k.Short, err)
+				row, err := buildRow(k, t, from, dyn, carve)
+				if err != nil {
+					row = reports.BuildRow{Kernel: k, Threads: t, ThreadsFrom: from, Error: err.Error()}
+					failed++
 				}
-				rows = append(rows, reports.NewBuildRow(k, t, from, r, occupancy.MaxThreadsByRegs(arch, k.Regs)))
+				rows = append(rows, row)
+			}
+			if failed > 0 {
+				defer func() {
+					if runErr == nil {
+						runErr = fmt.Errorf("%d of %d kernels could not be calculated; the table says why", failed, len(rows))
+					}
+				}()
 			}
 			for name := range perKernel {
 				if !used[name] {
@@ -656,4 +663,38 @@ template arguments, or the mangled symbol).`,
 	cmd.Flags().StringVar(&dynamic, "dynamic-smem", "0", "dynamic shared memory per block for every kernel (binary: 48K = 49152 bytes)")
 	cmd.Flags().StringVar(&carveout, "carveout", "default", "shared-memory carveout preference: default, a percentage (50%) or a size (100K)")
 	return cmd
+}
+
+// buildRow calculates one kernel of a build log launched with threads (from
+// the flag named in from); an error names the log's figure or the flag at
+// fault.
+func buildRow(k occupancy.BuildKernel, threads int, from string, dyn int, carve occupancy.Carveout) (reports.BuildRow, error) {
+	if k.Problem != "" {
+		return reports.BuildRow{}, errors.New(k.Problem)
+	}
+	arch, err := devices.ArchFor(k.CC)
+	if err != nil {
+		return reports.BuildRow{}, err
+	}
+	kern := occupancy.Kernel{Regs: k.Regs, StaticSmem: k.StaticSmem, Barriers: k.Barriers}
+	l := occupancy.Launch{Threads: threads, DynamicSmem: dyn, Carveout: carve}
+	r := occupancy.Calculate(arch, kern, l)
+	switch {
+	case errors.Is(r.Err, occupancy.ErrBlockSize):
+		err = fmt.Errorf("%s %d: a block has 1 to %d threads on cc %s", from, threads, arch.MaxThreadsPerBlock, arch.CC)
+	case errors.Is(r.Err, occupancy.ErrRegisters):
+		err = fmt.Errorf("the log gives %d registers per thread; cc %s allows at most %d", k.Regs, arch.CC, arch.MaxRegsPerThread)
+	case errors.Is(r.Err, occupancy.ErrStaticSmem):
+		err = fmt.Errorf("the log gives %s of static shared memory; cc %s allows at most %s per block", units.FormatSize(int64(k.StaticSmem)), arch.CC, units.FormatSize(int64(arch.SmemPerBlock)))
+	case errors.Is(r.Err, occupancy.ErrBarriers):
+		err = fmt.Errorf("the log gives %d named barriers; a block has at most 16", k.Barriers)
+	case errors.Is(r.Err, occupancy.ErrCarveout):
+		err = fmt.Errorf("--carveout %s: more than the %s of shared memory an SM has on cc %s", carve, units.FormatSize(int64(arch.SmemPerSM)), arch.CC)
+	case r.Err != nil:
+		err = r.Err
+	}
+	if err != nil {
+		return reports.BuildRow{}, err
+	}
+	return reports.NewBuildRow(k, threads, from, r, occupancy.MaxThreadsByRegs(arch, k.Regs)), nil
 }
