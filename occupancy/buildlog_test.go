@@ -181,7 +181,8 @@ func TestBuildLogProblems(t *testing.T) {
 func TestBuildLogUnreadable(t *testing.T) {
 	for _, tt := range []struct{ name, log, want string }{
 		{"long line", "ptxas info    : 0 bytes gmem\n" + strings.Repeat("x", 2<<20) + "\n", "line 2: longer than 1 MiB"},
-		{"no newline", strings.Repeat("\x00", 3<<20), "line 1: longer than 1 MiB"},
+		{"no newline", strings.Repeat("ptxas ", 1<<20), "line 1: longer than 1 MiB"},
+		{"zeros without newline", strings.Repeat("\x00", 3<<20), "line 1: binary data"},
 		{"binary", "ptxas\n\x00\x01\x02\n", "line 2: binary data"},
 	} {
 		_, err := ParseBuildLog(strings.NewReader(tt.log))

@@ -87,7 +87,7 @@ func (l *Lines) Next() ([]byte, error) {
 		for errors.Is(err, bufio.ErrBufferFull) {
 			line, err = l.br.ReadSlice('\n')
 			if len(l.long)+len(line) > MaxLine+2 {
-				return nil, &Error{l.n + 1, ErrTooLong}
+				return nil, &Error{l.n + 1, tooLong(l.long)}
 			}
 			l.long = append(l.long, line...)
 		}
@@ -105,12 +105,25 @@ func (l *Lines) Next() ([]byte, error) {
 		line = bytes.TrimPrefix(line, []byte("\ufeff"))
 	}
 	if len(line) > MaxLine {
-		return nil, &Error{l.n, ErrTooLong}
+		return nil, &Error{l.n, tooLong(line)}
 	}
 	if bytes.IndexByte(line, 0) >= 0 || !utf8.Valid(line) {
 		return nil, &Error{l.n, ErrBinary}
 	}
 	return line, nil
+}
+
+// tooLong is the error for a line over MaxLine: binary data if it holds any,
+// as a file without line breaks often does.
+func tooLong(line []byte) error {
+	head := line[:min(len(line), 4096)]
+	for i := 0; i < utf8.UTFMax && len(head) > 0 && !utf8.Valid(head); i++ {
+		head = head[:len(head)-1] // a rune cut at the end
+	}
+	if bytes.IndexByte(head, 0) >= 0 || !utf8.Valid(head) {
+		return ErrBinary
+	}
+	return ErrTooLong
 }
 
 // CSV reads CSV records (encoding/csv) from lines, so that each line is

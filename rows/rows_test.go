@@ -49,6 +49,8 @@ func TestCSV(t *testing.T) {
 		{name: "line too long", in: "a,b\n" + long + "\n1,2\n", recs: 1, err: ErrTooLong, errLine: 2},
 		{name: "no newline at all", in: long, err: ErrTooLong, errLine: 1},
 		{name: "record across lines too long", in: "a\n\"" + strings.Repeat("x\n", MaxLine/2+1), recs: 1, err: ErrTooLong, errLine: 2},
+		{name: "zeros without newline", in: strings.Repeat("\x00", 2*MaxLine), err: ErrBinary, errLine: 1},
+		{name: "long line of invalid utf-8", in: "a\n" + strings.Repeat("\xff", 2*MaxLine), recs: 1, err: ErrBinary, errLine: 2},
 		{name: "nul byte", in: "a,b\n1,\x002\n", recs: 1, err: ErrBinary, errLine: 2},
 		{name: "invalid utf-8", in: "a,b\n\xff\xfe,1\n", recs: 1, err: ErrBinary, errLine: 2},
 		{name: "exactly MaxLine", in: strings.Repeat("b", MaxLine-1) + "\n", recs: 1, lines: []int{1}},
