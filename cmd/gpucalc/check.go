@@ -107,9 +107,8 @@ worse) is found, for CI.
 		},
 	}
 	a.addDeviceFlag(cmd, &opt.device)
-	cmd.Flags().StringSliceVar(&opt.devices, "devices", nil, "review on several devices, comma-separated `names` (instead of --device)")
+	a.addDevicesFlag(cmd, &opt.devices, "review on several devices, comma-separated `names` (instead of --device)")
 	cmd.Flags().StringVar(&opt.failOn, "fail-on", "", "exit 1 when a finding of this `severity` or worse is found: error or warning")
-	_ = cmd.RegisterFlagCompletionFunc("devices", a.completeDevices)
 	_ = cmd.RegisterFlagCompletionFunc("fail-on", cobra.FixedCompletions([]string{"error", "warning"}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }
@@ -145,15 +144,8 @@ func (a *app) checkDevices(opt checkOptions) ([]devices.Device, string, error) {
 	if opt.device != "" {
 		return nil, "", usageError{errors.New("give --device or --devices, not both")}
 	}
-	var out []devices.Device
-	for _, n := range opt.devices {
-		d, _, err := a.Device(n)
-		if err != nil {
-			return nil, "", err
-		}
-		out = append(out, d)
-	}
-	return out, "", nil
+	out, err := a.Devices(opt.devices)
+	return out, "", err
 }
 
 func failSeverity(s string) (review.Severity, error) {

@@ -109,11 +109,18 @@ func (a *app) runNCU(file string, opt ncuOptions) error {
 
 // ncuDevice picks the device: --device, else the one the export names.
 func (a *app) ncuDevice(flag string, ks []ncu.Kernel) (devices.Device, string, error) {
+	names := ncu.DeviceNames(ks)
 	if flag != "" {
 		d, _, err := a.Device(flag)
+		if err == nil && len(names) == 1 && names[0] != "" {
+			if c, cerr := a.Catalog(); cerr == nil {
+				if ed, lerr := c.Lookup(names[0]); lerr == nil && ed.Name != d.Name {
+					fmt.Fprintf(a.stderr, "gpucalc: warning: --device %s (%s), but the export was profiled on %s; the shares are of the %s's ceilings\n", flag, d.Name, names[0], d.Name)
+				}
+			}
+		}
 		return d, "from --device", err
 	}
-	names := ncu.DeviceNames(ks)
 	if len(names) != 1 {
 		return devices.Device{}, "", fmt.Errorf("the export spans several GPUs (%s): pass --device NAME", strings.Join(names, ", "))
 	}

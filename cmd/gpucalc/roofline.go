@@ -132,11 +132,10 @@ workload file; --devices compares several GPUs side by side.
 	}
 	a.addDeviceFlag(cmd, &opt.device)
 	addChartFlags(cmd, &opt.chart)
-	cmd.Flags().StringSliceVar(&opt.devices, "devices", nil, "compare several GPUs, comma-separated `names` (overrides --device)")
+	a.addDevicesFlag(cmd, &opt.devices, "compare several GPUs, comma-separated `names` (overrides --device)")
 	cmd.Flags().StringArrayVar(&opt.ops, "op", nil, "op `spec`, e.g. \"matmul m=4096 n=4096 k=4096 dtype=bf16\" (repeatable)")
 	cmd.Flags().StringVar(&opt.workload, "workload", "", "workload YAML `file` (a named list of ops)")
 	_ = cmd.MarkFlagFilename("workload", "yaml", "yml")
-	_ = cmd.RegisterFlagCompletionFunc("devices", a.completeDevices)
 	cmd.MarkFlagsMutuallyExclusive("op", "workload")
 	cmd.MarkFlagsOneRequired("op", "workload")
 	cmd.AddCommand(a.newRooflineBatchCmd())
@@ -219,6 +218,9 @@ func (a *app) runRoofline(opt rooflineOptions) error {
 	}
 	names := []string{opt.device}
 	if len(opt.devices) > 0 {
+		if _, err := a.Devices(opt.devices); err != nil {
+			return err
+		}
 		names = opt.devices
 	}
 	res, err := a.analyzeOn(names, w)

@@ -148,6 +148,9 @@ func (a *app) Catalog() (*devices.Catalog, error) {
 	}
 	var files []string
 	if dir := a.getenv("GPUCALC_DEVICES"); dir != "" {
+		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+			return nil, fmt.Errorf("GPUCALC_DEVICES=%s: not a directory; set it to a folder of device YAML files, or unset it", dir)
+		}
 		matches, err := filepath.Glob(filepath.Join(dir, "*.y*ml"))
 		if err != nil {
 			return nil, fmt.Errorf("GPUCALC_DEVICES=%s: %w", dir, err)
@@ -219,7 +222,7 @@ func (a *app) completeDevices(cmd *cobra.Command, args []string, toComplete stri
 
 // addDeviceFlag adds --device with completion.
 func (a *app) addDeviceFlag(cmd *cobra.Command, p *string) {
-	cmd.Flags().StringVarP(p, "device", "d", "", "GPU `name` or alias from 'gpucalc devices' (default $GPUCALC_DEVICE, else "+defaultDevice+")")
+	cmd.Flags().VarP(deviceValue{p}, "device", "d", "GPU `name` or alias from 'gpucalc devices' (default $GPUCALC_DEVICE, else "+defaultDevice+")")
 	_ = cmd.RegisterFlagCompletionFunc("device", a.completeDevices)
 }
 
