@@ -136,10 +136,12 @@ func (a *app) simulate(o simulateOptions, f reports.Format, d devices.Device, or
 	if err != nil {
 		return err
 	}
-	pts, err := setup.Sweep(k, warps)
+	progress := a.progress("simulating")
+	pts, err := setup.Sweep(k, warps, progress)
 	if err != nil {
 		return err
 	}
+	progress(1)
 	dev := d.Name
 	if origin != "" {
 		dev += " (" + origin + ")"
@@ -148,6 +150,12 @@ func (a *app) simulate(o simulateOptions, f reports.Format, d devices.Device, or
 		Title:  fmt.Sprintf("Simulated %s kernel on %s, %d-thread blocks", o.kernel, d.Name, o.threads),
 		Points: pts,
 		Notes:  simulationNotes(setup, what, dev, o, occ),
+	}
+	for _, p := range pts {
+		if p.Scaled > 0 {
+			s.Notes = append(s.Notes, fmt.Sprintf("runs longer than %d warp instructions per SM are simulated that far and scaled to the whole run (the cycles column is scaled)", sim.MaxInstructions))
+			break
+		}
 	}
 	if o.plot != "" {
 		if err := reports.SimulationChart(o.plot, s); err != nil {
