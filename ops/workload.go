@@ -56,6 +56,20 @@ type workloadFile struct {
 	workloadDesignFile `yaml:",inline"` // design.go
 }
 
+// MaxWorkloadBytes is the largest workload file read: far above a real
+// one, small enough to parse in memory.
+const MaxWorkloadBytes = 16 << 20
+
+// ReadWorkload reads a workload file (at most MaxWorkloadBytes) from r and
+// parses it; file names it in errors.
+func ReadWorkload(file string, r io.Reader) (Workload, error) {
+	data, err := rows.ReadAll(r, MaxWorkloadBytes)
+	if err != nil {
+		return Workload{}, fmt.Errorf("%s: %w", file, err)
+	}
+	return ParseWorkload(file, data)
+}
+
 // ParseWorkload reads a workload YAML file (file names it in errors); see
 // WorkloadSchema. Parsing is strict: unknown fields, duplicate names and bad
 // specs are errors.

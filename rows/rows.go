@@ -81,6 +81,12 @@ func (l *Lines) Line() int { return l.n }
 // call. It returns io.EOF at the end, and an *Error for a line longer than
 // MaxLine or with binary data, after which it must not be called again.
 func (l *Lines) Next() ([]byte, error) {
+	line, err := l.raw()
+	return bytes.TrimSuffix(line, []byte("\r")), err
+}
+
+// raw is Next keeping a "\r" before the "\n", as encoding/csv wants it.
+func (l *Lines) raw() ([]byte, error) {
 	line, err := l.br.ReadSlice('\n')
 	if errors.Is(err, bufio.ErrBufferFull) {
 		l.long = append(l.long[:0], line...)
@@ -100,7 +106,7 @@ func (l *Lines) Next() ([]byte, error) {
 		return nil, io.EOF
 	}
 	l.n++
-	line = bytes.TrimSuffix(bytes.TrimSuffix(line, []byte("\n")), []byte("\r"))
+	line = bytes.TrimSuffix(line, []byte("\n"))
 	if l.n == 1 {
 		line = bytes.TrimPrefix(line, []byte("\ufeff"))
 	}
@@ -196,7 +202,7 @@ func (f *feed) Read(p []byte) (int, error) {
 		return 0, f.err
 	}
 	for len(f.buf) == 0 {
-		line, err := f.lines.Next()
+		line, err := f.lines.raw()
 		if err != nil {
 			if !errors.Is(err, io.EOF) {
 				f.err = err
@@ -216,4 +222,17 @@ func (f *feed) Read(p []byte) (int, error) {
 	n := copy(p, f.buf)
 	f.buf = f.buf[n:]
 	return n, nil
+}
+
+// ReadAll reads all of r, refusing more than max bytes (a file to parse
+// whole, such as YAML, with a size cap instead of a line cap).
+func ReadAll(r io.Reader, max int64) ([]byte, error) {
+	data, err := io.ReadAll(io.LimitReader(r, max+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) > max {
+		return nil, fmt.Errorf("larger than %d MiB; is this the right file?", max>>20)
+	}
+	return data, nil
 }

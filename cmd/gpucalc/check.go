@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"io"
 	"os"
 
 	"github.com/gpucalc/gpucalc/devices"
@@ -117,18 +116,18 @@ worse) is found, for CI.
 // file that cannot be read is a failure; one that does not parse is bad
 // input (usage).
 func (a *app) readWorkload(name string) (ops.Workload, error) {
-	var data []byte
-	var err error
+	r := a.stdin
 	if name == "-" {
-		data, err = io.ReadAll(a.stdin)
 		name = "standard input"
 	} else {
-		data, err = os.ReadFile(name)
+		fh, err := os.Open(name)
+		if err != nil {
+			return ops.Workload{}, fmt.Errorf("workload: %w", err)
+		}
+		defer fh.Close()
+		r = fh
 	}
-	if err != nil {
-		return ops.Workload{}, fmt.Errorf("workload: %w", err)
-	}
-	w, err := ops.ParseWorkload(name, data)
+	w, err := ops.ReadWorkload(name, r)
 	if err != nil {
 		return ops.Workload{}, usageError{err}
 	}

@@ -480,6 +480,9 @@ func runBatch(in io.Reader, out io.Writer, format reports.Format, lookup func(st
 	if err := bw.Flush(); err != nil {
 		return err
 	}
+	if rows == 0 && readErr == nil {
+		return usageError{errors.New("batch input has a header but no rows")}
+	}
 	return batchFailures(failed, rows, readErr)
 }
 

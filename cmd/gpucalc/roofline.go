@@ -145,11 +145,12 @@ workload file; --devices compares several GPUs side by side.
 // rooflineInput turns --op or --workload into a workload.
 func (a *app) rooflineInput(opt rooflineOptions) (ops.Workload, error) {
 	if opt.workload != "" {
-		data, err := os.ReadFile(opt.workload)
+		fh, err := os.Open(opt.workload)
 		if err != nil {
 			return ops.Workload{}, usageError{fmt.Errorf("workload: %w", err)}
 		}
-		w, err := ops.ParseWorkload(opt.workload, data)
+		defer fh.Close()
+		w, err := ops.ReadWorkload(opt.workload, fh)
 		if err != nil {
 			return ops.Workload{}, usageError{err}
 		}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/gpucalc/gpucalc/devices"
 	"github.com/gpucalc/gpucalc/reports"
+	"github.com/gpucalc/gpucalc/rows"
 	"github.com/spf13/cobra"
 )
 
@@ -160,7 +161,7 @@ func (a *app) Catalog() (*devices.Catalog, error) {
 	}
 	files = append(files, a.deviceFiles...)
 	for _, f := range files {
-		data, err := os.ReadFile(f)
+		data, err := readDeviceFile(f)
 		if err != nil {
 			return nil, fmt.Errorf("device file: %w", err)
 		}
@@ -170,6 +171,21 @@ func (a *app) Catalog() (*devices.Catalog, error) {
 	}
 	a.catalog = c
 	return c, nil
+}
+
+// readDeviceFile reads a device file, at most 1 MiB (a real one is a few
+// KiB).
+func readDeviceFile(name string) ([]byte, error) {
+	fh, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer fh.Close()
+	data, err := rows.ReadAll(fh, 1<<20)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return data, nil
 }
 
 // deviceName returns the device to use: the flag, else $GPUCALC_DEVICE, else
