@@ -64,6 +64,7 @@ func NewBatchReader(r io.Reader, lookup func(string) (devices.Arch, error)) (*Ba
 		return nil, fmt.Errorf("batch header: %w", err)
 	}
 	b.Header = append([]string(nil), head...)
+	b.cr.Fields = len(head)
 	for i := range b.col {
 		b.col[i] = -1
 	}
@@ -111,14 +112,12 @@ func (b *BatchReader) Next(row *BatchRow) error {
 	}
 	if err := b.parse(rec, row); err != nil {
 		row.Err = fmt.Errorf("line %d: %w", row.Line, err)
+		b.cr.Bad()
 	}
 	return nil
 }
 
 func (b *BatchReader) parse(rec []string, row *BatchRow) error {
-	if len(rec) != len(b.Header) {
-		return fmt.Errorf("%d fields, header has %d", len(rec), len(b.Header))
-	}
 	field := func(j int) string {
 		if b.col[j] < 0 {
 			return ""

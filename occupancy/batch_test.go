@@ -57,7 +57,7 @@ func TestBatchReader(t *testing.T) {
 	want := []string{
 		"9.0 default barriers 2 1",
 		"8.0 50% shared_memory 0 5", // 50% of 164 KiB → 100 KiB; 100/17 = 5
-		"line 4: 4 fields, header has 7",
+		"line 4: 4 fields, the header has 7",
 		"line 5: compute capability 9.9 is not in the catalog",
 		`line 6: regs "3x": expected a whole number from 0 to 1099511627776`,
 		"line 7: carveout 101: expected -1 or empty for the default, or a percentage 0..100",

@@ -94,6 +94,7 @@ func ReadBatch(r io.Reader, reserved []string) (Batch, error) {
 		return Batch{}, fmt.Errorf("batch input: give ms or measured_us, not both")
 	}
 	b := Batch{Header: header}
+	cr.Fields = len(header)
 	for {
 		rec, err := cr.Read()
 		if errors.Is(err, io.EOF) {
@@ -104,16 +105,17 @@ func ReadBatch(r io.Reader, reserved []string) (Batch, error) {
 		}
 		var re *rows.RowError
 		if errors.As(err, &re) {
-			b.Rows = append(b.Rows, BatchRow{Line: re.Line, Err: re})
+			b.Rows = append(b.Rows, BatchRow{Line: re.Line, Fields: slices.Clone(rec), Err: re})
 			continue
 		}
 		if err != nil {
 			return b, fmt.Errorf("batch input: %w", err)
 		}
 		row := BatchRow{Line: cr.Line(), Fields: slices.Clone(rec)}
-		row.Op, row.Measured, err = batchRow(rec, col, msCol, usCol, len(header))
+		row.Op, row.Measured, err = batchRow(rec, col, msCol, usCol)
 		if err != nil {
 			row.Err = fmt.Errorf("line %d: %w", row.Line, err)
+			cr.Bad()
 		}
 		b.Rows = append(b.Rows, row)
 	}
@@ -124,10 +126,7 @@ func ReadBatch(r io.Reader, reserved []string) (Batch, error) {
 }
 
 // batchRow reads one row's op and measured time.
-func batchRow(rec []string, col map[string]int, msCol, usCol, fields int) (Op, float64, error) {
-	if len(rec) != fields {
-		return Op{}, 0, fmt.Errorf("%d fields, the header has %d", len(rec), fields)
-	}
+func batchRow(rec []string, col map[string]int, msCol, usCol int) (Op, float64, error) {
 	o, err := ParseBench(rec[col["op"]], rec[col["dtype"]], rec[col["shape"]], rec[col["note"]])
 	if err != nil {
 		return Op{}, 0, err

@@ -132,12 +132,32 @@ func tooLong(line []byte) error {
 	return ErrTooLong
 }
 
+// MaxBadRows is how many bad rows in a row a CSV reader takes before it
+// stops: a batch file goes on past bad rows, garbage does not go on for
+// gigabytes.
+const MaxBadRows = 10000
+
 // CSV reads CSV records (encoding/csv) from lines, so that each line is
 // bounded and checked as Lines does, and a record is at most MaxLine bytes.
 type CSV struct {
 	cr   *csv.Reader
 	feed *feed
 	line int
+	// Fields, when not zero, is the number of fields a record must have;
+	// a record with another number is a *RowError.
+	Fields int
+	// bad counts bad rows in a row; lastBad is whether the last was one.
+	bad     int
+	lastBad bool
+}
+
+// Bad tells the reader that the caller found the record it read last bad;
+// after MaxBadRows bad rows in a row, Read stops.
+func (c *CSV) Bad() {
+	if !c.lastBad {
+		c.bad++
+		c.lastBad = true
+	}
 }
 
 // NewCSV reads CSV from r. Records may have any number of fields; leading
@@ -159,20 +179,33 @@ func FromLines(l *Lines, filter func([]byte) []byte) *CSV {
 func (c *CSV) Line() int { return c.line }
 
 // Read returns the next record (valid until the next call), io.EOF at the
-// end, a *RowError for a record that is bad alone, or another error
-// (an *Error with its line) after which the input cannot be read further.
+// end, a *RowError for a record that is bad alone (with the record when it
+// could be split into fields), or another error (an *Error with its line)
+// after which the input cannot be read further.
 func (c *CSV) Read() ([]string, error) {
+	if !c.lastBad {
+		c.bad = 0
+	}
+	c.lastBad = false
+	if c.bad >= MaxBadRows {
+		return nil, &Error{c.line + 1, fmt.Errorf("stopped after %d bad rows in a row; is this the right file?", c.bad)}
+	}
 	c.feed.used, c.feed.start = 0, c.feed.lines.Line()+1
 	rec, err := c.cr.Read()
 	if c.feed.err != nil {
 		return nil, c.feed.err
 	}
-	if err == nil || errors.Is(err, io.EOF) {
-		if err == nil {
-			pos, _ := c.cr.FieldPos(0)
-			c.line = c.feed.first + pos
+	if err == nil {
+		pos, _ := c.cr.FieldPos(0)
+		c.line = c.feed.first + pos
+		if c.Fields > 0 && len(rec) != c.Fields {
+			c.Bad()
+			return rec, &RowError{c.line, fmt.Errorf("%d fields, the header has %d", len(rec), c.Fields)}
 		}
-		return rec, err
+		return rec, nil
+	}
+	if errors.Is(err, io.EOF) {
+		return nil, err
 	}
 	var pe *csv.ParseError
 	if !errors.As(err, &pe) {
@@ -180,6 +213,7 @@ func (c *CSV) Read() ([]string, error) {
 	}
 	c.line = c.feed.first + pe.StartLine
 	if errors.Is(pe.Err, csv.ErrBareQuote) {
+		c.Bad()
 		return nil, &RowError{c.line, errors.New(`a " inside a field that does not start with one (quote the whole field, and write the " as "")`)}
 	}
 	return nil, &Error{c.line, ErrQuote}

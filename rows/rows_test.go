@@ -154,3 +154,61 @@ func FuzzCSV(f *testing.F) {
 		}
 	})
 }
+
+// TestBadRows: records with the wrong number of fields are row errors that
+// carry the record; MaxBadRows bad rows in a row stop the reader, fewer do
+// not, and a good row starts the count again.
+func TestBadRows(t *testing.T) {
+	for _, tt := range []struct {
+		name    string
+		in      string
+		callBad func(rec []string) bool // the caller's verdict on a good record
+		rows    int                     // records and row errors before the end or the stop
+		stopped bool
+	}{
+		{"just under the limit", "a,b\n" + strings.Repeat("1\n", MaxBadRows-1) + "1,2\n", nil, MaxBadRows, false},
+		{"at the limit", "a,b\n" + strings.Repeat("1\n", MaxBadRows) + "1,2\n", nil, MaxBadRows, true},
+		{"a good row resets", "a,b\n" + strings.Repeat("1\n", MaxBadRows-1) + "1,2\n" + strings.Repeat("1\n", MaxBadRows-1), nil, 2*MaxBadRows - 1, false},
+		{"stray quotes count", "a,b\n" + strings.Repeat("x\"y,1\n", MaxBadRows) + "1,2\n", nil, MaxBadRows, true},
+		{"the caller's verdict counts", "a,b\n" + strings.Repeat("x,y\n", MaxBadRows+5), func(r []string) bool { return r[0] == "x" }, MaxBadRows, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			c := NewCSV(strings.NewReader(tt.in))
+			if _, err := c.Read(); err != nil {
+				t.Fatal(err)
+			}
+			c.Fields = 2
+			n := 0
+			for {
+				rec, err := c.Read()
+				if errors.Is(err, io.EOF) {
+					if tt.stopped {
+						t.Fatalf("read to the end after %d rows; want a stop", n)
+					}
+					break
+				}
+				var re *RowError
+				if errors.As(err, &re) {
+					if rec == nil && !strings.Contains(re.Error(), `"`) {
+						t.Errorf("row error %v without its record", re)
+					}
+					n++
+					continue
+				}
+				if err != nil {
+					if !tt.stopped || !strings.Contains(err.Error(), "bad rows in a row") {
+						t.Fatalf("error %v after %d rows", err, n)
+					}
+					break
+				}
+				if tt.callBad != nil && tt.callBad(rec) {
+					c.Bad()
+				}
+				n++
+			}
+			if n != tt.rows {
+				t.Errorf("%d rows, want %d", n, tt.rows)
+			}
+		})
+	}
+}
