@@ -45,8 +45,9 @@ func (b Batch) Failed() int {
 // added to carry a measured time.
 var BatchColumns = []string{"op", "dtype", "shape", "note"}
 
-// MaxBatchRows is the most rows ReadBatch reads (it keeps them all).
-const MaxBatchRows = 1 << 20
+// MaxBatchRows is the most rows ReadBatch reads: it keeps them all, and
+// their analyses, in memory (roof_bench has a few hundred).
+const MaxBatchRows = 50000
 
 // ReadBatch reads CSV with header op,dtype,shape,note in roof_bench's
 // conventions (see SpecHelp's shape=): note carries the variant (erf or
