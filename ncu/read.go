@@ -46,8 +46,13 @@ type Row struct {
 }
 
 // maxRowBytes bounds the rows an export may hold in memory (all of them
-// are kept): far above a real export of thousands of launches.
-const maxRowBytes = 512 << 20
+// are kept): far above a real export of thousands of launches. The header
+// must come within maxPreamble bytes (ncu's messages and the program's
+// output before it).
+const (
+	maxRowBytes = 256 << 20
+	maxPreamble = 64 << 20
+)
 
 // Read parses what `ncu --csv --page raw` prints, as a redirect captures it:
 // lines before the header (==PROF== messages, the program's own output) are
@@ -75,6 +80,9 @@ func Read(r io.Reader) (*Export, error) {
 			break
 		}
 		text = text || bytes.Contains(l, []byte("Section: "))
+		if lines.Bytes() > maxPreamble {
+			return nil, fmt.Errorf(`no Nsight Compute CSV header ("ID","Process ID",...) in the first %d MiB: %s`, maxPreamble>>20, exportHint)
+		}
 	}
 	switch {
 	case header == nil && empty:
@@ -94,7 +102,6 @@ func Read(r io.Reader) (*Export, error) {
 		}
 		return l
 	})
-	kept := 0
 	for {
 		rec, err := cr.Read()
 		if err == io.EOF {
@@ -114,11 +121,8 @@ func Read(r io.Reader) (*Export, error) {
 			e.Units = slices.Clone(rec)
 			continue
 		}
-		for _, v := range rec {
-			kept += len(v)
-		}
-		if kept > maxRowBytes {
-			return nil, fmt.Errorf("line %d: the export holds more than %d MiB of rows; profile fewer launches (ncu --launch-count, --kernel-name)", cr.Line(), maxRowBytes>>20)
+		if lines.Bytes() > maxPreamble+maxRowBytes {
+			return nil, fmt.Errorf("line %d: the export is larger than %d MiB; profile fewer launches (ncu --launch-count, --kernel-name)", cr.Line(), (maxPreamble+maxRowBytes)>>20)
 		}
 		e.Rows = append(e.Rows, Row{Line: cr.Line(), Values: slices.Clone(rec)})
 	}

@@ -42,6 +42,10 @@ type BuildKernel struct {
 	Problem string `json:"problem,omitempty"`
 }
 
+// MaxBuildLog is the longest build log read: a build's resource usage is
+// far shorter, and reading stops early on the wrong input.
+const MaxBuildLog = 256 << 20
+
 // maxFigure is the largest count or size a log entry may give: far above
 // any GPU's limits, small enough that nothing derived from it overflows.
 const maxFigure = 1 << 40
@@ -76,6 +80,9 @@ func ParseBuildLog(r io.Reader) ([]BuildKernel, error) {
 		}
 		if err := p.line(string(line)); err != nil {
 			return nil, fmt.Errorf("line %d: %w", lines.Line(), err)
+		}
+		if lines.Bytes() > MaxBuildLog {
+			return nil, fmt.Errorf("line %d: the log is longer than %d MiB; give the output of one build", lines.Line(), MaxBuildLog>>20)
 		}
 	}
 	p.endSection()

@@ -64,10 +64,14 @@ func Quote(s string) string {
 
 // Lines reads lines without their line ending.
 type Lines struct {
-	br   *bufio.Reader
-	n    int
-	long []byte
+	br    *bufio.Reader
+	n     int
+	long  []byte
+	bytes int64
 }
+
+// Bytes is how many bytes of input the lines returned so far span.
+func (l *Lines) Bytes() int64 { return l.bytes }
 
 // NewLines reads lines from r.
 func NewLines(r io.Reader) *Lines {
@@ -106,6 +110,7 @@ func (l *Lines) raw() ([]byte, error) {
 		return nil, io.EOF
 	}
 	l.n++
+	l.bytes += int64(len(line))
 	line = bytes.TrimSuffix(line, []byte("\n"))
 	if l.n == 1 {
 		line = bytes.TrimPrefix(line, []byte("\ufeff"))
