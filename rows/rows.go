@@ -51,7 +51,7 @@ func (e *RowError) Unwrap() error { return e.Err }
 
 // Quote quotes s for a message, cut to a few dozen bytes.
 func Quote(s string) string {
-	const max = 40
+	const max = 64
 	if len(s) <= max {
 		return strconv.Quote(s)
 	}

@@ -122,7 +122,7 @@ func TestLinesFilterKeepsLineNumbers(t *testing.T) {
 func TestQuote(t *testing.T) {
 	for _, s := range []string{"", "short", strings.Repeat("é", 100), strings.Repeat("x", 1<<20)} {
 		q := Quote(s)
-		if len(q) > 60 {
+		if len(q) > 80 {
 			t.Errorf("Quote(%d bytes) = %d bytes", len(s), len(q))
 		}
 	}
