@@ -44,7 +44,7 @@ type BuildKernel struct {
 
 // MaxBuildLog is the longest build log read: a build's resource usage is
 // far shorter, and reading stops early on the wrong input.
-const MaxBuildLog = 256 << 20
+const MaxBuildLog = 64 << 20
 
 // maxFigure is the largest count or size a log entry may give: far above
 // any GPU's limits, small enough that nothing derived from it overflows.
