@@ -56,9 +56,13 @@ type workloadFile struct {
 	workloadDesignFile `yaml:",inline"` // design.go
 }
 
-// MaxWorkloadBytes is the largest workload file read: far above a real
-// one, small enough to parse in memory.
-const MaxWorkloadBytes = 16 << 20
+// MaxWorkloadBytes is the largest workload file read, and MaxOps the most
+// ops it may list: far above a real one (a transformer layer is a few KiB
+// and a dozen ops), small enough to parse and price in bounded memory.
+const (
+	MaxWorkloadBytes = 1 << 20
+	MaxOps           = 10000
+)
 
 // ReadWorkload reads a workload file (at most MaxWorkloadBytes) from r and
 // parses it; file names it in errors.
@@ -95,6 +99,9 @@ func ParseWorkload(file string, data []byte) (Workload, error) {
 	}
 	if len(f.Ops) == 0 {
 		return Workload{}, fmt.Errorf("%s: no ops; give a list under \"ops\"", file)
+	}
+	if len(f.Ops) > MaxOps {
+		return Workload{}, fmt.Errorf("%s: %d ops; a workload lists at most %d (use count: for repeats)", file, len(f.Ops), MaxOps)
 	}
 	dt := DefaultDType
 	if f.DType != "" {

@@ -25,6 +25,9 @@ type labeller struct {
 	legendStyle text.Style
 }
 
+// maxPointLabels is the most points that get a label.
+const maxPointLabels = 200
+
 type placedLabel struct {
 	text    string
 	x, y    float64
@@ -164,8 +167,17 @@ func (l *labeller) Plot(c draw.Canvas, plt *plot.Plot) {
 	}
 	sty := l.style
 	sty.XAlign, sty.YAlign = draw.XLeft, draw.YBottom
+	points := 0
 	for _, i := range order {
 		lb := l.labels[i]
+		if lb.point {
+			// Placement costs grow with the square of the labels; beyond
+			// maxPointLabels a chart is unreadable anyway, so the rest of
+			// the points go unlabelled.
+			if points++; points > maxPointLabels {
+				continue
+			}
+		}
 		w, h := sty.Width(lb.text), sty.Height(lb.text)
 		a := pt(lb.x, lb.y)
 		var cands []rect

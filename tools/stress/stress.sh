@@ -37,11 +37,13 @@ gen() {
 	roof-valid-rows) { echo $roof_header; yes matmul,bf16,64x64x64,; } | head -c "$SIZE" ;;
 	ptxas-entries) yes "ptxas info    : Compiling entry function 'k' for 'sm_90'" | head -c "$SIZE" ;;
 	yaml-nesting) yes -- '- [' | head -c "$SIZE" ;;
+	workload-max-ops) echo 'name: x'; echo 'ops:'; seq 1 10000 | sed 's/.*/  - {name: a&, op: matmul m=4096 n=4096 k=4096}/' ;;
 	esac
 }
 
 inputs="zeros random no-newline short-lines unclosed-quote occ-header+random occ-header+garbage-rows
-occ-header+long-field occ-valid-rows roof-header+garbage-rows roof-valid-rows ptxas-entries yaml-nesting"
+occ-header+long-field occ-valid-rows roof-header+garbage-rows roof-valid-rows ptxas-entries yaml-nesting
+workload-max-ops"
 
 commands=(
 	"occupancy batch --input -"
@@ -50,6 +52,7 @@ commands=(
 	"ncu -"
 	"check -"
 	"roofline --workload /dev/stdin"
+	"roofline --workload /dev/stdin --devices h100,a100,h200 --plot $work/chart.png"
 	"devices --device-file /dev/stdin"
 )
 
