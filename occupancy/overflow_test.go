@@ -64,3 +64,24 @@ func TestHugeDynamicSmem(t *testing.T) {
 		t.Errorf("dynamic MaxInt: smem per block %d, blocks %d; want saturated at %d, 0", r.SmemPerBlock, r.Blocks, math.MaxInt)
 	}
 }
+
+// TestClustersSMs: an SM count beyond any GPU is refused, not listed GPC by
+// GPC; the largest accepted one is modelled.
+func TestClustersSMs(t *testing.T) {
+	a, err := devices.ArchFor(devices.CC{Major: 9, Minor: 0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := Calculate(a, Kernel{Regs: 32}, Launch{Threads: 128})
+	for _, sms := range []int{maxSMs + 1, 1e12, math.MaxInt} {
+		if _, err := ActiveClusters(a, r, 2, sms, nil); err == nil {
+			t.Errorf("%d SMs: no error", sms)
+		}
+	}
+	c, err := ActiveClusters(a, r, 2, maxSMs, nil)
+	// 1024 SMs in GPCs of 18 (CUTLASS): 56 full GPCs and one of 16, each
+	// SM with min(16, 8) = 8 cluster slots: 56·(18·8/2) + 16·8/2 clusters.
+	if err != nil || c.Active != 56*72+64 {
+		t.Errorf("%d SMs: %d clusters (%v), want %d", maxSMs, c.Active, err, 56*72+64)
+	}
+}
