@@ -30,6 +30,18 @@ func (c CC) SM() string { return fmt.Sprintf("sm_%d%d", c.Major, c.Minor) }
 // MarshalText writes "9.0".
 func (c CC) MarshalText() ([]byte, error) { return []byte(c.String()), nil }
 
+// UnmarshalText reads what MarshalText writes; empty is no compute
+// capability (a part that is not NVIDIA's).
+func (c *CC) UnmarshalText(b []byte) error {
+	if len(b) == 0 {
+		*c = CC{}
+		return nil
+	}
+	v, err := ParseCC(string(b))
+	*c = v
+	return err
+}
+
 // ParseCC parses a compute capability written as 9.0, 90, sm_90, sm90,
 // compute_90 or sm_100a.
 func ParseCC(s string) (CC, error) {
@@ -83,19 +95,19 @@ type Arch struct {
 	// warps are rounded up to it for the register hardware check.
 	WarpAllocGranularity int `json:"warp_alloc_granularity" yaml:"warp_alloc_granularity"`
 	// SmemPerSM is the largest shared-memory carveout, in bytes.
-	SmemPerSM int `json:"smem_per_sm" yaml:"smem_per_sm"`
+	SmemPerSM int `json:"smem_per_sm_bytes" yaml:"smem_per_sm"`
 	// SmemPerBlock is what a block may use without the opt-in attribute.
-	SmemPerBlock int `json:"smem_per_block" yaml:"smem_per_block"`
+	SmemPerBlock int `json:"smem_per_block_bytes" yaml:"smem_per_block"`
 	// SmemPerBlockOptin is the most a block may use with the opt-in
 	// attribute (cudaFuncAttributeMaxDynamicSharedMemorySize).
-	SmemPerBlockOptin int `json:"smem_per_block_optin" yaml:"smem_per_block_optin"`
+	SmemPerBlockOptin int `json:"smem_per_block_optin_bytes" yaml:"smem_per_block_optin"`
 	// SmemReservedPerBlock is shared memory CUDA reserves for each block
 	// (1 KiB from cc 8.0 on).
-	SmemReservedPerBlock int `json:"smem_reserved_per_block" yaml:"smem_reserved_per_block"`
-	SmemAllocUnit        int `json:"smem_alloc_unit" yaml:"smem_alloc_unit"`
+	SmemReservedPerBlock int `json:"smem_reserved_per_block_bytes" yaml:"smem_reserved_per_block"`
+	SmemAllocUnit        int `json:"smem_alloc_unit_bytes" yaml:"smem_alloc_unit"`
 	// CarveoutsKiB are the supported shared-memory capacities per SM, KiB,
 	// ascending.
-	CarveoutsKiB  []int `json:"carveouts_kib" yaml:"carveouts_kib"`
+	CarveoutsKiB  []int `json:"-" yaml:"carveouts_kib"`
 	BarriersPerSM int   `json:"barriers_per_sm" yaml:"barriers_per_sm"`
 	// MaxClusterSize is the portable thread-block-cluster size (0: no
 	// clusters); MaxClusterSizeNonPortable the size allowed with the opt-in.
@@ -114,7 +126,18 @@ type archFile struct {
 	} `yaml:"archs"`
 }
 
+// archs are the limits of every compute capability, from the snapshot; from
+// the YAML while there is no snapshot to read, as when it is first written
+// (validating the catalog's devices needs their architectures).
 var archs = sync.OnceValues(func() (map[CC]Arch, error) {
+	if s, err := embedded(); err == nil {
+		return s.archs, nil
+	}
+	return archsFromYAML()
+})
+
+// archsFromYAML reads data/arch/limits.yaml.
+func archsFromYAML() (map[CC]Arch, error) {
 	data, err := dataFS.ReadFile("data/arch/limits.yaml")
 	if err != nil {
 		return nil, err
@@ -142,7 +165,7 @@ var archs = sync.OnceValues(func() (map[CC]Arch, error) {
 		m[cc] = a.Arch
 	}
 	return m, nil
-})
+}
 
 // ArchFor returns the limits of a compute capability.
 func ArchFor(cc CC) (Arch, error) {

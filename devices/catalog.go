@@ -5,12 +5,11 @@ import (
 	"fmt"
 	"io/fs"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
 	"unicode"
-
-	"go.yaml.in/yaml/v3"
 )
 
 //go:embed data
@@ -23,7 +22,17 @@ type Catalog struct {
 	index   map[string]int // normalised name or alias → devices index
 }
 
+// builtin is the embedded catalog, from the snapshot.
 var builtin = sync.OnceValues(func() (*Catalog, error) {
+	s, err := embedded()
+	if err != nil {
+		return nil, err
+	}
+	return s.catalog, nil
+})
+
+// catalogFromYAML reads the catalog's YAML files.
+func catalogFromYAML() (*Catalog, error) {
 	c := &Catalog{index: map[string]int{}}
 	// Datasheet entries first, then the ceilings measured on real parts
 	// (tools/measure), which override the entries they name.
@@ -43,7 +52,7 @@ var builtin = sync.OnceValues(func() (*Catalog, error) {
 		}
 	}
 	return c, nil
-})
+}
 
 // Builtin returns the embedded catalog.
 func Builtin() (*Catalog, error) { return builtin() }
@@ -59,31 +68,30 @@ func Lookup(name string) (Device, error) {
 
 // With returns a catalog with the device file data (named file in errors)
 // applied: a file whose name matches a device of c overrides the fields it
-// gives; any other adds a device, which must then be complete.
+// gives; any other adds a device, which must then be complete. Every figure
+// must lie in its physical range; a measured figure may not exceed the
+// ceiling it was measured against, and a file that changes a ceiling drops
+// the figures measured against the old one unless it restates them, so that
+// expected times never fall below datasheet lower bounds.
 func (c *Catalog) With(file string, data []byte) (*Catalog, error) {
 	return c.with(file, data, true)
 }
 
 func (c *Catalog) with(file string, data []byte, mayOverride bool) (*Catalog, error) {
-	var doc yaml.Node
-	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return nil, fmt.Errorf("%s: %w", file, err)
+	f, root, err := decodeFile(file, data)
+	if err != nil {
+		return nil, err
 	}
-	if doc.Kind == 0 {
-		return nil, fmt.Errorf("%s: empty device file", file)
+	l := &loader{file: file, root: root, lines: map[string]int{}}
+	nameLine := root.Line
+	if !f.Name.given() {
+		return nil, l.errorf(nameLine, "missing name; a device file names the device it adds or overrides")
 	}
-	p := &fileParser{file: file}
-	name, nameNode := "", &doc
-	if m := doc.Content[0]; m.Kind == yaml.MappingNode {
-		for i := 0; i+1 < len(m.Content); i += 2 {
-			if m.Content[i].Value == "name" {
-				name, nameNode = m.Content[i+1].Value, m.Content[i+1]
-			}
-		}
+	name, err := l.text("name", f.Name)
+	if err != nil {
+		return nil, err
 	}
-	if strings.TrimSpace(name) == "" {
-		return nil, p.errorf(nameNode, "missing name")
-	}
+	nameLine = f.Name.n.Line
 	out := &Catalog{devices: append([]Device(nil), c.devices...), index: make(map[string]int, len(c.index))}
 	for k, v := range c.index {
 		out.index[k] = v
@@ -92,7 +100,7 @@ func (c *Catalog) with(file string, data []byte, mayOverride bool) (*Catalog, er
 	i, exists := c.index[normalize(name)]
 	if exists {
 		if !mayOverride {
-			return nil, p.errorf(nameNode, "device %q is defined twice", name)
+			return nil, l.errorf(nameLine, "device %q is defined twice", name)
 		}
 		d = c.devices[i].clone()
 	} else {
@@ -101,19 +109,24 @@ func (c *Catalog) with(file string, data []byte, mayOverride bool) (*Catalog, er
 		out.devices = append(out.devices, Device{})
 	}
 	d.Origin = append(d.Origin, file)
-	if err := p.parse(&doc, &d); err != nil {
+	if d.Sources == nil {
+		d.Sources = map[string]string{}
+	}
+	l.d = &d
+	if err := l.apply(f); err != nil {
 		return nil, err
 	}
+	dropStale(&d, f)
 	if err := d.validate(); err != nil {
-		return nil, fmt.Errorf("%s:%d: device %q: %w", file, p.line(err, nameNode), d.Name, err)
+		return nil, fmt.Errorf("%s:%d: device %q: %w", file, l.line(err, nameLine), d.Name, err)
 	}
 	out.devices[i] = d
 	for _, n := range append([]string{d.Name}, d.Aliases...) {
 		k := normalize(n)
 		if j, ok := out.index[k]; ok && j != i {
-			line := nameNode.Line
-			if l, ok := p.lines["aliases"]; ok && n != d.Name {
-				line = l
+			line := nameLine
+			if al, ok := l.lines["aliases"]; ok && n != d.Name {
+				line = al
 			}
 			return nil, fmt.Errorf("%s:%d: name %q of %q is already used by %q; choose another", file, line, n, d.Name, out.devices[j].Name)
 		}
@@ -122,21 +135,13 @@ func (c *Catalog) with(file string, data []byte, mayOverride bool) (*Catalog, er
 	return out, nil
 }
 
+// clone returns a deep copy: nothing of it shares memory with d.
 func (d Device) clone() Device {
 	e := d
-	e.Aliases = append([]string(nil), d.Aliases...)
-	e.Origin = append([]string(nil), d.Origin...)
-	e.ClusterGPCs = append([]int(nil), d.ClusterGPCs...)
-	e.Dense, e.Sparse, e.Sources = map[string]Peak{}, map[string]Peak{}, map[string]string{}
-	for k, v := range d.Dense {
-		e.Dense[k] = v
-	}
-	for k, v := range d.Sparse {
-		e.Sparse[k] = v
-	}
-	for k, v := range d.Sources {
-		e.Sources[k] = v
-	}
+	e.Aliases = slices.Clone(d.Aliases)
+	e.Origin = slices.Clone(d.Origin)
+	e.ClusterGPCs = slices.Clone(d.ClusterGPCs)
+	e.Dense, e.Sparse, e.Sources = clone(d.Dense), clone(d.Sparse), clone(d.Sources)
 	if d.Measured != nil {
 		m := *d.Measured
 		m.Peaks, m.LatencyCycles = clone(m.Peaks), clone(m.LatencyCycles)
@@ -164,7 +169,7 @@ func (c *Catalog) Lookup(name string) (Device, error) {
 	k := normalize(name)
 	for _, cand := range []string{k, strings.TrimPrefix(k, "nvidia"), strings.TrimPrefix(strings.TrimPrefix(k, "nvidia"), "tesla")} {
 		if i, ok := c.index[cand]; ok {
-			return c.devices[i], nil
+			return c.devices[i].clone(), nil
 		}
 	}
 	return Device{}, fmt.Errorf("unknown device %q; closest: %s (see 'gpucalc devices')", name, strings.Join(c.closest(k, 3), ", "))
@@ -227,7 +232,10 @@ func distance(a, b string) int {
 // Devices lists the catalog's devices in catalog order (vendor, then
 // compute capability, then name).
 func (c *Catalog) Devices() []Device {
-	out := append([]Device(nil), c.devices...)
+	out := make([]Device, len(c.devices))
+	for i, d := range c.devices {
+		out[i] = d.clone()
+	}
 	sort.SliceStable(out, func(i, j int) bool {
 		a, b := out[i], out[j]
 		if a.Vendor != b.Vendor {

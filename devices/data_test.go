@@ -2,8 +2,10 @@ package devices
 
 import (
 	"encoding/json"
+	"io/fs"
 	"math"
 	"os"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -62,8 +64,8 @@ func TestPeaksFollowFromPerSMRate(t *testing.T) {
 }
 
 // TestTensorRatePerSM checks the dense 16-bit tensor FLOP/clock/SM of each
-// family against the research notes (shared/reference/roofline.md §0.4, §3:
-// V100/T4/A10/L4/L40S 1024, A100 2048, H100/H200 4096, GeForce Ada with FP32
+// family against the architecture whitepapers and TensorRT-LLM's
+// cluster_info.py (V100/T4/A10/L4/L40S 1024, A100 2048, H100/H200 4096, GeForce Ada with FP32
 // accumulation 512; MI300X 2048 per CU from 1307.4 TFLOPS / 304 CUs / 2.1 GHz).
 func TestTensorRatePerSM(t *testing.T) {
 	for _, tc := range []struct {
@@ -126,6 +128,9 @@ func TestEveryNumberHasASource(t *testing.T) {
 		if d.L2.BytesPerSecond > 0 {
 			fields = append(fields, "l2.bandwidth")
 		}
+		if d.PeerLink.BytesPerSecond > 0 {
+			fields = append(fields, "peer_link.bandwidth")
+		}
 		for k := range d.Dense {
 			fields = append(fields, "dense."+k)
 		}
@@ -138,8 +143,8 @@ func TestEveryNumberHasASource(t *testing.T) {
 				t.Errorf("%s: %s has no source", d.Name, f)
 				continue
 			}
-			if !strings.Contains(src, "http") && !strings.Contains(src, "shared/") && !strings.HasPrefix(src, "derived here:") {
-				t.Errorf("%s: source of %s names no URL, note or derivation: %q", d.Name, f, src)
+			if !strings.Contains(src, "http") && !strings.Contains(src, "in this repository") && !strings.HasPrefix(src, "derived here:") {
+				t.Errorf("%s: source of %s names no URL, file of this repository or derivation: %q", d.Name, f, src)
 			}
 		}
 		if d.L2.BytesPerSecond > 0 && !strings.HasPrefix(d.Source("l2.bandwidth"), "measured:") {
@@ -150,7 +155,7 @@ func TestEveryNumberHasASource(t *testing.T) {
 
 // TestH100MatchesGroundTruth compares the H100 entry and the cc 9.0 limits
 // with cudaGetDeviceProperties on a real H100 SXM (testdata/h100-device.json,
-// copied from shared/groundtruth/h100/device.json).
+// as measured on that H100).
 func TestH100MatchesGroundTruth(t *testing.T) {
 	data, err := os.ReadFile("testdata/h100-device.json")
 	if err != nil {
@@ -211,8 +216,9 @@ func TestH100MatchesGroundTruth(t *testing.T) {
 	}
 }
 
-// TestRidgePoints compares dense 16-bit tensor peak / DRAM bandwidth with the
-// ridge points in shared/reference/roofline.md §2 (derived there from §3).
+// TestRidgePoints compares dense 16-bit tensor peak / DRAM bandwidth with
+// ridge points worked out by hand from the datasheets' dense peaks and
+// bandwidths (e.g. H100 SXM 989.4 TFLOP/s / 3.35 TB/s = 295 FLOP/B).
 func TestRidgePoints(t *testing.T) {
 	for _, tc := range []struct {
 		device string
@@ -244,5 +250,36 @@ func TestRidgePoints(t *testing.T) {
 		if math.Abs(r-tc.want) > 0.5+0.005*tc.want {
 			t.Errorf("%s ridge (%s tensor / DRAM) = %.1f FLOP/B, want %g", tc.device, tc.dtype, r, tc.want)
 		}
+	}
+}
+
+// TestSourcesStayInRepository: a source may cite a file of this repository
+// (which must exist) or a public source, never a path outside the
+// repository, which a clone does not have.
+func TestSourcesStayInRepository(t *testing.T) {
+	repoPath := regexp.MustCompile(`\b(?:[a-z]+/)+testdata/[\w.-]+`)
+	outside := regexp.MustCompile(`(?:^|[\s("'])(?:shared|/work|/home|~)/`)
+	err := fs.WalkDir(dataFS, "data", func(p string, e fs.DirEntry, err error) error {
+		if err != nil || e.IsDir() {
+			return err
+		}
+		data, err := dataFS.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		for i, line := range strings.Split(string(data), "\n") {
+			if outside.MatchString(line) {
+				t.Errorf("%s:%d cites a path outside the repository: %s", p, i+1, line)
+			}
+			for _, f := range repoPath.FindAllString(line, -1) {
+				if _, err := os.Stat("../" + f); err != nil {
+					t.Errorf("%s:%d cites %s, which the repository lacks", p, i+1, f)
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }

@@ -35,7 +35,12 @@ type Device struct {
 	Memory        Memory  `json:"memory"`
 	L2            Cache   `json:"l2"`
 	HostLink      Link    `json:"host_link"`
-	TDPWatts      float64 `json:"tdp_watts"`
+	// PeerLink is the GPU-to-GPU link within one host (NVLink, an NVLink
+	// bridge); BytesPerSecond is per direction, per GPU. It is empty for
+	// parts without one, whose peer traffic goes over the host link (PCIe);
+	// see Peer.
+	PeerLink Link    `json:"peer_link"`
+	TDPWatts float64 `json:"tdp_watts"`
 	// Dense peak rates in operations per second, by PeakKey.
 	Dense map[string]Peak `json:"dense_peaks"`
 	// Sparse holds 2:4 structured-sparsity rates, by PeakKey; never mixed
@@ -65,12 +70,18 @@ type Measured struct {
 	Smem      float64 `json:"smem_bytes_per_second,omitempty"`
 	// Peaks are achieved rates in operations per second, by PeakKey
 	// (fp32, fp64, bf16_tensor, ...).
-	Peaks map[string]float64 `json:"peaks,omitempty"`
+	Peaks map[string]float64 `json:"peaks_ops_per_second,omitempty"`
 	// LaunchOverhead is the time of an empty kernel launch, in seconds.
 	LaunchOverhead float64 `json:"launch_overhead_seconds,omitempty"`
 	// LatencyCycles are unloaded latencies in SM cycles, by name: l1, l2,
 	// dram, smem, fma.
 	LatencyCycles map[string]float64 `json:"latency_cycles,omitempty"`
+	// AllReduceLatency (seconds) and AllReduceBusBandwidth (bytes per
+	// second, as nccl-tests defines bus bandwidth) model an all-reduce of
+	// b bytes over n GPUs of one host as
+	// AllReduceLatency + b·2(n−1)/n / AllReduceBusBandwidth.
+	AllReduceLatency      float64 `json:"allreduce_latency_seconds,omitempty"`
+	AllReduceBusBandwidth float64 `json:"allreduce_bus_bytes_per_second,omitempty"`
 }
 
 // Memory is device (DRAM) memory.
@@ -87,19 +98,23 @@ type Cache struct {
 	BytesPerSecond float64 `json:"bytes_per_second,omitempty"`
 }
 
-// Link is the connection to the host or to peer GPUs.
+// Link is the connection to the host or to peer GPUs. BytesPerSecond is per
+// direction.
 type Link struct {
 	Type           string  `json:"type"`
 	BytesPerSecond float64 `json:"bytes_per_second"`
+	// LatencySeconds is the one-way latency of a small transfer; zero where
+	// no source gives one.
+	LatencySeconds float64 `json:"latency_seconds,omitempty"`
 }
 
 // Peak is a peak rate and how it arises.
 type Peak struct {
 	// PerSecond is operations (FLOPs, or integer ops) per second.
-	PerSecond float64 `json:"per_second"`
+	PerSecond float64 `json:"ops_per_second"`
 	// PerSMPerClock is the operations per SM per clock the peak is built
 	// from; zero when the source does not give it.
-	PerSMPerClock float64 `json:"per_sm_per_clock,omitempty"`
+	PerSMPerClock float64 `json:"ops_per_sm_per_clock,omitempty"`
 	// Clock says which clock the peak assumes: "boost" or "tensor".
 	Clock string `json:"clock,omitempty"`
 }
@@ -166,6 +181,16 @@ func (d Device) Ridge(dt DType, p Path) (float64, error) {
 func (d Device) Datasheet() Device {
 	d.Measured = nil
 	return d
+}
+
+// Peer returns the link that GPU-to-GPU traffic of one host takes: PeerLink
+// where the part has one, else the host link, since peers without NVLink
+// exchange data over PCIe at no more than the host link's rate.
+func (d Device) Peer() Link {
+	if d.PeerLink.BytesPerSecond > 0 {
+		return d.PeerLink
+	}
+	return d.HostLink
 }
 
 // Source returns the source of a field ("memory.bandwidth", "dense.fp32").

@@ -15,12 +15,12 @@ func TestSourcedResolve(t *testing.T) {
 		want  float64
 		err   string
 	}{
-		{sourced{"678", "wp"}, parseCount, 678, ""},
+		{sourced{"678", "wp"}, parseNumber, 678, ""},
 		{sourced{"2.96us", "wp"}, units.ParseDuration, 2.96e-6, ""},
-		{sourced{"0", "wp"}, parseCount, 0, ""},
-		{sourced{"678", "nope"}, parseCount, 0, `source "nope" is not in the file's sources`},
-		{sourced{"-1", "wp"}, parseCount, 0, "not a non-negative number"},
-		{sourced{"fast", "wp"}, parseCount, 0, "not a non-negative number"},
+		{sourced{"0", "wp"}, parseNumber, 0, ""},
+		{sourced{"678", "nope"}, parseNumber, 0, `source "nope" is not in the file's sources`},
+		{sourced{"-1", "wp"}, parseNumber, 0, "not a non-negative number"},
+		{sourced{"fast", "wp"}, parseNumber, 0, "not a non-negative number"},
 	}
 	for _, tt := range tests {
 		got, err := tt.in.resolve("dram_latency", sources, tt.parse)

@@ -21,18 +21,18 @@ type Latency struct {
 	Schedulers int `json:"schedulers"`
 	// FMALatency is the dependent-issue latency of an FP32 FMA; FMAInterval
 	// the cycles between two warp FMAs on one scheduler (32 lanes: 1).
-	FMALatency  float64 `json:"fma_latency"`
-	FMAInterval float64 `json:"fma_interval"`
-	SmemLatency float64 `json:"smem_latency"`
-	L1Latency   float64 `json:"l1_latency"`
-	L2Latency   float64 `json:"l2_latency"`
-	DRAMLatency float64 `json:"dram_latency"`
+	FMALatency  float64 `json:"fma_latency_cycles"`
+	FMAInterval float64 `json:"fma_interval_cycles"`
+	SmemLatency float64 `json:"smem_latency_cycles"`
+	L1Latency   float64 `json:"l1_latency_cycles"`
+	L2Latency   float64 `json:"l2_latency_cycles"`
+	DRAMLatency float64 `json:"dram_latency_cycles"`
 	// DRAMEfficiency is the achievable fraction of the datasheet DRAM
 	// bandwidth, used when the device has no measured read bandwidth.
 	DRAMEfficiency float64 `json:"dram_efficiency"`
 	// BranchBubble is how many cycles a warp waits after a taken branch
 	// before it issues again.
-	BranchBubble float64 `json:"branch_bubble"`
+	BranchBubble float64 `json:"branch_bubble_cycles"`
 	// Sources maps each field's YAML name to its source.
 	Sources map[string]string `json:"sources"`
 }
@@ -87,7 +87,7 @@ var latencies = sync.OnceValues(func() (map[CC]Latency, error) {
 			{"branch_bubble", a.BranchBubble, &l.BranchBubble},
 			{"schedulers", a.Schedulers, nil},
 		} {
-			v, err := fv.in.resolve(fv.name, f.Sources, parseCount)
+			v, err := fv.in.resolve(fv.name, f.Sources, parseNumber)
 			if err == nil && v.v == 0 && fv.name != "branch_bubble" {
 				err = fmt.Errorf("%s: needs a positive value", fv.name)
 			}

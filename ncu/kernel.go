@@ -42,7 +42,11 @@ type Kernel struct {
 }
 
 // Dim3 is a CUDA block or grid shape.
-type Dim3 struct{ X, Y, Z int }
+type Dim3 struct {
+	X int `json:"x"`
+	Y int `json:"y"`
+	Z int `json:"z"`
+}
 
 // Size is X·Y·Z.
 func (d Dim3) Size() int { return d.X * d.Y * d.Z }
@@ -56,9 +60,6 @@ func (d Dim3) String() string {
 	}
 	return strconv.Itoa(d.X)
 }
-
-// MarshalText writes "384" or "2×66".
-func (d Dim3) MarshalText() ([]byte, error) { return []byte(d.String()), nil }
 
 // Launch holds the launch statistics that occupancy depends on.
 type Launch struct {

@@ -9,7 +9,7 @@ import (
 	"testing"
 )
 
-// groundTruth reads the H100 export (shared/groundtruth/h100/ncu_raw.csv.gz):
+// groundTruth reads the H100 export (testdata/ncu_raw.csv.gz, profiled on an H100 SXM):
 // ncu --set full --page raw --csv over cuBLAS, cuDNN and PyTorch kernels,
 // with the lines ncu and the program printed before the header.
 func groundTruth(t testing.TB) []byte {

@@ -24,11 +24,11 @@ type BuildKernel struct {
 	Regs  int        `json:"regs"`
 	// StaticSmem is the kernel's static shared memory, without the 1 KiB
 	// CUDA reserves per block.
-	StaticSmem int `json:"static_smem"`
+	StaticSmem int `json:"static_smem_bytes"`
 	// Stack is the stack frame (local memory) per thread, bytes.
-	Stack       int `json:"stack"`
-	SpillStores int `json:"spill_stores"`
-	SpillLoads  int `json:"spill_loads"`
+	Stack       int `json:"stack_bytes_per_thread"`
+	SpillStores int `json:"spill_store_bytes"`
+	SpillLoads  int `json:"spill_load_bytes"`
 	// Barriers is the named barriers ptxas reports (0 when the tool does not
 	// say).
 	Barriers int `json:"barriers"`

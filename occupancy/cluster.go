@@ -31,7 +31,7 @@ type Clusters struct {
 	Naive int `json:"naive_bound"`
 	// GPCs are the SM counts per GPC used; Estimated is true when they are
 	// CUTLASS's assumption (18 SMs per GPC) rather than the device's.
-	GPCs      []int `json:"gpcs"`
+	GPCs      []int `json:"sms_per_gpc"`
 	Estimated bool  `json:"gpcs_estimated"`
 	// MaxSize is the largest cluster size with a cluster active
 	// (cudaOccupancyMaxPotentialClusterSize, non-portable sizes allowed).

@@ -14,7 +14,7 @@ import (
 	"github.com/gpucalc/gpucalc/devices"
 )
 
-// The files in testdata come from shared/groundtruth (see its README):
+// The files in testdata were measured on an H100 (see testdata/README.md where present):
 // occ_blocks, occ_potential, occ_avail_smem and kernels were measured with
 // the CUDA runtime on an NVIDIA H100 80GB HBM3 (CUDA 13.0, driver 580);
 // occ_ref and occ_ref_potential are NVIDIA's cuda_occupancy.h (CUDA 13.0)

@@ -28,7 +28,7 @@ type Kernel struct {
 	// Regs is registers per thread.
 	Regs int `json:"regs"`
 	// StaticSmem is static shared memory per block, bytes.
-	StaticSmem int `json:"static_smem"`
+	StaticSmem int `json:"static_smem_bytes"`
 	// MaxThreads is the largest block the kernel can launch with
 	// (__launch_bounds__, or what the register count allows); 0 means the
 	// architecture's maximum.
@@ -46,7 +46,7 @@ type Launch struct {
 	// 48 KiB needs cudaFuncAttributeMaxDynamicSharedMemorySize; Calculate
 	// assumes the kernel opted in to the architecture's maximum, as the
 	// ground truth did.
-	DynamicSmem int `json:"dynamic_smem"`
+	DynamicSmem int `json:"dynamic_smem_bytes"`
 	// Carveout is the shared-memory carveout preference.
 	Carveout Carveout `json:"carveout"`
 }
@@ -90,8 +90,17 @@ func (c Carveout) String() string {
 	return "default"
 }
 
-// MarshalText writes the String form.
-func (c Carveout) MarshalText() ([]byte, error) { return []byte(c.String()), nil }
+// MarshalJSON writes the preference as an object: {"kind": "default"},
+// {"kind": "percent", "percent": 50} or {"kind": "bytes", "bytes": 65536}.
+func (c Carveout) MarshalJSON() ([]byte, error) {
+	switch c.kind {
+	case carveoutPercent:
+		return []byte(`{"kind": "percent", "percent": ` + strconv.Itoa(c.value) + `}`), nil
+	case carveoutBytes:
+		return []byte(`{"kind": "bytes", "bytes": ` + strconv.Itoa(c.value) + `}`), nil
+	}
+	return []byte(`{"kind": "default"}`), nil
+}
 
 // Limiter is a set of occupancy limits, the header's bit mask.
 type Limiter uint8
@@ -190,15 +199,15 @@ type Result struct {
 	RegsPerBlock int `json:"regs_per_block"`
 	// SmemPerBlock is shared memory allocated per block: static + dynamic +
 	// SmemReserved, rounded up to the allocation unit.
-	SmemPerBlock int `json:"smem_per_block"`
-	SmemReserved int `json:"smem_reserved_per_block"`
+	SmemPerBlock int `json:"smem_per_block_bytes"`
+	SmemReserved int `json:"smem_reserved_per_block_bytes"`
 	// SmemLimit is the most a block may allocate (opt-in maximum, plus the
 	// reserved 1 KiB from cc 8.0 on).
-	SmemLimit int `json:"smem_limit_per_block"`
+	SmemLimit int `json:"smem_limit_per_block_bytes"`
 	// CarveoutPreferred is the capacity the preference maps to; Carveout the
 	// capacity per SM used (raised when one block would not fit), bytes.
-	CarveoutPreferred int `json:"carveout_preferred"`
-	Carveout          int `json:"carveout"`
+	CarveoutPreferred int `json:"carveout_preferred_bytes"`
+	Carveout          int `json:"carveout_bytes"`
 	// Reason says why Blocks is 0 for a valid input.
 	Reason error `json:"-"`
 	// Err is set when the input is invalid; nothing else is.

@@ -31,7 +31,7 @@ func TestInvalidInput(t *testing.T) {
 
 // TestCases covers what the reference grid does not: carveouts given in
 // bytes, named barriers, launch bounds and the reasons for 0 blocks. Expected
-// values are from shared/reference/occupancy.md §1.2 and §6 (cuda_occupancy.h
+// values are from the algorithm of cuda_occupancy.h (CUDA 13
 // and Nsight Compute's calculator).
 func TestCases(t *testing.T) {
 	for _, c := range []struct {

@@ -27,11 +27,13 @@ type SuggestOptions struct {
 // Candidate is one block size Suggest tried.
 type Candidate struct {
 	Threads     int `json:"threads"`
-	DynamicSmem int `json:"dynamic_smem"`
+	DynamicSmem int `json:"dynamic_smem_bytes"`
 	Blocks      int `json:"blocks_per_sm"`
 	// ActiveThreads is Threads × Blocks, what Suggest maximises.
-	ActiveThreads int     `json:"active_threads"`
-	Limiters      Limiter `json:"limiters"`
+	ActiveThreads int `json:"active_threads_per_sm"`
+	// Occupancy is resident warps over the SM's maximum at this size.
+	Occupancy float64 `json:"occupancy"`
+	Limiters  Limiter `json:"limiters"`
 }
 
 // Suggestion is the block size cudaOccupancyMaxPotentialBlockSize returns.
@@ -74,7 +76,7 @@ func Suggest(a devices.Arch, k Kernel, o SuggestOptions) (Suggestion, error) {
 			return s, r.Err
 		}
 		active := threads * r.Blocks
-		s.Candidates = append(s.Candidates, Candidate{Threads: threads, DynamicSmem: l.DynamicSmem, Blocks: r.Blocks, ActiveThreads: active, Limiters: r.Limiters})
+		s.Candidates = append(s.Candidates, Candidate{Threads: threads, DynamicSmem: l.DynamicSmem, Blocks: r.Blocks, ActiveThreads: active, Occupancy: r.Occupancy(), Limiters: r.Limiters})
 		if active > best {
 			best, bestBlocks, bestResult = active, r.Blocks, r
 			s.BlockSize = threads
@@ -95,9 +97,9 @@ type AvailSmem struct {
 	// cc 8.0 on, for two or more blocks it does not subtract the 1 KiB each
 	// block reserves, so it can be up to 1 KiB too large: with it, fewer
 	// blocks fit than asked for.
-	Runtime int `json:"runtime"`
+	Runtime int `json:"runtime_bytes"`
 	// Fits is the largest dynamic shared memory with which the blocks do fit.
-	Fits int `json:"fits"`
+	Fits int `json:"fits_bytes"`
 	// RuntimeBlocks is the blocks per SM with Runtime bytes.
 	RuntimeBlocks int `json:"runtime_blocks_per_sm"`
 }

@@ -42,10 +42,10 @@ type EntryDesign struct {
 type Kernel struct {
 	Threads     int `json:"threads"`
 	Regs        int `json:"regs"`
-	StaticSmem  int `json:"static_smem"`
-	DynamicSmem int `json:"dynamic_smem"`
+	StaticSmem  int `json:"static_smem_bytes"`
+	DynamicSmem int `json:"dynamic_smem_bytes"`
 	// SpillBytes are ptxas's "bytes spill stores" per thread.
-	SpillBytes int `json:"spill_bytes"`
+	SpillBytes int `json:"spill_bytes_per_thread"`
 	// Global and Shared are a warp's access to global and shared memory.
 	Global *Access `json:"global,omitempty"`
 	Shared *Access `json:"shared,omitempty"`

@@ -44,10 +44,12 @@ const (
 	Copy      Kind = "copy"
 	Attention Kind = "attention"
 	Conv2D    Kind = "conv2d"
+	// AllReduce sums Elems elements across Ranks GPUs (tensor parallel).
+	AllReduce Kind = "allreduce"
 )
 
 // Kinds lists every operation, for help text and errors.
-var Kinds = []Kind{Matmul, Linear, LayerNorm, RMSNorm, Softmax, GELU, ReLU, SiLU, Add, Mul, Copy, Attention, Conv2D}
+var Kinds = []Kind{Matmul, Linear, LayerNorm, RMSNorm, Softmax, GELU, ReLU, SiLU, Add, Mul, Copy, Attention, Conv2D, AllReduce}
 
 // Per-element FLOP and transcendental counts of the vector ops; the package
 // comment gives the convention, the README the derivation.
@@ -94,6 +96,10 @@ type Op struct {
 	// differs for matmuls such as fp8 in, bf16 out or int8 in, int32 out.
 	DType devices.DType `json:"dtype"`
 	Out   devices.DType `json:"out_dtype"`
+	// Weight is the storage type of a matmul's or linear's B operand (the
+	// weight) when it differs from DType: weight-only quantization (int4
+	// weights are 4-bit, stored as fp4 is) dequantized to DType to compute.
+	Weight devices.DType `json:"weight_dtype,omitempty"`
 
 	// Matmul and linear: C[M,N] = A[M,K]·B[K,N], Batch independent
 	// products (batched matmul; linear shares its weight, so Batch is 1).
@@ -134,6 +140,9 @@ type Op struct {
 	Stride int64 `json:"stride,omitempty"`
 	Pad    int64 `json:"pad,omitempty"`
 	Groups int64 `json:"groups,omitempty"`
+
+	// AllReduce: Elems elements summed over Ranks GPUs.
+	Ranks int64 `json:"ranks,omitempty"`
 }
 
 // Path is where the op's main work runs: tensor cores for matrix products in
@@ -216,8 +225,12 @@ func (o Op) Cost() Cost {
 	switch o.Kind {
 	case Matmul, Linear:
 		b := max(o.Batch, 1)
+		w := in
+		if o.Weight != "" {
+			w = o.Weight.Size()
+		}
 		c.MatrixFLOPs = 2 * f(b, o.M, o.N, o.K)
-		c.Bytes = f(b, o.M, o.K)*in + f(b, o.K, o.N)*in + f(b, o.M, o.N)*out
+		c.Bytes = f(b, o.M, o.K)*in + f(b, o.K, o.N)*w + f(b, o.M, o.N)*out
 		if o.Bias {
 			c.VectorFLOPs = f(b, o.M, o.N)
 			c.Bytes += f(o.N) * out
@@ -236,7 +249,7 @@ func (o Op) Cost() Cost {
 		c.Bytes = 2 * f(o.Rows, o.Cols) * in
 	case GELU, SiLU, ReLU, Copy:
 		n := f(o.Elems)
-		c.Bytes = 2 * n * in
+		c.Bytes = n*in + n*out // a copy may cast: out differs from in
 		switch {
 		case o.Kind == GELU && o.Tanh:
 			c.VectorFLOPs, c.Transcendentals = geluTanhFLOPs*n, n
@@ -261,6 +274,13 @@ func (o Op) Cost() Cost {
 			// the whole matrix is materialised even when masked.
 			c.Bytes += 4 * f(o.B, o.Heads, o.SeqQ, o.SeqK) * in
 		}
+	case AllReduce:
+		// Bytes are what each rank sends over its link in a ring
+		// all-reduce, 2(n−1)/n of the message (nccl-tests' bus bytes);
+		// each rank adds its (n−1)/n share of the elements.
+		share := float64(o.Ranks-1) / float64(max(o.Ranks, 1))
+		c.Bytes = 2 * share * f(o.Elems) * in
+		c.VectorFLOPs = share * f(o.Elems)
 	case Conv2D:
 		g := max(o.Groups, 1)
 		pq := f(o.P(), o.Q())
@@ -270,6 +290,8 @@ func (o Op) Cost() Cost {
 			c.VectorFLOPs = f(o.N, o.K) * pq
 			c.Bytes += f(o.K) * out
 		}
+	case Embedding, Reduce, BatchNorm, Unary:
+		c = o.tracedCost(in, out)
 	}
 	return c
 }
@@ -298,6 +320,8 @@ func (o Op) validate() error {
 		dims = []dim{{"n", o.Elems}}
 	case Attention:
 		dims = []dim{{"b", o.B}, {"h", o.Heads}, {"kv", o.KVHeads}, {"sq", o.SeqQ}, {"sk", o.SeqK}, {"d", o.HeadDim}}
+	case AllReduce:
+		dims = []dim{{"n", o.Elems}, {"ranks", o.Ranks}}
 	case Conv2D:
 		dims = []dim{{"n", o.N}, {"c", o.C}, {"h", o.H}, {"w", o.W}, {"k", o.K}, {"r", o.R}, {"s", o.S}, {"stride", o.Stride}, {"groups", o.Groups}}
 	default:

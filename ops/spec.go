@@ -14,14 +14,17 @@ const DefaultDType = devices.BF16
 
 // SpecHelp describes the op spec syntax, for --help.
 const SpecHelp = `An op spec is the op's name followed by key=value pairs and flags:
-  matmul    m= n= k= [batch=] [bias] [dtype=] [out_dtype=]   C[m,n] = A[m,k]·B[k,n]
+  matmul    m= n= k= [batch=] [bias] [dtype=] [out_dtype=] [weight_dtype=]   C[m,n] = A[m,k]·B[k,n]
   linear    tokens= in= out= [bias]                           a matmul with shared weight
   layernorm rows= cols=        rmsnorm rows= cols=        softmax rows= cols=
   gelu n= [erf|tanh]   gelu_tanh n=   relu n=   silu n=   add n=   mul n=   copy n=
   attention b= h= [kv=] s= | sq= sk= d= [causal|full] [flash|naive]
   conv2d    n= c= h= w= k= r= s= [stride=1] [pad=0|same] [groups=1]
+  allreduce n= | bytes= ranks=   a sum over tensor-parallel GPUs (NCCL)
 dtype= is fp64, fp32, tf32, bf16 (default), fp16, fp8 (e4m3), e5m2, int8 or fp4.
 out_dtype= defaults to the input type, except int8 → int32 and fp8 → bf16.
+weight_dtype= stores B (a linear's weight) in another type, dequantized to
+dtype= to compute (weight-only quantization; fp4 for 4-bit int4 weights).
 shape= takes roof_bench's form instead of the sizes: matmul MxNxK, norms and
 softmax ROWSxCOLS, elementwise N, attention BxHxSxD, conv2d NxCxHxWxKxRxS
 (stride 1, same padding).`
@@ -34,7 +37,7 @@ var kindAliases = map[string]Kind{
 	"rmsnorm": RMSNorm, "rms_norm": RMSNorm, "softmax": Softmax,
 	"gelu": GELU, "gelu_erf": GELU, "gelu_tanh": GELU, "relu": ReLU, "silu": SiLU, "swish": SiLU,
 	"add": Add, "mul": Mul, "copy": Copy, "attention": Attention, "attn": Attention, "sdpa": Attention,
-	"conv2d": Conv2D, "conv": Conv2D,
+	"conv2d": Conv2D, "conv": Conv2D, "allreduce": AllReduce, "all_reduce": AllReduce,
 }
 
 // Parse parses an op spec such as "matmul m=4096 n=4096 k=4096 dtype=bf16"
@@ -55,7 +58,7 @@ func parse(spec string, dtype devices.DType) (Op, error) {
 	}
 	o := Op{Kind: kind, DType: dtype, Tanh: name == "gelu_tanh", Batch: 1, Stride: 1, Groups: 1}
 	var samePad, haveShape, haveOut bool
-	var s, sq, sk int64
+	var s, sq, sk, msgBytes int64
 	// given holds what each setting was given as, to refuse a second,
 	// different one ("m=1 m=2", "causal full").
 	type setting struct{ as, value string }
@@ -89,6 +92,12 @@ func parse(spec string, dtype devices.DType) (Op, error) {
 			if err = once("dtype", f); err == nil {
 				o.DType, err = devices.ParseDType(val)
 			}
+		case "weight_dtype", "wdtype":
+			if kind != Matmul && kind != Linear {
+				err = fmt.Errorf("unknown key %s for %s", rows.Quote(key), kind)
+			} else if err = once("weight_dtype", f); err == nil {
+				o.Weight, err = devices.ParseDType(val)
+			}
 		case "out_dtype", "odtype":
 			if err = once("out_dtype", f); err == nil {
 				o.Out, err = devices.ParseDType(val)
@@ -108,6 +117,12 @@ func parse(spec string, dtype devices.DType) (Op, error) {
 		case "bias":
 			if err = once("bias", f); err == nil {
 				o.Bias, err = parseBool(key, val)
+			}
+		case "bytes":
+			if kind != AllReduce {
+				err = fmt.Errorf("unknown key %s for %s", rows.Quote(key), kind)
+			} else if err = once("bytes", f); err == nil {
+				msgBytes, err = parseDim(key, val)
 			}
 		case "pad", "padding":
 			if err = once(&o.Pad, f); err != nil {
@@ -141,6 +156,13 @@ func parse(spec string, dtype devices.DType) (Op, error) {
 			sk = s
 		}
 		o.SeqQ, o.SeqK = sq, sk
+	}
+	if msgBytes > 0 {
+		size := int64(o.DType.Size())
+		if size == 0 || msgBytes%size != 0 {
+			return Op{}, fmt.Errorf("op spec %s: bytes=%d is not a whole number of %s elements", rows.Quote(spec), msgBytes, o.DType)
+		}
+		o.Elems = msgBytes / size
 	}
 	if kind == Attention && o.KVHeads == 0 {
 		o.KVHeads = o.Heads
@@ -234,6 +256,8 @@ func (o *Op) target(key string, s, sq, sk *int64) *int64 {
 		target = map[string]*int64{"rows": &o.Rows, "cols": &o.Cols}[key]
 	case GELU, ReLU, SiLU, Add, Mul, Copy:
 		target = map[string]*int64{"n": &o.Elems, "elems": &o.Elems}[key]
+	case AllReduce:
+		target = map[string]*int64{"n": &o.Elems, "elems": &o.Elems, "ranks": &o.Ranks}[key]
 	case Attention:
 		target = map[string]*int64{"b": &o.B, "batch": &o.B, "h": &o.Heads, "heads": &o.Heads, "kv": &o.KVHeads,
 			"kv_heads": &o.KVHeads, "s": s, "sq": sq, "sk": sk, "d": &o.HeadDim}[key]
@@ -299,6 +323,9 @@ func parseBool(key, val string) (bool, error) {
 func (o *Op) setShape(shape string) error {
 	parts := strings.Split(strings.ToLower(shape), "x")
 	dims := o.shapeDims()
+	if dims == nil {
+		return fmt.Errorf("shape=%s: %s takes no shape; give its sizes as keys (see the op spec help)", rows.Quote(shape), o.Kind)
+	}
 	form := map[Kind]string{Matmul: "MxNxK", Linear: "MxNxK", LayerNorm: "ROWSxCOLS", RMSNorm: "ROWSxCOLS",
 		Softmax: "ROWSxCOLS", Attention: "BxHxSxD", Conv2D: "NxCxHxWxKxRxS"}[o.Kind]
 	if form == "" {
@@ -345,6 +372,9 @@ func (o Op) String() string {
 		if o.Kind == GELU && o.Tanh {
 			b.WriteString(" tanh")
 		}
+	case AllReduce:
+		kv("n", o.Elems)
+		kv("ranks", o.Ranks)
 	case Attention:
 		kv("b", o.B)
 		kv("h", o.Heads)
@@ -388,6 +418,9 @@ func (o Op) String() string {
 	if o.Out != defaultOut(o.Kind, o.DType) {
 		fmt.Fprintf(&b, " out_dtype=%s", o.Out)
 	}
+	if o.Weight != "" {
+		fmt.Fprintf(&b, " weight_dtype=%s", o.Weight)
+	}
 	return b.String()
 }
 
@@ -405,6 +438,8 @@ func (o Op) Shape() string {
 		d = []int64{o.Rows, o.Cols}
 	case GELU, ReLU, SiLU, Add, Mul, Copy:
 		d = []int64{o.Elems}
+	case AllReduce:
+		d = []int64{o.Elems, o.Ranks}
 	case Attention:
 		d = []int64{o.B, o.Heads, o.SeqQ, o.HeadDim}
 		if o.SeqQ != o.SeqK {

@@ -3,11 +3,9 @@ package reports
 import (
 	"fmt"
 	"image/color"
-	"io"
 	"math"
 	"sort"
 	"strconv"
-	"strings"
 
 	"github.com/gpucalc/gpucalc/units"
 	"gonum.org/v1/plot"
@@ -16,27 +14,18 @@ import (
 	"gonum.org/v1/plot/text"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
-	"gonum.org/v1/plot/vg/vgimg"
-	"gonum.org/v1/plot/vg/vgsvg"
 )
 
-// RooflineChart is a roofline chart: the ceilings of one or more devices and
-// ops placed against them, predicted or measured. Build one and call Write;
-// commands that import measured kernels fill Points with Measured set.
+// RooflineChart is a roofline chart: the roofs of one or more devices and
+// ops placed against them, each at its expected rate (or achieved, where
+// measured) with a faint mark on the roof at the same intensity, so the gap
+// to the roof shows. Colour is the op's group, shape its device. Where
+// labels cannot sit cleanly beside their points, the points are numbered
+// and a key is printed under the chart.
 type RooflineChart struct {
 	Title   string
 	Devices []ChartDevice
 	Points  []ChartPoint
-	// Predicted is the legend text of the predicted points; empty means
-	// "predicted (attainable)", the roofline's own height.
-	Predicted string
-}
-
-func (c RooflineChart) predictedLegend() string {
-	if c.Predicted != "" {
-		return c.Predicted
-	}
-	return "predicted (attainable)"
 }
 
 // ChartDevice is one device's roofs.
@@ -46,6 +35,9 @@ type ChartDevice struct {
 	// DRAM and L2 are bandwidths in bytes per second; L2 is zero when
 	// unknown (no slope drawn).
 	DRAM, L2 float64
+	// L2Measured says the L2 figure was measured, not from a datasheet;
+	// the slope's label says so.
+	L2Measured bool
 }
 
 // ChartCeiling is a compute ceiling: "BF16 tensor" at 989.4e12 FLOP/s.
@@ -55,74 +47,27 @@ type ChartCeiling struct {
 }
 
 // ChartPoint is an op or kernel: its FLOPs and bytes give the arithmetic
-// intensity, Rate (FLOP/s) its height. Device indexes Devices (colour).
+// intensity, Rate (FLOP/s) its height.
 type ChartPoint struct {
-	Label    string
-	Device   int
-	FLOPs    float64
-	Bytes    float64
-	Rate     float64
+	// Label names the point beside it or in the key.
+	Label string
+	// Key is the point's number in the key ("6" for ncu launch 6); empty
+	// numbers points by their labels' order.
+	Key string
+	// Group sets the colour (an op family, a memory level); Device indexes
+	// Devices and sets the shape.
+	Group              string
+	Device             int
+	FLOPs, Bytes, Rate float64
+	// Roof is the roof's rate at the point's intensity; zero draws no roof
+	// mark.
+	Roof float64
+	// Measured draws an achieved (hollow) rather than an expected (filled)
+	// point.
 	Measured bool
-	// Level is, for a measured point of a hierarchical roofline, the memory
-	// level its bytes were counted at: "dram", "l2" or "l1", each drawn with
-	// its own glyph. Empty draws the plain measured glyph.
-	Level string
 }
 
-// levelGlyphs are the glyphs of measured points by memory level, with their
-// legend text; "" is a measured point without a level.
-var levelGlyphs = []struct {
-	level, legend string
-	shape         draw.GlyphDrawer
-}{
-	{"", "measured", draw.PyramidGlyph{}},
-	{"dram", "measured, DRAM bytes", draw.PyramidGlyph{}},
-	{"l2", "measured, L2 bytes", draw.BoxGlyph{}},
-	{"l1", "measured, L1 bytes", draw.CrossGlyph{}},
-}
-
-func measuredGlyph(level string) (draw.GlyphStyle, int) {
-	for i, g := range levelGlyphs {
-		if g.level == level {
-			return draw.GlyphStyle{Color: color.Black, Radius: vg.Points(2.8), Shape: g.shape}, i
-		}
-	}
-	return measuredGlyph("")
-}
-
-// ChartSize is a chart's size in centimetres.
-type ChartSize struct{ Width, Height float64 }
-
-// DefaultChartSize and DefaultDPI are the chart defaults (--size, --dpi).
-var DefaultChartSize = ChartSize{16, 10}
-
-// DefaultDPI is the PNG resolution when none is given.
-const DefaultDPI = 200
-
-// ParseChartSize parses WIDTHxHEIGHT with a unit: 16x10cm, 160x100mm, 6x4in.
-func ParseChartSize(s string) (ChartSize, error) {
-	t := strings.ToLower(strings.TrimSpace(s))
-	scale := 0.0
-	for _, u := range []struct {
-		suffix string
-		cm     float64
-	}{{"cm", 1}, {"mm", 0.1}, {"in", 2.54}} {
-		if strings.HasSuffix(t, u.suffix) {
-			t, scale = strings.TrimSuffix(t, u.suffix), u.cm
-			break
-		}
-	}
-	w, h, ok := strings.Cut(t, "x")
-	if scale == 0 || !ok {
-		return ChartSize{}, fmt.Errorf("size %q: expected WIDTHxHEIGHT with cm, mm or in, such as 16x10cm", s)
-	}
-	wv, err1 := strconv.ParseFloat(w, 64)
-	hv, err2 := strconv.ParseFloat(h, 64)
-	if err1 != nil || err2 != nil || !(wv*scale >= 4 && wv*scale <= 200 && hv*scale >= 3 && hv*scale <= 200) {
-		return ChartSize{}, fmt.Errorf("size %q: width 4-200 cm and height 3-200 cm expected, such as 16x10cm", s)
-	}
-	return ChartSize{wv * scale, hv * scale}, nil
-}
+func (p ChartPoint) ai() float64 { return p.FLOPs / p.Bytes }
 
 // Unplaced lists the labelled points a log-log chart cannot show, each
 // with the reason: no FLOPs (AI 0), no bytes (infinite AI) or no rate.
@@ -151,55 +96,96 @@ func unplaceable(p ChartPoint) string {
 	return ""
 }
 
-// deviceColors distinguish devices; measured points are drawn in black.
-var deviceColors = []color.Color{
-	color.RGBA{R: 0x1f, G: 0x77, B: 0xb4, A: 0xff},
-	color.RGBA{R: 0xd6, G: 0x27, B: 0x28, A: 0xff},
-	color.RGBA{R: 0x2c, G: 0xa0, B: 0x2c, A: 0xff},
-	color.RGBA{R: 0x94, G: 0x67, B: 0xbd, A: 0xff},
-	color.RGBA{R: 0xff, G: 0x7f, B: 0x0e, A: 0xff},
-	color.RGBA{R: 0x8c, G: 0x56, B: 0x4b, A: 0xff},
+// groupColors are the op groups' colours (Tableau 10, which stays apart
+// for colour-blind readers).
+var groupColors = []color.RGBA{
+	{R: 0x1f, G: 0x77, B: 0xb4, A: 0xff}, {R: 0xd6, G: 0x27, B: 0x28, A: 0xff}, {R: 0x2c, G: 0xa0, B: 0x2c, A: 0xff},
+	{R: 0x94, G: 0x67, B: 0xbd, A: 0xff}, {R: 0xff, G: 0x7f, B: 0x0e, A: 0xff}, {R: 0x8c, G: 0x56, B: 0x4b, A: 0xff},
+	{R: 0xe3, G: 0x77, B: 0xc2, A: 0xff}, {R: 0x17, G: 0xbe, B: 0xcf, A: 0xff}, {R: 0xbc, G: 0xbd, B: 0x22, A: 0xff},
 }
 
-func deviceColor(i int) color.Color { return deviceColors[i%len(deviceColors)] }
+func groupColor(i int) color.RGBA { return groupColors[i%len(groupColors)] }
 
-// Write draws the chart as format "png" or "svg" at size (dpi for PNG).
-// gonum/plot panics on bad input; Write returns those panics as errors.
-func (c RooflineChart) Write(w io.Writer, format string, size ChartSize, dpi int) (err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("reports: drawing roofline chart: %v", r)
-		}
-	}()
-	if len(c.Devices) == 0 {
-		return fmt.Errorf("roofline chart: no device")
+func faint(c color.RGBA, a uint8) color.NRGBA { return color.NRGBA{R: c.R, G: c.G, B: c.B, A: a} }
+
+// deviceShapes are the devices' point shapes, filled (expected) and hollow
+// (achieved).
+var deviceShapes = []struct{ filled, hollow draw.GlyphDrawer }{
+	{draw.CircleGlyph{}, draw.RingGlyph{}},
+	{draw.BoxGlyph{}, draw.SquareGlyph{}},
+	{draw.PyramidGlyph{}, draw.TriangleGlyph{}},
+}
+
+// deviceDashes tell the devices' roofs apart.
+var deviceDashes = [][]vg.Length{nil, {vg.Points(5), vg.Points(2)}, {vg.Points(1.5), vg.Points(1.5)}}
+
+func pointGlyph(col color.Color, dev int, hollow bool) draw.GlyphStyle {
+	s := deviceShapes[dev%len(deviceShapes)]
+	g := draw.GlyphStyle{Color: col, Radius: vg.Points(2.6), Shape: s.filled}
+	if hollow {
+		g.Shape = s.hollow
 	}
-	if dpi <= 0 || dpi > 1200 {
-		return fmt.Errorf("roofline chart: dpi %d: expected 1 to 1200", dpi)
-	}
-	p, err := c.plot()
-	if err != nil {
-		return err
-	}
-	wd, ht := vg.Length(size.Width)*vg.Centimeter, vg.Length(size.Height)*vg.Centimeter
-	switch strings.ToLower(format) {
-	case "png":
-		cv := vgimg.NewWith(vgimg.UseWH(wd, ht), vgimg.UseDPI(dpi))
-		drawChart(p, draw.New(cv))
-		_, err = vgimg.PngCanvas{Canvas: cv}.WriteTo(w)
-	case "svg":
-		cv := vgsvg.New(wd, ht)
-		drawChart(p, draw.New(cv))
-		_, err = cv.WriteTo(w)
-	default:
-		return fmt.Errorf("roofline chart: format %q: expected png or svg", format)
-	}
+	return g
+}
+
+var roofColor = color.Gray{Y: 0x30}
+
+// defaultSize implements Chart.
+func (c RooflineChart) defaultSize() ChartSize { return DefaultChartSize }
+
+// draw implements Chart.
+func (c RooflineChart) draw(dc draw.Canvas) error {
+	_, err := c.render(dc)
 	return err
 }
 
-// drawChart draws the plot and its axis labels, centred on the data area.
-func drawChart(p *plot.Plot, dc draw.Canvas) {
-	dc = draw.Crop(dc, 0, -vg.Points(10), 0, 0) // room for the last tick label
+// render draws the chart and returns its labeller, whose placed boxes the
+// tests check.
+func (c RooflineChart) render(dc draw.Canvas) (*labeller, error) {
+	if len(c.Devices) == 0 {
+		return nil, fmt.Errorf("roofline chart: no device")
+	}
+	p, lab, leg, err := c.plot(1)
+	if err != nil {
+		return nil, err
+	}
+	// The legend takes a column on the right.
+	legW := legendWidth(leg)
+	area := draw.Crop(dc, 0, -legW, 0, 0)
+	legC := draw.Crop(dc, dc.Max.X-dc.Min.X-legW, 0, 0, 0)
+	legC.Max.Y -= p.Title.TextStyle.Height(p.Title.Text) + p.Title.Padding
+	leg.Draw(legC)
+
+	plotC := draw.Crop(area, 0, -vg.Points(8), 0, 0) // room for the last tick label
+	ok := lab.layout(p.DataCanvas(plotC), p, false)
+	if !lab.roofClean {
+		// A decade more on the right gives the ceilings' labels room.
+		if p, lab, _, err = c.plot(10); err != nil {
+			return nil, err
+		}
+		ok = lab.layout(p.DataCanvas(plotC), p, false)
+	}
+	if !ok {
+		// Numbers and a key under the chart.
+		// Numbers and a key under the chart, across its whole width.
+		keys := lab.keyEntries()
+		kh, rows, cols, colW := keyLayout(keys, lab.style, dc)
+		plotC = draw.Crop(plotC, 0, 0, kh, 0)
+		lab.layout(p.DataCanvas(plotC), p, true)
+		drawKey(draw.Crop(dc, 0, 0, 0, -(dc.Max.Y-dc.Min.Y-kh)), keys, lab.style, rows, cols, colW, lab.unplaced)
+	}
+	drawRoofline(p, plotC)
+	return lab, nil
+}
+
+// legendWidth is the room the legend column needs.
+func legendWidth(l plot.Legend) vg.Length {
+	r := l.Rectangle(draw.Canvas{Rectangle: vg.Rectangle{Max: vg.Point{X: 1000, Y: 1000}}})
+	return r.Max.X - r.Min.X + vg.Points(6)
+}
+
+// drawRoofline draws the plot and its axis labels, centred on the data area.
+func drawRoofline(p *plot.Plot, dc draw.Canvas) {
 	p.Draw(dc)
 	da := p.DataCanvas(dc)
 	sty := p.X.Label.TextStyle
@@ -210,19 +196,9 @@ func drawChart(p *plot.Plot, dc draw.Canvas) {
 	dc.FillText(sty, vg.Point{X: dc.Min.X + vg.Points(1), Y: da.Center().Y}, "Performance (TFLOP/s)")
 }
 
-// ChartFormat returns the chart format a file name asks for (.png, .svg).
-func ChartFormat(file string) (string, error) {
-	switch i := strings.LastIndexByte(file, '.'); {
-	case i >= 0 && strings.EqualFold(file[i:], ".png"):
-		return "png", nil
-	case i >= 0 && strings.EqualFold(file[i:], ".svg"):
-		return "svg", nil
-	}
-	return "", fmt.Errorf("chart file %q: the name must end in .png or .svg", file)
-}
-
 // bounds returns the decade-snapped axis ranges.
-func (c RooflineChart) bounds() (xmin, xmax, ymin, ymax float64) {
+// widen multiplies the right end before it snaps to a decade.
+func (c RooflineChart) bounds(widen float64) (xmin, xmax, ymin, ymax float64) {
 	xmin, xmax, ymin, ymax = math.Inf(1), math.Inf(-1), math.Inf(1), math.Inf(-1)
 	grow := func(x, y float64) {
 		xmin, xmax = math.Min(xmin, x), math.Max(xmax, x)
@@ -236,7 +212,10 @@ func (c RooflineChart) bounds() (xmin, xmax, ymin, ymax float64) {
 	}
 	for _, p := range c.Points {
 		if unplaceable(p) == "" {
-			grow(p.FLOPs/p.Bytes, p.Rate)
+			grow(p.ai(), p.Rate)
+			if p.Roof > 0 {
+				grow(p.ai(), p.Roof)
+			}
 		}
 	}
 	if math.IsInf(xmin, 0) {
@@ -245,12 +224,12 @@ func (c RooflineChart) bounds() (xmin, xmax, ymin, ymax float64) {
 	// Room for labels: half a decade right of the last ridge or point, and
 	// the slopes start at least a decade below the first ridge.
 	xmin = math.Pow(10, math.Floor(math.Log10(xmin)))
-	xmax = math.Pow(10, math.Ceil(math.Log10(xmax*3)))
+	xmax = math.Pow(10, math.Ceil(math.Log10(xmax*3*widen)))
 	ymax = math.Pow(10, math.Ceil(math.Log10(ymax*1.05)))
 	for _, d := range c.Devices {
 		ymin = math.Min(ymin, d.DRAM*xmin)
 	}
-	ymin = math.Pow(10, math.Floor(math.Log10(ymin)))
+	ymin = math.Pow(10, math.Floor(math.Log10(ymin*0.9)))
 	return xmin, xmax, ymin / 1e12, ymax / 1e12
 }
 
@@ -293,13 +272,16 @@ func ceilingValue(v float64) string {
 	return strconv.FormatFloat(t, 'f', 1, 64)
 }
 
-func (c RooflineChart) plot() (*plot.Plot, error) {
-	xmin, xmax, ymin, ymax := c.bounds()
+// chartFont is the size of labels, keys and legends.
+const chartFont = 6.5
+
+func (c RooflineChart) plot(widen float64) (*plot.Plot, *labeller, plot.Legend, error) {
+	xmin, xmax, ymin, ymax := c.bounds(widen)
 	p := plot.New()
 	p.Title.Text = c.Title
 	// gonum/plot reserves room for a centred axis label at the linear
 	// midpoint, which a log axis puts near its end, squeezing the chart: the
-	// labels are blanks here, drawn by drawAxisLabels instead.
+	// labels are blanks here, drawn by drawRoofline instead.
 	p.X.Label.Text, p.Y.Label.Text = " ", " "
 	p.X.Label.TextStyle.Font.Size, p.Y.Label.TextStyle.Font.Size = vg.Points(10), vg.Points(10)
 	p.Title.TextStyle.Font.Size = vg.Points(11)
@@ -307,149 +289,141 @@ func (c RooflineChart) plot() (*plot.Plot, error) {
 	p.X.Scale, p.Y.Scale = plot.LogScale{}, plot.LogScale{}
 	p.X.Tick.Marker, p.Y.Tick.Marker = plot.TickerFunc(decadeTicks), plot.TickerFunc(decadeTicks)
 	p.X.Min, p.X.Max, p.Y.Min, p.Y.Max = xmin, xmax, ymin, ymax
-	p.Legend.Top, p.Legend.Left = true, true
-	p.Legend.XOffs, p.Legend.YOffs = vg.Points(4), -vg.Points(4)
-	p.Legend.TextStyle.Font.Size = vg.Points(7)
-	p.Legend.Padding = vg.Points(1)
-	p.Legend.ThumbnailWidth = vg.Points(14)
+
+	leg := plot.NewLegend()
+	leg.Top, leg.Left = true, true
+	leg.TextStyle.Font.Size = vg.Points(chartFont)
+	leg.Padding = vg.Points(1.5)
+	leg.ThumbnailWidth = vg.Points(14)
 
 	grid := plotter.NewGrid()
 	grid.Vertical.Color, grid.Horizontal.Color = color.Gray{Y: 0xe4}, color.Gray{Y: 0xe4}
 	grid.Vertical.Width, grid.Horizontal.Width = vg.Points(0.4), vg.Points(0.4)
 	p.Add(grid)
 
-	lab := &labeller{style: text.Style{Color: color.Black, Font: font.From(plot.DefaultFont, 6.5), Handler: p.TextHandler}}
+	multi := len(c.Devices) > 1
+	lab := &labeller{style: text.Style{Color: color.Black, Font: font.From(plot.DefaultFont, chartFont), Handler: p.TextHandler}}
 	for i, d := range c.Devices {
 		if d.DRAM <= 0 {
-			return nil, fmt.Errorf("roofline chart: device %q has no DRAM bandwidth", d.Name)
+			return nil, nil, leg, fmt.Errorf("roofline chart: device %q has no DRAM bandwidth", d.Name)
 		}
-		col := deviceColor(i)
 		ceil := append([]ChartCeiling(nil), d.Ceilings...)
 		sort.Slice(ceil, func(a, b int) bool { return ceil[a].FLOPS > ceil[b].FLOPS })
 		top := ymax * 1e12
 		if len(ceil) > 0 {
 			top = ceil[0].FLOPS
 		}
-		solid := draw.LineStyle{Color: col, Width: vg.Points(1.2)}
-		slopes := []struct {
+		solid := draw.LineStyle{Color: roofColor, Width: vg.Points(1.1), Dashes: deviceDashes[i%len(deviceDashes)]}
+		type slope struct {
 			name string
 			bw   float64
 			ls   draw.LineStyle
-		}{{"DRAM", d.DRAM, solid}}
+		}
+		slopes := []slope{{"DRAM " + units.FormatBandwidth(d.DRAM), d.DRAM, solid}}
 		if d.L2 > 0 {
-			dashed := solid
-			dashed.Dashes = []vg.Length{vg.Points(3), vg.Points(2)}
-			slopes = append(slopes, struct {
-				name string
-				bw   float64
-				ls   draw.LineStyle
-			}{"L2", d.L2, dashed})
+			l2 := solid
+			l2.Color, l2.Width = color.Gray{Y: 0x90}, vg.Points(0.9)
+			name := "L2 " + units.FormatBandwidth(d.L2)
+			if d.L2Measured {
+				name += " measured"
+			}
+			slopes = append(slopes, slope{name, d.L2, l2})
 		}
 		for _, s := range slopes {
 			x0 := math.Max(xmin, ymin*1e12/s.bw)
 			line := plotter.XYs{{X: x0, Y: s.bw * x0 / 1e12}, {X: top / s.bw, Y: top / 1e12}}
-			if err := c.addLine(p, line, s.ls, lab); err != nil {
-				return nil, err
+			if err := addRoofLine(p, line, s.ls, lab); err != nil {
+				return nil, nil, leg, err
 			}
-			// With several devices, colour (and the legend) names the device.
-			name := s.name + " " + units.FormatBandwidth(s.bw)
-			// Label the slope a third of the way along its visible part.
+			// Label the slope a third of the way along its visible part;
+			// with several devices the legend names the slopes, as
+			// parallel slopes leave no room between them.
+			if multi {
+				l, _ := plotter.NewLine(plotter.XYs{{X: 1, Y: 1}, {X: 2, Y: 2}})
+				l.LineStyle = s.ls
+				leg.Add(d.Name+" "+s.name, l)
+				continue
+			}
 			xl := math.Sqrt(x0 * math.Sqrt(x0*top/s.bw))
-			lab.add(name, xl, s.bw*xl/1e12, col, false)
+			lab.addRoof(s.name, xl, s.bw*xl/1e12, 0, s.ls.Color)
 		}
 		for _, cl := range ceil {
 			r := cl.FLOPS / d.DRAM
 			line := plotter.XYs{{X: r, Y: cl.FLOPS / 1e12}, {X: xmax, Y: cl.FLOPS / 1e12}}
-			if err := c.addLine(p, line, solid, lab); err != nil {
-				return nil, err
+			if err := addRoofLine(p, line, solid, lab); err != nil {
+				return nil, nil, leg, err
 			}
-			name := cl.Name + " " + ceilingValue(cl.FLOPS) + " (ridge " + strconv.FormatFloat(r, 'f', 0, 64) + ")"
-			lab.addCeiling(name, r, xmax, cl.FLOPS/1e12, col)
-			// The ridge: where the ceiling meets the DRAM slope.
-			lab.mark(r, cl.FLOPS/1e12, ridgeGlyph(col))
-		}
-		if len(c.Devices) > 1 {
-			l, _ := plotter.NewLine(plotter.XYs{{X: 1, Y: 1}, {X: 2, Y: 2}})
-			l.LineStyle = solid
-			p.Legend.Add(d.Name, l)
+			// With several devices, the line's dashes name the device and
+			// equal ceilings share a label.
+			name := cl.Name + " " + ceilingValue(cl.FLOPS)
+			if !multi {
+				name += " (ridge " + strconv.FormatFloat(r, 'f', 0, 64) + ")"
+			}
+			lab.addRoof(name, xmax, cl.FLOPS/1e12, r, roofColor)
 		}
 	}
-	var havePred bool
-	haveMeas := make([]bool, len(levelGlyphs))
-	predicted := func(col color.Color) draw.GlyphStyle {
-		return draw.GlyphStyle{Color: col, Radius: vg.Points(2.6), Shape: draw.CircleGlyph{}}
-	}
+
+	groups := map[string]int{}
+	var groupNames []string
+	var havePred, haveMeas, haveRoof bool
 	for _, pt := range c.Points {
 		if unplaceable(pt) != "" {
 			continue
 		}
-		x, y := pt.FLOPs/pt.Bytes, pt.Rate/1e12
-		gs := predicted(deviceColor(pt.Device))
-		if pt.Measured {
-			var i int
-			gs, i = measuredGlyph(pt.Level)
-			haveMeas[i] = true
-		} else {
-			havePred = true
+		g, ok := groups[pt.Group]
+		if !ok {
+			g = len(groupNames)
+			groups[pt.Group] = g
+			groupNames = append(groupNames, pt.Group)
 		}
-		lab.mark(x, y, gs)
-		if pt.Label != "" {
-			lab.add(pt.Label, x, y, color.Black, true)
+		col := groupColor(g)
+		x, y := pt.ai(), pt.Rate/1e12
+		if pt.Roof > 0 && math.Abs(math.Log(pt.Roof/pt.Rate)) > 0.01 {
+			haveRoof = true
+			lab.gap(x, y, pt.Roof/1e12, draw.LineStyle{Color: faint(col, 0x90), Width: vg.Points(0.6), Dashes: []vg.Length{vg.Points(1), vg.Points(1.2)}})
+			rg := pointGlyph(faint(col, 0x70), pt.Device, true)
+			lab.mark(x, pt.Roof/1e12, rg, -1)
+		}
+		havePred = havePred || !pt.Measured
+		haveMeas = haveMeas || pt.Measured
+		lab.point(pt, x, y, pointGlyph(col, pt.Device, pt.Measured))
+	}
+
+	// The legend: groups by colour, devices by shape and roof, then what
+	// filled, hollow and faint marks mean.
+	gray := color.Gray{Y: 0x50}
+	glyph := func(g draw.GlyphStyle) plot.Thumbnailer {
+		s, _ := plotter.NewScatter(plotter.XYs{{X: 1, Y: 1}})
+		s.GlyphStyle = g
+		return s
+	}
+	if len(groupNames) > 1 || groupNames != nil && groupNames[0] != "" {
+		for i, g := range groupNames {
+			if g == "" {
+				g = "other"
+			}
+			leg.Add(g, glyph(draw.GlyphStyle{Color: groupColor(i), Radius: vg.Points(2.6), Shape: draw.CircleGlyph{}}))
 		}
 	}
-	{
-		s, _ := plotter.NewScatter(plotter.XYs{{X: 1, Y: 1}})
-		s.GlyphStyle = ridgeGlyph(color.Gray{Y: 0x50})
-		p.Legend.Add("ridge point", s)
+	if multi {
+		for i, d := range c.Devices {
+			leg.Add(d.Name, glyph(pointGlyph(gray, i, false)))
+		}
 	}
 	if havePred {
-		s, _ := plotter.NewScatter(plotter.XYs{{X: 1, Y: 1}})
-		s.GlyphStyle = predicted(color.Gray{Y: 0x50})
-		p.Legend.Add(c.predictedLegend(), s)
+		leg.Add("expected", glyph(pointGlyph(gray, 0, false)))
 	}
-	for i, g := range levelGlyphs {
-		if haveMeas[i] {
-			s, _ := plotter.NewScatter(plotter.XYs{{X: 1, Y: 1}})
-			s.GlyphStyle, _ = measuredGlyph(g.level)
-			p.Legend.Add(g.legend, s)
-		}
+	if haveMeas {
+		leg.Add("achieved (measured)", glyph(pointGlyph(gray, 0, true)))
 	}
-	names := legendNames(c, havePred, haveMeas)
-	lab.legend = len(names)
-	lab.legendStyle = p.Legend.TextStyle
-	for _, e := range names {
-		lab.legendWidth = max(lab.legendWidth, p.Legend.TextStyle.Width(e))
+	if haveRoof {
+		leg.Add("roof at its intensity", glyph(pointGlyph(color.NRGBA{R: 0x50, G: 0x50, B: 0x50, A: 0x70}, 0, true)))
 	}
 	p.Add(lab)
-	return p, nil
+	return p, lab, leg, nil
 }
 
-// legendNames are the legend's texts, to reserve its box from labels.
-func legendNames(c RooflineChart, pred bool, meas []bool) []string {
-	var out []string
-	if len(c.Devices) > 1 {
-		for _, d := range c.Devices {
-			out = append(out, d.Name)
-		}
-	}
-	out = append(out, "ridge point")
-	if pred {
-		out = append(out, c.predictedLegend())
-	}
-	for i, g := range levelGlyphs {
-		if meas[i] {
-			out = append(out, g.legend)
-		}
-	}
-	return out
-}
-
-// ridgeGlyph marks where a compute ceiling meets the DRAM slope.
-func ridgeGlyph(col color.Color) draw.GlyphStyle {
-	return draw.GlyphStyle{Color: col, Radius: vg.Points(2.6), Shape: draw.RingGlyph{}}
-}
-
-func (c RooflineChart) addLine(p *plot.Plot, xy plotter.XYs, ls draw.LineStyle, lab *labeller) error {
+func addRoofLine(p *plot.Plot, xy plotter.XYs, ls draw.LineStyle, lab *labeller) error {
 	if xy[1].X <= xy[0].X {
 		return nil
 	}

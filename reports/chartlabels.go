@@ -2,6 +2,10 @@ package reports
 
 import (
 	"image/color"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -10,48 +14,107 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 )
 
-// labeller draws the chart's marks and places its labels so that they
-// overlap neither each other nor the marks, the roof lines or the legend:
-// each label tries positions around its anchor, nearest first, and takes the
-// first free one (with a leader line when it had to move away).
+// labeller draws a roofline chart's points, their roof marks and gaps, and
+// places the labels. A label goes only where it is clean: inside the chart,
+// clear of other labels, of every mark but its own point's, and of every
+// line, and nearer its own point than any other. layout reports whether all
+// point labels found such a place; if not, the chart numbers the points
+// instead, and a number with no clean place is left off (the key says so).
 type labeller struct {
 	style  text.Style
-	labels []placedLabel
-	marks  []chartMark
 	lines  [][2]plotter.XY // roof segments, data coordinates
+	gaps   []gapLine
+	marks  []chartMark
+	points []labelPoint
+	roofs  []roofLabel
 
-	legend      int // legend entries
-	legendWidth vg.Length
-	legendStyle text.Style
+	// What layout placed, in canvas coordinates.
+	placed    []placedLabel
+	markBoxes []ownedRect
+	segs      [][2]vg.Point
+	sites     []site
+	pointAt   []vg.Point // each point's place
+	area      rect
+	numbered  bool
+	unplaced  map[string]bool // keys left off the chart
+	roofClean bool            // every roof label found a clean place
 }
 
-// maxPointLabels is the most points that get a label.
-const maxPointLabels = 200
-
-type placedLabel struct {
-	text    string
-	x, y    float64
-	x0      float64 // a ceiling's ridge: its label stays right of it
-	color   color.Color
-	point   bool // an op's label: may move away, with a leader line
-	ceiling bool // right-aligned at the chart's edge
+type gapLine struct {
+	x, y0, y1 float64
+	style     draw.LineStyle
 }
 
 type chartMark struct {
 	x, y  float64
 	glyph draw.GlyphStyle
+	owner int // the point it marks, or -1
 }
 
-func (l *labeller) add(txt string, x, y float64, col color.Color, point bool) {
-	l.labels = append(l.labels, placedLabel{text: txt, x: x, y: y, color: col, point: point})
+type labelPoint struct {
+	label, key string
+	x, y       float64
 }
 
-func (l *labeller) addCeiling(txt string, ridge, x, y float64, col color.Color) {
-	l.labels = append(l.labels, placedLabel{text: txt, x: x, y: y, x0: ridge, color: col, ceiling: true})
+type roofLabel struct {
+	text  string
+	x, y  float64
+	ridge float64 // a ceiling's ridge (its label stays right of it); 0 for a slope
+	color color.Color
 }
 
-func (l *labeller) mark(x, y float64, g draw.GlyphStyle) {
-	l.marks = append(l.marks, chartMark{x, y, g})
+// placedLabel is a label as drawn: its text, box and the site it names (-1
+// for a roof label).
+type placedLabel struct {
+	text  string
+	box   rect
+	color color.Color
+	site  int
+}
+
+type ownedRect struct {
+	rect
+	owner int
+}
+
+// site is the points one label names: points whose marks overlap, and
+// the same op's points close together (one per device).
+type site struct {
+	at  []vg.Point
+	pts []int
+}
+
+// dist is the distance from box r to the nearest of the site's points.
+func (s site) dist(r rect) float64 {
+	d := math.Inf(1)
+	for _, p := range s.at {
+		d = min(d, r.dist(p))
+	}
+	return d
+}
+
+// addRoof labels a roof; a second device with the same ceiling shares
+// the first one's label.
+func (l *labeller) addRoof(txt string, x, y, ridge float64, col color.Color) {
+	for _, r := range l.roofs {
+		if r.text == txt && r.y == y {
+			return
+		}
+	}
+	l.roofs = append(l.roofs, roofLabel{txt, x, y, ridge, col})
+}
+
+func (l *labeller) gap(x, y0, y1 float64, ls draw.LineStyle) {
+	l.gaps = append(l.gaps, gapLine{x, y0, y1, ls})
+}
+
+func (l *labeller) mark(x, y float64, g draw.GlyphStyle, owner int) {
+	l.marks = append(l.marks, chartMark{x, y, g, owner})
+}
+
+func (l *labeller) point(p ChartPoint, x, y float64, g draw.GlyphStyle) {
+	l.mark(x, y, g, len(l.points))
+	l.points = append(l.points, labelPoint{label: p.Label, key: p.Key, x: x, y: y})
 }
 
 type rect struct{ x0, y0, x1, y1 vg.Length }
@@ -60,13 +123,22 @@ func (a rect) overlaps(b rect) bool {
 	return a.x0 < b.x1 && b.x0 < a.x1 && a.y0 < b.y1 && b.y0 < a.y1
 }
 
+func (a rect) grow(d vg.Length) rect { return rect{a.x0 - d, a.y0 - d, a.x1 + d, a.y1 + d} }
+
+// dist is the distance from p to the nearest point of r.
+func (a rect) dist(p vg.Point) float64 {
+	dx := max(float64(a.x0-p.X), 0, float64(p.X-a.x1))
+	dy := max(float64(a.y0-p.Y), 0, float64(p.Y-a.y1))
+	return math.Hypot(dx, dy)
+}
+
 // crosses reports whether segment p→q passes through r (Liang–Barsky).
-func (r rect) crosses(p, q vg.Point) bool {
+func (a rect) crosses(p, q vg.Point) bool {
 	t0, t1 := 0.0, 1.0
 	dx, dy := float64(q.X-p.X), float64(q.Y-p.Y)
 	for _, e := range [][2]float64{
-		{-dx, float64(p.X - r.x0)}, {dx, float64(r.x1 - p.X)},
-		{-dy, float64(p.Y - r.y0)}, {dy, float64(r.y1 - p.Y)},
+		{-dx, float64(p.X - a.x0)}, {dx, float64(a.x1 - p.X)},
+		{-dy, float64(p.Y - a.y0)}, {dy, float64(a.y1 - p.Y)},
 	} {
 		if e[0] == 0 {
 			if e[1] < 0 {
@@ -87,171 +159,385 @@ func (r rect) crosses(p, q vg.Point) bool {
 	return true
 }
 
-// Plot implements plot.Plotter.
-func (l *labeller) Plot(c draw.Canvas, plt *plot.Plot) {
+// labelPad keeps neighbouring labels apart.
+var labelPad = vg.Points(1)
+
+// keys numbers the points: a point's own Key, else its label's place among
+// the distinct labels.
+func (l *labeller) keys() []string {
+	num := map[string]string{}
+	out := make([]string, len(l.points))
+	for i, p := range l.points {
+		switch {
+		case p.label == "":
+		case p.key != "":
+			out[i] = p.key
+		default:
+			if _, ok := num[p.label]; !ok {
+				num[p.label] = strconv.Itoa(len(num) + 1)
+			}
+			out[i] = num[p.label]
+		}
+	}
+	return out
+}
+
+// keyEntry is one line of the key under a numbered chart.
+type keyEntry struct{ key, label string }
+
+func (l *labeller) keyEntries() []keyEntry {
+	var out []keyEntry
+	seen := map[string]bool{}
+	for i, k := range l.keys() {
+		if k != "" && !seen[k] {
+			seen[k] = true
+			out = append(out, keyEntry{k, l.points[i].label})
+		}
+	}
+	return out
+}
+
+// layout places the labels on canvas c: the points' names, or with
+// numbered their keys. It reports whether every point label found a clean
+// place.
+func (l *labeller) layout(c draw.Canvas, plt *plot.Plot, numbered bool) bool {
 	trX, trY := plt.Transforms(&c)
 	pt := func(x, y float64) vg.Point { return vg.Point{X: trX(x), Y: trY(y)} }
-	var taken, marks []rect // placed labels (and the legend); glyphs
+	l.placed, l.markBoxes, l.segs, l.sites = nil, nil, nil, nil
+	l.numbered, l.unplaced, l.roofClean = numbered, map[string]bool{}, true
+	l.area = rect{c.Min.X, c.Min.Y, c.Max.X, c.Max.Y}
 	for _, m := range l.marks {
 		q := pt(m.x, m.y)
-		c.DrawGlyph(m.glyph, q)
 		r := m.glyph.Radius + vg.Points(0.5)
-		marks = append(marks, rect{q.X - r, q.Y - r, q.X + r, q.Y + r})
+		l.markBoxes = append(l.markBoxes, ownedRect{rect{q.X - r, q.Y - r, q.X + r, q.Y + r}, m.owner})
 	}
-	if l.legend > 0 {
-		// The legend sits in the top-left corner (plot.Legend.Top, Left).
-		h := vg.Length(l.legend) * (l.legendStyle.Height("M") + vg.Points(1))
-		x0, y1 := c.Min.X+vg.Points(4), c.Max.Y-vg.Points(4)
-		taken = append(taken, rect{x0, y1 - h - vg.Points(2), x0 + vg.Points(22) + l.legendWidth, y1})
-	}
-	var segs [][2]vg.Point
 	for _, s := range l.lines {
-		segs = append(segs, [2]vg.Point{pt(s[0].X, s[0].Y), pt(s[1].X, s[1].Y)})
+		l.segs = append(l.segs, [2]vg.Point{pt(s[0].X, s[0].Y), pt(s[1].X, s[1].Y)})
 	}
-	// cost weighs what a label at r would overlap: 0 is a free place;
-	// leaving the chart is worst, then covering a label, a mark, a line.
-	cost := func(r rect) int {
+	// The gaps are drawn faint and dotted; labels may cross them.
+	l.sites = l.group(pt, numbered)
+
+	// cost weighs what a label at r would overlap (0 is a clean place):
+	// leaving the chart is worst, then a label, a mark, a line. own holds
+	// the points whose marks the label may touch.
+	cost := func(r rect, own []int) int {
 		n := 0
-		if r.x0 < c.Min.X || r.x1 > c.Max.X || r.y0 < c.Min.Y || r.y1 > c.Max.Y {
+		if r.x0 < l.area.x0 || r.x1 > l.area.x1 || r.y0 < l.area.y0 || r.y1 > l.area.y1 {
 			n += 10000
 		}
-		pad := vg.Points(1.5) // keep neighbouring labels apart
-		for _, t := range taken {
-			if r.overlaps(rect{t.x0 - pad, t.y0 - pad, t.x1 + pad, t.y1 + pad}) {
+		for _, t := range l.placed {
+			if r.overlaps(t.box.grow(labelPad)) {
 				n += 1000
 			}
 		}
-		for _, t := range marks {
-			if r.overlaps(t) {
+		for _, m := range l.markBoxes {
+			if r.overlaps(m.rect) && !containsInt(own, m.owner) {
 				n += 100
 			}
 		}
-		for _, s := range segs {
+		for _, s := range l.segs {
 			if r.crosses(s[0], s[1]) {
 				n += 10
 			}
 		}
 		return n
 	}
-	// leaderCost weighs the labels and marks a leader from a to r crosses,
-	// other than the point's own mark.
-	leaderCost := func(a vg.Point, r rect) int {
-		to := vg.Point{X: clamp(a.X, r.x0, r.x1), Y: clamp(a.Y, r.y0, r.y1)}
-		n := 0
-		for _, t := range taken {
-			if t.crosses(a, to) {
-				n += 100
-			}
-		}
-		for _, t := range marks {
-			own := a.X >= t.x0 && a.X <= t.x1 && a.Y >= t.y0 && a.Y <= t.y1
-			if !own && t.crosses(a, to) {
-				n += 5
-			}
-		}
-		for _, s := range segs {
-			if crossAt(a, to, s[0], s[1]) > 0.05 {
-				n += 20
-			}
-		}
-		return n + 1 // a leader is itself a small cost
-	}
-	// Ceilings first (they hug the right edge), then slopes, then points.
-	order := make([]int, 0, len(l.labels))
-	for pass := 0; pass < 3; pass++ {
-		for i, lb := range l.labels {
-			if (pass == 0 && lb.ceiling) || (pass == 1 && !lb.ceiling && !lb.point) || (pass == 2 && lb.point) {
-				order = append(order, i)
-			}
-		}
-	}
 	sty := l.style
-	sty.XAlign, sty.YAlign = draw.XLeft, draw.YBottom
-	points := 0
-	for _, i := range order {
-		lb := l.labels[i]
-		if lb.point {
-			// Placement costs grow with the square of the labels; beyond
-			// maxPointLabels a chart is unreadable anyway, so the rest of
-			// the points go unlabelled.
-			if points++; points > maxPointLabels {
-				continue
-			}
-		}
-		w, h := sty.Width(lb.text), sty.Height(lb.text)
-		a := pt(lb.x, lb.y)
+	h := sty.Height("M")
+	g := vg.Points(2)
+
+	// Roof labels first: ceilings along their line from the right edge
+	// back to the ridge, above then below; slopes around their anchor.
+	for _, rl := range l.roofs {
+		w := sty.Width(rl.text)
+		a := pt(rl.x, rl.y)
 		var cands []rect
-		g := vg.Points(2.5)
-		if lb.ceiling {
-			// Along the ceiling, from the right edge back to its ridge
-			// (lb.x0 holds the ridge), above the line, then below it.
-			left := max(trX(lb.x0), c.Min.X)
-			for x1 := c.Max.X - vg.Points(2); x1-w >= left || len(cands) == 0; x1 -= w / 4 {
-				cands = append(cands, rect{x1 - w, a.Y + g, x1, a.Y + g + h}, rect{x1 - w, a.Y - g - h, x1, a.Y - g})
+		if rl.ridge > 0 {
+			left := max(trX(rl.ridge), c.Min.X)
+			for _, off := range []vg.Length{g, g + vg.Points(4), g + vg.Points(8)} {
+				for x1 := c.Max.X - vg.Points(2); x1-w >= left || len(cands) == 0; x1 -= w / 4 {
+					cands = append(cands, rect{x1 - w, a.Y + off, x1, a.Y + off + h}, rect{x1 - w, a.Y - off - h, x1, a.Y - off})
+				}
 			}
 		} else {
-			steps := []vg.Length{g + vg.Points(1), vg.Points(9), vg.Points(16), vg.Points(26), vg.Points(38), vg.Points(52), vg.Points(70)}
-			if !lb.point {
-				steps = steps[:3] // a slope's label stays by its line
+			// Along the slope from a third of its visible part, either way.
+			for _, f := range []float64{1, 0.6, 1.6, 0.35, 2.5, 0.2, 4, 6, 0.12} {
+				x := rl.x * f
+				q := pt(x, rl.y*f)
+				if q.X < c.Min.X || q.X > c.Max.X {
+					continue
+				}
+				cands = append(cands, around(q, w, h, []vg.Length{g + vg.Points(1), vg.Points(6), vg.Points(10)})...)
 			}
-			for _, d := range steps {
-				cands = append(cands,
-					rect{a.X + d, a.Y - h/2, a.X + d + w, a.Y + h/2},                 // right
-					rect{a.X + d*0.7, a.Y + d*0.7, a.X + d*0.7 + w, a.Y + d*0.7 + h}, // upper right
-					rect{a.X + d*0.7, a.Y - d*0.7 - h, a.X + d*0.7 + w, a.Y - d*0.7}, // lower right
-					rect{a.X - d - w, a.Y - h/2, a.X - d, a.Y + h/2},                 // left
-					rect{a.X - d*0.7 - w, a.Y + d*0.7, a.X - d*0.7, a.Y + d*0.7 + h}, // upper left
-					rect{a.X - d*0.7 - w, a.Y - d*0.7 - h, a.X - d*0.7, a.Y - d*0.7}, // lower left
-					rect{a.X - w/2, a.Y + d, a.X + w/2, a.Y + d + h},                 // above
-					rect{a.X - w/2, a.Y - d - h, a.X + w/2, a.Y - d},                 // below
-				)
+			if len(cands) == 0 {
+				cands = around(a, w, h, []vg.Length{g})
 			}
 		}
-		// The first free place, nearest first; if none, the least crowded.
-		best, bestCost := 0, -1
-		for k, r := range cands {
-			n := cost(r)
-			if lb.point && k >= 8 {
-				n += leaderCost(a, r)
+		best, bestCost := pick(cands, func(r rect) int { return cost(r, nil) })
+		l.roofClean = l.roofClean && bestCost == 0
+		l.placed = append(l.placed, placedLabel{rl.text, cands[best], rl.color, -1})
+	}
+
+	// Point labels, the most crowded sites first.
+	keys := l.keys()
+	texts := make([]string, len(l.sites))
+	for k, s := range l.sites {
+		var parts []string
+		for _, i := range s.pts {
+			t := l.points[i].label
+			if numbered {
+				t = keys[i]
 			}
-			if bestCost < 0 || n < bestCost {
-				best, bestCost = k, n
+			if t != "" && !containsString(parts, t) {
+				parts = append(parts, t)
 			}
-			if n == 0 {
+		}
+		sep := ", "
+		if numbered {
+			sep = ","
+		}
+		texts[k] = strings.Join(parts, sep)
+	}
+	crowd := make([]int, len(l.sites))
+	for k, s := range l.sites {
+		for _, o := range l.sites {
+			if math.Hypot(float64(s.at[0].X-o.at[0].X), float64(s.at[0].Y-o.at[0].Y)) < 40 {
+				crowd[k]++
+			}
+		}
+	}
+	order := make([]int, len(l.sites))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, b int) bool { return crowd[order[a]] > crowd[order[b]] })
+	steps := []vg.Length{g + vg.Points(1), vg.Points(4), vg.Points(6), vg.Points(8), vg.Points(10), vg.Points(13), vg.Points(17), vg.Points(22), vg.Points(28), vg.Points(36)}
+	clean := true
+	shown := map[string]bool{}
+	for _, k := range order {
+		s := l.sites[k]
+		if texts[k] == "" {
+			continue
+		}
+		w := sty.Width(texts[k])
+		var cands []rect
+		for _, a := range s.at {
+			cands = append(cands, around(a, w, h, steps)...)
+		}
+		sort.SliceStable(cands, func(i, j int) bool { return s.dist(cands[i]) < s.dist(cands[j]) })
+		placed := false
+		for _, r := range cands {
+			if cost(r, s.pts) == 0 && l.nearest(r, k) {
+				l.placed = append(l.placed, placedLabel{texts[k], r, color.Black, k})
+				placed = true
 				break
 			}
 		}
-		choice := cands[best]
-		taken = append(taken, choice)
-		if lb.point && best >= 8 {
-			// A leader from the point to the label's nearest edge; later
-			// labels avoid it.
-			to := vg.Point{X: clamp(a.X, choice.x0, choice.x1), Y: clamp(a.Y, choice.y0, choice.y1)}
-			c.StrokeLine2(draw.LineStyle{Color: color.Gray{Y: 0x90}, Width: vg.Points(0.4)}, a.X, a.Y, to.X, to.Y)
-			segs = append(segs, [2]vg.Point{a, to})
+		if !placed && !numbered {
+			return false
 		}
+		clean = clean && placed
+		for _, i := range s.pts {
+			if keys[i] != "" {
+				shown[keys[i]] = shown[keys[i]] || placed
+			}
+		}
+	}
+	// The key marks the numbers that appear nowhere on the chart.
+	for k, ok := range shown {
+		if !ok {
+			l.unplaced[k] = true
+		}
+	}
+	return clean
+}
+
+// nearest reports whether box r is nearer site k than any other site.
+func (l *labeller) nearest(r rect, k int) bool {
+	d := l.sites[k].dist(r)
+	for j, s := range l.sites {
+		if j != k && s.dist(r) <= d {
+			return false
+		}
+	}
+	return true
+}
+
+// group gathers the points into sites: points whose marks overlap, and
+// points of one label (or key) within a few marks of each other, such as
+// one op on several devices.
+func (l *labeller) group(pt func(x, y float64) vg.Point, numbered bool) []site {
+	keys := l.keys()
+	n := len(l.points)
+	at := make([]vg.Point, n)
+	parent := make([]int, n)
+	for i, p := range l.points {
+		at[i], parent[i] = pt(p.x, p.y), i
+	}
+	l.pointAt = at
+	var find func(int) int
+	find = func(i int) int {
+		if parent[i] != i {
+			parent[i] = find(parent[i])
+		}
+		return parent[i]
+	}
+	for i := 0; i < n; i++ {
+		for j := i + 1; j < n; j++ {
+			d := math.Hypot(float64(at[i].X-at[j].X), float64(at[i].Y-at[j].Y))
+			same := l.points[i].label != "" && l.points[i].label == l.points[j].label
+			if numbered {
+				same = keys[i] != "" && keys[i] == keys[j]
+			}
+			if d < float64(vg.Points(2)) || same && d < float64(vg.Points(14)) {
+				parent[find(i)] = find(j)
+			}
+		}
+	}
+	var sites []site
+	index := map[int]int{}
+	for i := 0; i < n; i++ {
+		r := find(i)
+		k, ok := index[r]
+		if !ok {
+			k = len(sites)
+			index[r] = k
+			sites = append(sites, site{})
+		}
+		sites[k].at = append(sites[k].at, at[i])
+		sites[k].pts = append(sites[k].pts, i)
+	}
+	return sites
+}
+
+// around lists boxes of w×h around a at each distance, in sixteen
+// directions: the box's nearest edge or corner at that distance from a.
+func around(a vg.Point, w, h vg.Length, steps []vg.Length) []rect {
+	var out []rect
+	for _, d := range steps {
+		for k := 0; k < 16; k++ {
+			// Right first, then alternately above and below it.
+			ang := float64((k+1)/2) * math.Pi / 8
+			if k%2 == 0 {
+				ang = -ang
+			}
+			dx, dy := vg.Length(math.Cos(ang))*d, vg.Length(math.Sin(ang))*d
+			var x0, y0 vg.Length
+			switch {
+			case math.Abs(float64(dx)) < 1e-9:
+				x0 = a.X - w/2
+			case dx > 0:
+				x0 = a.X + dx
+			default:
+				x0 = a.X + dx - w
+			}
+			switch {
+			case math.Abs(float64(dy)) < 1e-9:
+				y0 = a.Y - h/2
+			case dy > 0:
+				y0 = a.Y + dy
+			default:
+				y0 = a.Y + dy - h
+			}
+			out = append(out, rect{x0, y0, x0 + w, y0 + h})
+		}
+	}
+	return out
+}
+
+// pick returns the first candidate of cost 0, else the cheapest.
+func pick(cands []rect, cost func(rect) int) (best, bestCost int) {
+	bestCost = -1
+	for k, r := range cands {
+		n := cost(r)
+		if bestCost < 0 || n < bestCost {
+			best, bestCost = k, n
+		}
+		if n == 0 {
+			break
+		}
+	}
+	return best, bestCost
+}
+
+func containsInt(s []int, v int) bool {
+	for _, x := range s {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+func containsString(s []string, v string) bool {
+	for _, x := range s {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+// Plot implements plot.Plotter: gaps, marks, then the placed labels.
+func (l *labeller) Plot(c draw.Canvas, plt *plot.Plot) {
+	trX, trY := plt.Transforms(&c)
+	for _, g := range l.gaps {
+		c.StrokeLine2(g.style, trX(g.x), trY(g.y0), trX(g.x), trY(g.y1))
+	}
+	for _, m := range l.marks {
+		c.DrawGlyph(m.glyph, vg.Point{X: trX(m.x), Y: trY(m.y)})
+	}
+	sty := l.style
+	sty.XAlign, sty.YAlign = draw.XLeft, draw.YBottom
+	for _, p := range l.placed {
 		s := sty
-		s.Color = lb.color
-		c.FillText(s, vg.Point{X: choice.x0, Y: choice.y0}, lb.text)
+		s.Color = p.color
+		// Text is drawn from its baseline; the box's bottom is the
+		// descent below it.
+		c.FillText(s, vg.Point{X: p.box.x0, Y: p.box.y0}, p.text)
 	}
 }
 
-// crossAt returns where segment p→q crosses segment r→s, as a fraction of
-// p→q, or −1 when they do not cross.
-func crossAt(p, q, r, s vg.Point) float64 {
-	dx, dy := float64(q.X-p.X), float64(q.Y-p.Y)
-	ex, ey := float64(s.X-r.X), float64(s.Y-r.Y)
-	den := dx*ey - dy*ex
-	if den == 0 {
-		return -1
+// keyLayout sizes the key under a numbered chart: its height, rows,
+// columns and column width. It takes at most 40% of the chart's height;
+// entries beyond are summed up in the last cell.
+func keyLayout(keys []keyEntry, sty text.Style, area draw.Canvas) (height vg.Length, rows, cols int, colW vg.Length) {
+	for _, k := range keys {
+		colW = max(colW, sty.Width(k.key+"  "+k.label+" *"))
 	}
-	fx, fy := float64(r.X-p.X), float64(r.Y-p.Y)
-	t := (fx*ey - fy*ex) / den
-	u := (fx*dy - fy*dx) / den
-	if t < 0 || t > 1 || u < 0 || u > 1 {
-		return -1
-	}
-	return t
+	colW += vg.Points(8)
+	width := area.Max.X - area.Min.X - vg.Points(8)
+	cols = max(1, int(width/colW))
+	rows = (len(keys) + cols - 1) / cols
+	line := sty.Height("M") * 1.3
+	maxRows := max(1, int(0.4*float64(area.Max.Y-area.Min.Y)/float64(line))-1)
+	rows = min(rows, maxRows)
+	return vg.Length(rows+1)*line + vg.Points(4), rows, cols, colW
 }
 
-func clamp(v, lo, hi vg.Length) vg.Length { return max(lo, min(hi, v)) }
+// drawKey writes the key in columns, the last line noting the numbers left
+// off a crowded chart.
+func drawKey(c draw.Canvas, keys []keyEntry, sty text.Style, rows, cols int, colW vg.Length, unplaced map[string]bool) {
+	sty.XAlign, sty.YAlign = draw.XLeft, draw.YTop
+	line := sty.Height("M") * 1.3
+	n := len(keys)
+	if n > rows*cols {
+		n = rows*cols - 1
+	}
+	x0, y0 := c.Min.X+vg.Points(8), c.Max.Y-vg.Points(2)
+	for i := 0; i < n; i++ {
+		t := keys[i].key + "  " + keys[i].label
+		if unplaced[keys[i].key] {
+			t += " *"
+		}
+		c.FillText(sty, vg.Point{X: x0 + vg.Length(i/rows)*colW, Y: y0 - vg.Length(i%rows)*line}, t)
+	}
+	if n < len(keys) {
+		i := rows*cols - 1
+		c.FillText(sty, vg.Point{X: x0 + vg.Length(i/rows)*colW, Y: y0 - vg.Length(i%rows)*line}, "… and "+strconv.Itoa(len(keys)-n)+" more")
+	}
+	if len(unplaced) > 0 {
+		sty.Color = color.Gray{Y: 0x50}
+		c.FillText(sty, vg.Point{X: x0, Y: y0 - vg.Length(rows)*line}, "* too crowded to number on the chart")
+	}
+}

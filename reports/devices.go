@@ -64,26 +64,23 @@ func (s *sourceList) key(text string) string {
 	return "[" + strconv.Itoa(i) + "]"
 }
 
-func (s *sourceList) notes() []string {
-	out := make([]string, len(s.texts))
-	for i, t := range s.texts {
-		out[i] = "[" + strconv.Itoa(i+1) + "] " + t
+// table lists the sources cited, by key: provenance is a table of its own,
+// not notes under the figures.
+func (s *sourceList) table() Table {
+	t := Table{Title: "Sources", Header: []string{"Key", "Source"}}
+	for i, text := range s.texts {
+		t.Rows = append(t.Rows, []string{"[" + strconv.Itoa(i+1) + "]", text})
 	}
-	return out
+	return t
 }
 
-// DeviceDetail lists every figure of one device with a key to its source;
-// the sources follow the table. With inline, each row holds its source's
-// full text instead (for CSV, which has no notes).
-func DeviceDetail(d devices.Device, inline bool) Table {
+// DeviceDetail lists every figure of one device with a key to its source,
+// then the sources (DeviceFigureRecords has the full text in each row).
+func DeviceDetail(d devices.Device) []Table {
 	t := Table{Title: d.Vendor + " " + d.Name, Header: []string{"Field", "Value", "Source"}}
 	var src sourceList
 	add := func(field, value, source string) {
-		text := d.Source(source)
-		if !inline {
-			text = src.key(text)
-		}
-		t.Rows = append(t.Rows, []string{field, value, text})
+		t.Rows = append(t.Rows, []string{field, value, src.key(d.Source(source))})
 	}
 	add("architecture", d.Architecture, "")
 	if d.CC != (devices.CC{}) {
@@ -107,6 +104,12 @@ func DeviceDetail(d devices.Device, inline bool) Table {
 	}
 	if d.HostLink.BytesPerSecond > 0 {
 		add("host link (per direction)", d.HostLink.Type+", "+units.FormatBandwidth(d.HostLink.BytesPerSecond), "host_link.bandwidth")
+	}
+	if d.PeerLink.BytesPerSecond > 0 {
+		add("peer link (per direction)", d.PeerLink.Type+", "+units.FormatBandwidth(d.PeerLink.BytesPerSecond), "peer_link.bandwidth")
+	}
+	if d.PeerLink.LatencySeconds > 0 {
+		add("peer link latency", units.FormatDuration(d.PeerLink.LatencySeconds), "peer_link.latency")
 	}
 	if d.TDPWatts > 0 {
 		add("TDP", strconv.FormatFloat(d.TDPWatts, 'f', -1, 64)+" W", "tdp")
@@ -144,17 +147,20 @@ func DeviceDetail(d devices.Device, inline bool) Table {
 		for _, k := range peakOrder(m.Peaks) {
 			add("measured "+k, formatPeak(k, m.Peaks[k]), "measured.peaks."+k)
 		}
+		addRate("all-reduce bus bandwidth", m.AllReduceBusBandwidth, "allreduce_bus_bandwidth")
+		if m.AllReduceLatency > 0 {
+			add("measured all-reduce latency", units.FormatDuration(m.AllReduceLatency), "measured.allreduce_latency")
+		}
 		if m.LaunchOverhead > 0 {
 			add("measured launch overhead", units.FormatDuration(m.LaunchOverhead), "measured.launch_overhead")
 		}
 		for _, k := range sortedKeys(m.LatencyCycles) {
 			add("measured "+k+" latency", strconv.FormatFloat(m.LatencyCycles[k], 'f', -1, 64)+" cycles", "measured.latency_cycles."+k)
 		}
-		t.Notes = append(t.Notes, "Measured ("+m.When+"): "+m.How)
+		src.key("measured " + m.When + ": " + m.How)
 	}
-	t.Notes = append(t.Notes, "Peaks: x/clk/SM is operations per clock per SM; rates are decimal (1 TFLOP/s = 1e12). Host link: one direction.")
-	t.Notes = append(t.Notes, src.notes()...)
-	return t
+	t.Notes = []string{"Peaks: x/clk/SM is operations per clock per SM; rates are decimal (1 TFLOP/s = 1e12). Links: one direction."}
+	return []Table{t, src.table()}
 }
 
 // formatPeak writes a rate of the peak key k: OP/s for integer types.
@@ -185,8 +191,9 @@ func sortedKeys(m map[string]float64) []string {
 	return keys
 }
 
-// ArchLimits lists the occupancy limits of a compute capability.
-func ArchLimits(a devices.Arch) Table {
+// ArchLimits lists the occupancy limits of a compute capability, then their
+// sources.
+func ArchLimits(a devices.Arch) []Table {
 	t := Table{Title: "Occupancy limits, compute capability " + a.CC.String() + " (" + a.Family + "; " + a.Parts + ")", Header: []string{"Limit", "Value"}}
 	add := func(k string, v int) { t.Rows = append(t.Rows, []string{k, strconv.Itoa(v)}) }
 	add("warps per SM", a.MaxWarpsPerSM)
@@ -214,13 +221,14 @@ func ArchLimits(a devices.Arch) Table {
 	for _, s := range a.Sources {
 		src.key(s)
 	}
-	t.Notes = append([]string{"Sizes are binary (1 KiB = 1024 bytes), as CUDA reports them."}, src.notes()...)
-	return t
+	t.Notes = []string{"Sizes are binary (1 KiB = 1024 bytes), as CUDA reports them."}
+	return []Table{t, src.table()}
 }
 
 // ArchList lists the occupancy limits of every compute capability, one row
-// each; ArchLimits has the rest (allocation units, carveouts, clusters).
-func ArchList(archs []devices.Arch) Table {
+// each, then their sources; ArchLimits has the rest (allocation units,
+// carveouts, clusters).
+func ArchList(archs []devices.Arch) []Table {
 	t := Table{Header: []string{"CC", "Family", "Parts", "Warps/SM", "Threads/SM", "Blocks/SM", "Regs/SM", "Regs/block",
 		"Smem/SM", "Smem/block opt-in", "Reserved/block", "Barriers/SM", "Source"}}
 	var src sourceList
@@ -234,8 +242,8 @@ func ArchList(archs []devices.Arch) Table {
 			units.FormatSize(int64(a.SmemPerSM)), units.FormatSize(int64(a.SmemPerBlockOptin)), units.FormatSize(int64(a.SmemReservedPerBlock)),
 			strconv.Itoa(a.BarriersPerSM), strings.Join(keys, "")})
 	}
-	t.Notes = append([]string{"Sizes are binary (1 KiB = 1024 bytes), as CUDA reports them. 'gpucalc devices archs CC' shows one in full."}, src.notes()...)
-	return t
+	t.Notes = []string{"Sizes are binary (1 KiB = 1024 bytes), as CUDA reports them. 'gpucalc devices archs CC' shows one in full."}
+	return []Table{t, src.table()}
 }
 
 func joinInts(v []int) string {

@@ -9,7 +9,9 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/gpucalc/gpucalc/devices"
 	"github.com/gpucalc/gpucalc/review"
+	"github.com/gpucalc/gpucalc/roofline"
 	"github.com/gpucalc/gpucalc/units"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -27,7 +29,7 @@ func ReviewHTML(w io.Writer, rv Review) error {
 	}
 	page := htmlPage{Review: rv, Title: rv.Reports[0].Workload, Description: rv.Reports[0].Description}
 	if len(rv.Reports) > 1 {
-		page.Compare = ReviewTables(Review{Reports: rv.Reports}, FormatHTML)[0]
+		page.Compare = ReviewTables(Review{Reports: rv.Reports})[0]
 	}
 	for _, r := range rv.Reports {
 		s := htmlSection{Report: r, ID: anchor(r.Device), Summary: reviewSummary(r, rv.Origin), Ops: reviewOps(r)}
@@ -238,13 +240,16 @@ func timeChart(r review.Report) (template.HTML, error) {
 func rooflineChart(r review.Report) (template.HTML, error) {
 	dev := ChartDevice{Name: r.Device}
 	seen := map[string]bool{}
-	c := RooflineChart{Title: "Roofline on " + r.Device, Predicted: "expected throughput"}
+	c := RooflineChart{Title: "Roofline on " + r.Device}
 	for _, o := range r.Ops {
 		pt := o.Point
+		if pt.MemoryLevel == roofline.Link {
+			continue // a GPU-to-GPU transfer is not on the chip's roofline
+		}
 		switch pt.MemoryLevel {
-		case "dram":
+		case devices.DRAM:
 			dev.DRAM = pt.MemoryCeiling
-		case "l2":
+		case devices.L2:
 			dev.L2 = pt.MemoryCeiling
 		}
 		if !seen[pt.PeakKey] {
@@ -252,7 +257,7 @@ func rooflineChart(r review.Report) (template.HTML, error) {
 			dev.Ceilings = append(dev.Ceilings, ChartCeiling{Name: ceilingName(pt.PeakKey), FLOPS: pt.ComputeCeiling})
 		}
 		if pt.FLOPs > 0 && pt.Bytes > 0 && pt.Expected > 0 {
-			c.Points = append(c.Points, ChartPoint{Label: o.Name, FLOPs: pt.FLOPs, Bytes: pt.Bytes, Rate: pt.FLOPs / pt.Expected})
+			c.Points = append(c.Points, opChartPoint(o.Name, 0, pt))
 		}
 	}
 	if len(c.Points) == 0 || dev.DRAM == 0 {
@@ -260,7 +265,7 @@ func rooflineChart(r review.Report) (template.HTML, error) {
 	}
 	c.Devices = []ChartDevice{dev}
 	var buf bytes.Buffer
-	if err := c.Write(&buf, "svg", ChartSize{Width: 19, Height: 11.5}, 96); err != nil {
+	if err := WriteChart(&buf, c, ChartOptions{Format: "svg", Size: ChartSize{Width: 19, Height: 11.5}}); err != nil {
 		return "", err
 	}
 	return inlineSVG(buf.String()), nil

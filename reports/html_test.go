@@ -75,7 +75,7 @@ func TestReviewHTMLSelfContained(t *testing.T) {
 		}
 	}
 	// The roofline places ops at their expected throughput; its legend says so.
-	if !strings.Contains(page, "expected throughput") || strings.Contains(page, "predicted (attainable)") {
+	if !strings.Contains(page, ">expected<") || !strings.Contains(page, "roof at its intensity") {
 		t.Error("roofline legend does not name the expected throughput it plots")
 	}
 }

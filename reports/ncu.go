@@ -182,19 +182,28 @@ func duration(s float64) string {
 }
 
 // chartNameRunes is how much of a kernel's name its chart label keeps.
-const chartNameRunes = 28
+const chartNameRunes = 32
 
 // NCUChart draws measured kernels on device d's hierarchical roofline: each
-// kernel at its FLOP rate, once per memory level with the arithmetic
-// intensity of that level's bytes (DRAM, L2, L1), labelled with its ID and
-// name on the first. The ceilings are the dense peaks of the precisions the
-// kernels use. An L1 point with fewer bytes than the L2 point is left out
-// (TMA and wgmma traffic bypasses the L1 counters), with a note saying so.
+// kernel at its achieved FLOP rate, once per memory level with the
+// arithmetic intensity of that level's bytes (DRAM, L2, L1; one colour
+// each), the roof of that level beside it, numbered by the kernel's ID. The
+// ceilings are the dense peaks of the precisions the kernels use; the L2
+// slope is the catalog's measured L2 bandwidth where it has one. Without an
+// L2 figure the L2 points are left out, and so is an L1 point with fewer
+// bytes than the L2 point (TMA and wgmma traffic bypasses the L1 counters),
+// each with a note.
 func NCUChart(as []ncu.Analysis, d devices.Device) (RooflineChart, []string) {
-	cd := ChartDevice{Name: d.Name, DRAM: d.Memory.BytesPerSecond, L2: d.L2.BytesPerSecond}
+	cd := ChartDevice{Name: d.Name, DRAM: d.Memory.BytesPerSecond}
+	cd.L2, cd.L2Measured = l2Ceiling(d)
 	c := RooflineChart{Title: "Nsight Compute kernels on " + d.Name}
 	seen := map[string]bool{}
 	var notes []string
+	names := make([]string, len(as))
+	for i, a := range as {
+		names[i] = a.Name
+	}
+	names = distinctNames(names, chartNameRunes)
 	for _, a := range as {
 		for _, r := range a.Compute {
 			if k := r.Key(); r.Peak > 0 && !seen[k] {
@@ -202,34 +211,162 @@ func NCUChart(as []ncu.Analysis, d devices.Device) (RooflineChart, []string) {
 				cd.Ceilings = append(cd.Ceilings, ChartCeiling{Name: ceilingName(k), FLOPS: r.Peak})
 			}
 		}
+	}
+	noL2 := false
+	for i, a := range as {
 		rate := 0.0
 		if a.Duration > 0 {
 			rate = a.FLOPs / a.Duration
 		}
-		label := chartKernelLabel(a)
+		// The kernel's roof: its highest precision's peak.
+		peak := 0.0
+		for _, r := range a.Compute {
+			peak = max(peak, r.Peak)
+		}
 		var l2 float64
 		for _, l := range a.Memory {
 			if l.Level == ncu.L2 {
 				l2 = l.Bytes
 			}
-			if l.Level == ncu.L1 && l.Bytes < l2 {
-				notes = append(notes, fmt.Sprintf("not on the chart: ID %d's L1 point (%s at L1, %s at L2: its traffic bypasses the L1 counters)",
-					a.ID, units.FormatDecimal(l.Bytes, "B"), units.FormatDecimal(l2, "B")))
-				continue
+			bw := 0.0
+			switch l.Level {
+			case ncu.DRAM:
+				bw = cd.DRAM
+			case ncu.L2:
+				if cd.L2 == 0 {
+					noL2 = true
+					continue
+				}
+				bw = cd.L2
+			case ncu.L1:
+				if l.Bytes < l2 {
+					notes = append(notes, fmt.Sprintf("not on the chart: ID %d's L1 point (%s at L1, %s at L2: its traffic bypasses the L1 counters)",
+						a.ID, units.FormatDecimal(l.Bytes, "B"), units.FormatDecimal(l2, "B")))
+					continue
+				}
 			}
-			c.Points = append(c.Points, ChartPoint{Label: label, FLOPs: a.FLOPs, Bytes: l.Bytes, Rate: rate, Measured: true, Level: string(l.Level)})
-			label = ""
+			p := ChartPoint{Label: names[i], Key: strconv.Itoa(a.ID), Group: levelGroup[l.Level], FLOPs: a.FLOPs, Bytes: l.Bytes, Rate: rate, Measured: true}
+			if bw > 0 && peak > 0 && l.Bytes > 0 {
+				p.Roof = min(peak, bw*a.FLOPs/l.Bytes)
+				if rate > p.Roof && l.Level == ncu.L2 && cd.L2Measured {
+					// ncu counts all L2 traffic; the catalog measures reads.
+					notes = append(notes, fmt.Sprintf("ID %d's L2 point lies above its roof: %s of L2 traffic (reads and writes) against %s of measured L2 reads",
+						a.ID, units.FormatBandwidth(l.Bytes/a.Duration), units.FormatBandwidth(cd.L2)))
+				}
+			}
+			c.Points = append(c.Points, p)
 		}
+	}
+	if noL2 {
+		notes = append(notes, "not on the chart: the L2 points; the catalog has no L2 bandwidth for "+d.Name+" (measured or datasheet) to draw them against")
 	}
 	c.Devices = []ChartDevice{cd}
 	return c, notes
 }
 
-// chartKernelLabel is "ID name", the name cut to chartNameRunes.
-func chartKernelLabel(a ncu.Analysis) string {
-	n := []rune(a.Name)
-	if len(n) > chartNameRunes {
-		n = append(n[:chartNameRunes-1], '…')
+// levelGroup names a memory level's points in the legend.
+var levelGroup = map[ncu.Level]string{ncu.DRAM: "DRAM bytes", ncu.L2: "L2 bytes", ncu.L1: "L1 bytes"}
+
+// distinctNames shortens kernel names for a chart: template arguments are
+// dropped and the rest cut to n runes; names that then read alike get back
+// the first template argument in which they differ, or an index.
+func distinctNames(names []string, n int) []string {
+	out := make([]string, len(names))
+	for i, s := range names {
+		base, _ := splitTemplate(s)
+		out[i] = cutRunes(base, n)
 	}
-	return strconv.Itoa(a.ID) + " " + string(n)
+	same := map[string][]int{}
+	for i, s := range out {
+		same[s] = append(same[s], i)
+	}
+	for _, idx := range same {
+		if len(idx) < 2 {
+			continue
+		}
+		args := make([][]string, len(idx))
+		for k, i := range idx {
+			_, args[k] = splitTemplate(names[i])
+		}
+		if j := telling(args); j >= 0 {
+			for k, i := range idx {
+				a := ""
+				if j < len(args[k]) {
+					a = args[k][j]
+				}
+				out[i] += "<" + cutRunes(a, 20) + ">"
+			}
+		}
+		count := map[string]int{}
+		for _, i := range idx {
+			count[out[i]]++
+		}
+		seq := map[string]int{}
+		for _, i := range idx {
+			if s := out[i]; count[s] > 1 {
+				seq[s]++
+				out[i] = s + " #" + strconv.Itoa(seq[s])
+			}
+		}
+	}
+	return out
+}
+
+// splitTemplate splits "name<a, b<c>>" into "name" and its top-level
+// arguments ["a", "b<c>"].
+func splitTemplate(s string) (string, []string) {
+	i := strings.IndexByte(s, '<')
+	if i < 0 {
+		return s, nil
+	}
+	var args []string
+	depth, start := 0, i+1
+	for j := i; j < len(s); j++ {
+		switch s[j] {
+		case '<':
+			depth++
+		case '>':
+			depth--
+			if depth == 0 {
+				return s[:i], append(args, strings.TrimSpace(s[start:j]))
+			}
+		case ',':
+			if depth == 1 {
+				args = append(args, strings.TrimSpace(s[start:j]))
+				start = j + 1
+			}
+		}
+	}
+	return s[:i], append(args, strings.TrimSpace(s[start:]))
+}
+
+// telling returns the index of the template argument that tells the most
+// lists apart (the first of equals), or -1 where all agree.
+func telling(lists [][]string) int {
+	n := 0
+	for _, l := range lists {
+		n = max(n, len(l))
+	}
+	best, bestN := -1, 1
+	for j := 0; j < n; j++ {
+		seen := map[string]bool{}
+		for _, l := range lists {
+			a := ""
+			if j < len(l) {
+				a = l[j]
+			}
+			seen[a] = true
+		}
+		if len(seen) > bestN {
+			best, bestN = j, len(seen)
+		}
+	}
+	return best
+}
+
+func cutRunes(s string, n int) string {
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
 }

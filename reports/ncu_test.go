@@ -2,6 +2,7 @@ package reports
 
 import (
 	"bytes"
+	"math"
 	"strings"
 	"testing"
 
@@ -34,25 +35,62 @@ func TestNCUChart(t *testing.T) {
 	if len(c.Points) != 5 {
 		t.Fatalf("%d points, want 2 + 3", len(c.Points))
 	}
-	if p := c.Points[0]; p.Label != "0 nvjet_sm90_tst_256x128_64x4…" || p.Level != "dram" || !p.Measured || p.Rate != gemm.FLOPs/gemm.Duration {
+	// The H100 has a measured L2 figure: the L2 points are drawn against
+	// it, each with its roof min(peak, L2 × intensity).
+	l2 := d.Measured.L2
+	if !c.Devices[0].L2Measured || c.Devices[0].L2 != l2 {
+		t.Errorf("L2 slope %g (measured %v), want the measured %g", c.Devices[0].L2, c.Devices[0].L2Measured, l2)
+	}
+	if p := c.Points[0]; p.Label != "nvjet_sm90_tst_256x128_64x4_1x2…" || p.Key != "0" || p.Group != "DRAM bytes" || !p.Measured ||
+		p.Rate != gemm.FLOPs/gemm.Duration || p.Roof != math.Min(989.4e12, 3.35e12*gemm.FLOPs/178553088) {
 		t.Errorf("first point %+v", p)
 	}
-	if c.Points[1].Label != "" || c.Points[1].Level != "l2" || c.Points[4].Level != "l1" {
-		t.Errorf("points %+v", c.Points)
+	if p := c.Points[1]; p.Group != "L2 bytes" || p.Roof != math.Min(989.4e12, l2*gemm.FLOPs/1644191488) {
+		t.Errorf("L2 point %+v", p)
 	}
-	if len(notes) != 1 || !strings.Contains(notes[0], "ID 0's L1 point") {
+	if p := c.Points[4]; p.Group != "L1 bytes" || p.Roof != 0 || p.Key != "10" {
+		t.Errorf("L1 point %+v", p)
+	}
+	// 1644191488 B of L2 traffic in 179.456 µs is 9.16 TB/s, above the
+	// measured 8.364 TB/s of L2 reads: the note says so.
+	if len(notes) != 2 || !strings.Contains(notes[0], "ID 0's L2 point lies above its roof: 9.162 TB/s") || !strings.Contains(notes[1], "ID 0's L1 point") {
 		t.Errorf("notes %q", notes)
 	}
 	var svg bytes.Buffer
-	if err := c.Write(&svg, "svg", DefaultChartSize, 96); err != nil {
+	if err := WriteChart(&svg, c, ChartOptions{Format: "svg"}); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"measured, DRAM bytes", "measured, L2 bytes", "measured, L1 bytes", "BF16 tensor 989", "FP32 67", "10 add"} {
+	for _, want := range []string{"DRAM bytes", "L2 bytes", "L1 bytes", "achieved (measured)", "roof at its intensity", "BF16 tensor 989", "FP32 67", "L2 "} {
 		if !strings.Contains(svg.String(), want) {
 			t.Errorf("chart lacks %q", want)
 		}
 	}
-	if strings.Contains(svg.String(), ">measured<") {
-		t.Error("plain measured legend entry on a chart with levels only")
+
+	// Without an L2 figure the L2 points are left out, with a note.
+	d.Measured, d.L2.BytesPerSecond = nil, 0
+	c, notes = NCUChart([]ncu.Analysis{gemm, add}, d)
+	for _, p := range c.Points {
+		if p.Group == "L2 bytes" {
+			t.Errorf("L2 point drawn without an L2 ceiling: %+v", p)
+		}
+	}
+	if len(notes) != 2 || !strings.Contains(notes[1], "no L2 bandwidth") || !strings.Contains(notes[0], "ID 0's L1 point") {
+		t.Errorf("notes %q", notes)
+	}
+}
+
+// Kernel names shorten to distinct labels: the differing template argument,
+// else an index.
+func TestDistinctNames(t *testing.T) {
+	got := distinctNames([]string{
+		"gemm_kernel<float, 128, true>", "gemm_kernel<float, 64, true>", "softmax<half>", "softmax<half>",
+		"a_very_long_kernel_name_that_goes_on_and_on_x", "a_very_long_kernel_name_that_goes_on_and_on_y", "add",
+	}, 20)
+	want := []string{"gemm_kernel<128>", "gemm_kernel<64>", "softmax #1", "softmax #2", "a_very_long_kernel_…", "a_very_long_kernel_… #2", "add"}
+	want[4] += " #1"
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("name %d: got %q, want %q", i, got[i], want[i])
+		}
 	}
 }

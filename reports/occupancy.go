@@ -8,43 +8,13 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/gpucalc/gpucalc/devices"
 	"github.com/gpucalc/gpucalc/occupancy"
 	"github.com/gpucalc/gpucalc/units"
 )
 
-// Target is the device or architecture an occupancy question is about.
-type Target struct {
-	// Device is the catalog name; empty when only an architecture was given.
-	Device string `json:"device,omitempty"`
-	// Origin says where the device came from when it was not named
-	// ("default; set --device or GPUCALC_DEVICE").
-	Origin string       `json:"device_origin,omitempty"`
-	Arch   devices.Arch `json:"-"`
-	CC     devices.CC   `json:"compute_capability"`
-	// SMs is the device's SM count; 0 for an architecture.
-	SMs int `json:"sms,omitempty"`
-	// GPCs are the device's SMs per GPC for clusters, if known.
-	GPCs []int `json:"-"`
-}
-
-func (t Target) String() string {
-	s := "compute capability " + t.Arch.CC.String() + " (" + t.Arch.CC.SM() + ", " + t.Arch.Family + ")"
-	if t.Device != "" {
-		s = t.Device + ", " + s
-		if t.SMs > 0 {
-			s += ", " + strconv.Itoa(t.SMs) + " SMs"
-		}
-	}
-	if t.Origin != "" {
-		s += " (" + t.Origin + ")"
-	}
-	return s
-}
-
 // Occupancy is the answer of `gpucalc occupancy`, ready to render.
 type Occupancy struct {
-	Target Target           `json:"target"`
+	Target occupancy.Target `json:"target"`
 	Kernel occupancy.Kernel `json:"kernel"`
 	Launch occupancy.Launch `json:"launch"`
 	// Defaults names the inputs that were not given and took their default.
@@ -63,7 +33,7 @@ type Occupancy struct {
 }
 
 // NewOccupancy assembles the report and its notes.
-func NewOccupancy(t Target, k occupancy.Kernel, l occupancy.Launch, defaults []string, r occupancy.Result, w *occupancy.Waves, cliffs *occupancy.Cliffs, c *occupancy.Clusters) Occupancy {
+func NewOccupancy(t occupancy.Target, k occupancy.Kernel, l occupancy.Launch, defaults []string, r occupancy.Result, w *occupancy.Waves, cliffs *occupancy.Cliffs, c *occupancy.Clusters) Occupancy {
 	o := Occupancy{Target: t, Kernel: k, Launch: l, Defaults: defaults, Result: r, Occupancy: r.Occupancy(), Waves: w, Cliffs: cliffs, Clusters: c}
 	if r.Reason != nil {
 		o.Reason = r.Reason.Error()
@@ -189,19 +159,17 @@ func limiterText(l occupancy.Limiter) string {
 
 func cliffTable(c occupancy.Cliffs, k occupancy.Kernel, l occupancy.Launch) Table {
 	tab := Table{Title: "Cliffs: the nearest values that change resident blocks", Header: []string{"Nearest change", "Value", "Blocks per SM"}}
-	add := func(what string, cl *occupancy.Cliff, f func(int) string, cur int, unit string) {
+	add := func(what string, cl *occupancy.Cliff, f func(int) string) {
 		if cl == nil {
 			tab.Rows = append(tab.Rows, []string{what, "none", "-"})
 			return
 		}
 		tab.Rows = append(tab.Rows, []string{what, f(cl.Value), fmt.Sprintf("%d (now %d)", cl.Blocks, c.Blocks)})
-		tab.Notes = append(tab.Notes, fmt.Sprintf("With %s%s instead of %s: %s instead of %d.", f(cl.Value), unit, f(cur), plural(cl.Blocks, "block"), c.Blocks))
 	}
-	smem := k.StaticSmem + l.DynamicSmem
-	add("fewer registers", c.RegsDown, strconv.Itoa, k.Regs, " registers")
-	add("more registers", c.RegsUp, strconv.Itoa, k.Regs, " registers")
-	add("less shared memory", c.SmemDown, size, smem, " of shared memory")
-	add("more shared memory", c.SmemUp, size, smem, " of shared memory")
+	add("fewer registers", c.RegsDown, strconv.Itoa)
+	add("more registers", c.RegsUp, strconv.Itoa)
+	add("less shared memory", c.SmemDown, size)
+	add("more shared memory", c.SmemUp, size)
 	return tab
 }
 
@@ -213,7 +181,7 @@ func joinGPCs(g []int) string {
 	return strings.Join(s, ", ")
 }
 
-func clusterTable(c occupancy.Clusters, t Target) Table {
+func clusterTable(c occupancy.Clusters, t occupancy.Target) Table {
 	tab := Table{Title: fmt.Sprintf("Clusters of %d blocks on the whole GPU (model)", c.Size), Header: []string{"Quantity", "Value"}}
 	add := func(k, v string) { tab.Rows = append(tab.Rows, []string{k, v}) }
 	add("active clusters", strconv.Itoa(c.Active))
@@ -226,13 +194,11 @@ func clusterTable(c occupancy.Clusters, t Target) Table {
 	}
 	add("SMs per GPC", g)
 	add("largest cluster size with a cluster active", strconv.Itoa(c.MaxSize))
-	tab.Notes = []string{
-		"NVIDIA publishes no formula. Model: a cluster's blocks run on distinct SMs of one GPC; each SM holds at most min(blocks per SM, 8) of them; a GPC of n SMs holds floor(n × slots / size) clusters if n ≥ size, else none.",
-	}
+	// The model itself is described in --help and docs/occupancy.md.
 	if !c.Estimated {
-		tab.Notes = append(tab.Notes, "With the catalog's GPCs this reproduces all 2,400 cudaOccupancyMaxActiveClusters answers measured on an H100 SXM (cluster sizes 1-16).")
+		tab.Notes = []string{"A model (NVIDIA publishes no formula) that reproduces all 2,400 cudaOccupancyMaxActiveClusters answers measured on an H100 SXM."}
 	} else {
-		tab.Notes = append(tab.Notes, "This device's GPC layout is not in the catalog; on the H100 the 18-SM estimate is off by up to 9%. Check with cudaOccupancyMaxActiveClusters.")
+		tab.Notes = []string{"This device's GPC layout is not in the catalog; on the H100 the 18-SM estimate is off by up to 9%. Check with cudaOccupancyMaxActiveClusters."}
 	}
 	if c.NonPortable {
 		tab.Notes = append(tab.Notes, fmt.Sprintf("Cluster sizes above %d are non-portable: set cudaFuncAttributeNonPortableClusterSizeAllowed to 1 on the kernel first, or the launch fails (cudaErrorInvalidClusterSize).", t.Arch.MaxClusterSize))
@@ -240,34 +206,37 @@ func clusterTable(c occupancy.Clusters, t Target) Table {
 	return tab
 }
 
+// occupancyNotes are at most two lines: the defaults used, then what the
+// user must know to launch this configuration at all. The 1 KiB CUDA
+// reserves is in the allocation row; the conventions are in --help.
 func occupancyNotes(o Occupancy) []string {
-	var n []string
+	var n, warn []string
 	a, r := o.Target.Arch, o.Result
 	if len(o.Defaults) > 0 {
 		n = append(n, "Defaults used: "+strings.Join(o.Defaults, ", ")+".")
 	}
+
 	smem := o.Kernel.StaticSmem + o.Launch.DynamicSmem
 	if smem > a.SmemPerBlock {
-		n = append(n, fmt.Sprintf("More than %s of shared memory per block must be dynamic and needs cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, %d) before the launch; without it the launch fails. The results assume it.", size(a.SmemPerBlock), o.Launch.DynamicSmem))
-	}
-	if r.SmemReserved > 0 {
-		n = append(n, fmt.Sprintf("From compute capability 8.0 CUDA reserves %s of shared memory per block (system use); it is counted in the allocation and not available to the kernel.", size(r.SmemReserved)))
+		warn = append(warn, fmt.Sprintf("More than %s of shared memory per block must be dynamic and needs cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, %d) before the launch; without it the launch fails. The results assume it.", size(a.SmemPerBlock), o.Launch.DynamicSmem))
 	}
 	if r.Reason == occupancy.ErrRegsPerBlock && r.RegsPerBlock <= a.RegsPerBlock {
 		w := (r.WarpsPerBlock + a.WarpAllocGranularity - 1) / a.WarpAllocGranularity * a.WarpAllocGranularity
-		n = append(n, fmt.Sprintf("The block's %d registers would fit, but the hardware checks registers as if the block's %d warps were spread over all %d sub-partitions: %d warps × %d = %d > %d. Use a block of a multiple of %d warps, or fewer registers.",
+		warn = append(warn, fmt.Sprintf("The block's %d registers would fit, but the hardware checks registers as if the block's %d warps were spread over all %d sub-partitions: %d warps × %d = %d > %d. Use a block of a multiple of %d warps, or fewer registers.",
 			r.RegsPerBlock, r.WarpsPerBlock, a.WarpAllocGranularity, w, r.RegsPerWarp, w*r.RegsPerWarp, a.RegsPerBlock, a.WarpAllocGranularity))
 	}
 	if r.Reason == occupancy.ErrLaunchBounds {
-		n = append(n, fmt.Sprintf("Without its launch bounds the kernel would have %d blocks per SM; cudaOccupancyMaxActiveBlocksPerMultiprocessor reports that number, but the launch fails.",
+		warn = append(warn, fmt.Sprintf("Without its launch bounds the kernel would have %d blocks per SM; cudaOccupancyMaxActiveBlocksPerMultiprocessor reports that number, but the launch fails.",
 			min(r.ByWarps, r.ByRegisters, r.BySharedMemory, r.ByBlocks, r.ByBarriers)))
 	}
-	n = append(n, "Sizes are binary: 1 KiB = 1024 bytes. Occupancy = resident warps / maximum warps per SM.")
+	if len(warn) > 0 {
+		n = append(n, strings.Join(warn, " "))
+	}
 	return n
 }
 
 // Suggestion renders `gpucalc occupancy suggest`.
-func Suggestion(t Target, k occupancy.Kernel, o occupancy.SuggestOptions, s occupancy.Suggestion) []Table {
+func Suggestion(t occupancy.Target, k occupancy.Kernel, o occupancy.SuggestOptions, s occupancy.Suggestion) []Table {
 	sum := Table{Title: "Suggested block size on " + t.String(), Header: []string{"Quantity", "Value"}}
 	add := func(k, v string) { sum.Rows = append(sum.Rows, []string{k, v}) }
 	add("block size", strconv.Itoa(s.BlockSize))
@@ -290,11 +259,7 @@ func Suggestion(t Target, k occupancy.Kernel, o occupancy.SuggestOptions, s occu
 		if c.Threads == s.BlockSize {
 			mark = "yes"
 		}
-		occ := 0.0
-		if s.Result.MaxWarps > 0 {
-			occ = float64(c.Blocks*((c.Threads+31)/32)) / float64(s.Result.MaxWarps)
-		}
-		cand.Rows = append(cand.Rows, []string{strconv.Itoa(c.Threads), size(c.DynamicSmem), strconv.Itoa(c.Blocks), strconv.Itoa(c.ActiveThreads), pct(occ), c.Limiters.String(), mark})
+		cand.Rows = append(cand.Rows, []string{strconv.Itoa(c.Threads), size(c.DynamicSmem), strconv.Itoa(c.Blocks), strconv.Itoa(c.ActiveThreads), pct(c.Occupancy), c.Limiters.String(), mark})
 	}
 	cand.Notes = []string{
 		"cudaOccupancyMaxPotentialBlockSize maximises active threads per SM (threads × blocks); a tie keeps the larger block, and the search stops at the first block size that fills the SM.",
@@ -303,7 +268,7 @@ func Suggestion(t Target, k occupancy.Kernel, o occupancy.SuggestOptions, s occu
 }
 
 // AvailSmem renders `gpucalc occupancy avail-smem`.
-func AvailSmem(t Target, k occupancy.Kernel, blocks, threads int, s occupancy.AvailSmem) Table {
+func AvailSmem(t occupancy.Target, k occupancy.Kernel, blocks, threads int, s occupancy.AvailSmem) Table {
 	tab := Table{Title: "Dynamic shared memory per block for " + strconv.Itoa(blocks) + " blocks of " + strconv.Itoa(threads) + " threads on " + t.String(), Header: []string{"Quantity", "Bytes", "Size"}}
 	tab.Rows = [][]string{
 		{"cudaOccupancyAvailableDynamicSMemPerBlock", strconv.Itoa(s.Runtime), size(s.Runtime)},

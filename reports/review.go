@@ -56,9 +56,9 @@ func findingCounts(r review.Report) string {
 
 // ReviewTables renders a review as tables: a comparison when there are
 // several devices, then for each device a summary, the ops and the
-// findings. CSV gets the findings' full text as columns; the other formats
-// list it under the findings table.
-func ReviewTables(rv Review, f Format) []Table {
+// findings, with each finding's text and fix listed under the findings
+// table (ReviewRecords has them as columns).
+func ReviewTables(rv Review) []Table {
 	var out []Table
 	if len(rv.Reports) > 1 {
 		t := Table{Title: "Devices: " + rv.Reports[0].Workload, Header: []string{"Device", "Lower bound", "Expected", "vs first", "Errors", "Warnings", "Info"}}
@@ -71,7 +71,7 @@ func ReviewTables(rv Review, f Format) []Table {
 		out = append(out, t)
 	}
 	for _, r := range rv.Reports {
-		out = append(out, reviewSummary(r, rv.Origin), reviewOps(r), reviewFindings(r, f))
+		out = append(out, reviewSummary(r, rv.Origin), reviewOps(r), reviewFindings(r))
 	}
 	return out
 }
@@ -120,11 +120,8 @@ func reviewOps(r review.Report) Table {
 	return t
 }
 
-func reviewFindings(r review.Report, f Format) Table {
+func reviewFindings(r review.Report) Table {
 	t := Table{Title: "Findings on " + r.Device, Header: []string{"#", "Severity", "Check", "Op", "Saves per run", "Of expected"}}
-	if f == FormatCSV {
-		t.Header = append(t.Header, "Finding", "Fix")
-	}
 	for i, fd := range r.Findings {
 		saves, share := "-", "-"
 		if fd.Saves > 0 {
@@ -134,13 +131,8 @@ func reviewFindings(r review.Report, f Format) Table {
 		if op == "" {
 			op = "-"
 		}
-		row := []string{strconv.Itoa(i + 1), string(fd.Severity), fd.Check, op, saves, share}
-		if f == FormatCSV {
-			row = append(row, fd.Message, fd.Fix)
-		} else {
-			t.Notes = append(t.Notes, fmt.Sprintf("(%d) %s Fix: %s.", i+1, fd.Message, fd.Fix))
-		}
-		t.Rows = append(t.Rows, row)
+		t.Details = append(t.Details, fmt.Sprintf("%s Fix: %s.", fd.Message, fd.Fix))
+		t.Rows = append(t.Rows, []string{strconv.Itoa(i + 1), string(fd.Severity), fd.Check, op, saves, share})
 	}
 	if len(r.Findings) == 0 {
 		t.Notes = append(t.Notes, "no findings")

@@ -65,20 +65,10 @@ func label(p roofline.Point) string {
 	return p.Op.String()
 }
 
-// RooflinePoints lists ops placed on one device's roofline. With plain set
-// (CSV), cells are bare numbers in fixed units (FLOPs, bytes, FLOP/s, µs).
-func RooflinePoints(title string, pts []roofline.Point, notes []string, plain bool) Table {
+// RooflinePoints lists ops placed on one device's roofline
+// (RooflineRecords has the plain numbers).
+func RooflinePoints(title string, pts []roofline.Point, notes []string) Table {
 	t := Table{Title: title, Notes: notes}
-	if plain {
-		t.Header = []string{"name", "op", "count", "flops", "transcendentals", "bytes", "ai", "peak", "compute_ceiling_tflops",
-			"memory_level", "memory_ceiling_gbps", "ridge", "attainable_tflops", "bound", "lower_bound_us", "expected_us", "expected_bound"}
-		for _, p := range pts {
-			t.Rows = append(t.Rows, []string{p.Name, p.Op.String(), strconv.Itoa(p.Count), num(p.FLOPs), num(p.Transcendentals), num(p.Bytes),
-				num(p.AI), p.PeakKey, tflops(p.ComputeCeiling), string(p.MemoryLevel), num(p.MemoryCeiling / 1e9), num(p.Ridge),
-				num(p.Attainable / 1e12), string(p.Bound), us(p.LowerBound), us(p.Expected), p.ExpectedBound})
-		}
-		return t
-	}
 	t.Header = []string{"Op", "FLOPs", "Bytes", "AI (FLOP/B)", "Ceiling", "Ridge", "Bound", "Attainable", "Lower bound", "Expected", "Limited by"}
 	for _, p := range pts {
 		name := label(p)
@@ -125,17 +115,10 @@ func RooflineSummary(title string, s roofline.Summary, pts []roofline.Point) Tab
 // RooflineCompare puts the same ops side by side on several devices: the
 // expected time and bound on each, and a total row. pts[d][i] is op i on
 // device d.
-func RooflineCompare(names []string, pts [][]roofline.Point, plain bool) Table {
+func RooflineCompare(names []string, pts [][]roofline.Point) Table {
 	t := Table{Title: "Expected time by device", Header: []string{"Op"}}
-	if plain {
-		t.Header[0] = "name"
-	}
 	for _, n := range names {
-		if plain {
-			t.Header = append(t.Header, n+" expected_us", n+" bound")
-		} else {
-			t.Header = append(t.Header, n, n+" bound")
-		}
+		t.Header = append(t.Header, n, n+" bound")
 	}
 	if len(pts) == 0 {
 		return t
@@ -147,21 +130,13 @@ func RooflineCompare(names []string, pts [][]roofline.Point, plain bool) Table {
 			p := pts[d][i]
 			tm := float64(max(p.Count, 1)) * p.Expected
 			totals[d] += tm
-			if plain {
-				row = append(row, us(tm), string(p.Bound))
-			} else {
-				row = append(row, units.FormatDuration(tm), string(p.Bound))
-			}
+			row = append(row, units.FormatDuration(tm), string(p.Bound))
 		}
 		t.Rows = append(t.Rows, row)
 	}
 	row := []string{"total"}
 	for d := range names {
-		if plain {
-			row = append(row, us(totals[d]), "")
-		} else {
-			row = append(row, units.FormatDuration(totals[d]), "")
-		}
+		row = append(row, units.FormatDuration(totals[d]), "")
 	}
 	t.Rows = append(t.Rows, row)
 	return t
@@ -260,29 +235,73 @@ func chartLabel(p roofline.Point) string {
 
 // RooflineChartOf draws analysed ops: one device per slice of points
 // (pts[d][i] is op i on device d), the compute ceilings the ops use, the
-// DRAM and (where the datasheet gives it) L2 slopes, each op at its attainable rate (labelled
-// once) and at its measured rate where it has one.
+// memory slopes the model uses (DRAM, and L2 where the catalog has it,
+// measured or datasheet), and each op at its expected rate, or at its
+// measured rate where it has one, with the roof at its intensity.
 func RooflineChartOf(title string, devs []devices.Device, pts [][]roofline.Point) RooflineChart {
 	c := RooflineChart{Title: title}
 	for d, dev := range devs {
-		// The datasheet's L2 bandwidth, as the roofline's ceiling uses.
-		cd := ChartDevice{Name: dev.Name, DRAM: dev.Memory.BytesPerSecond, L2: dev.L2.BytesPerSecond}
+		// The L2 slope only where an op runs from L2.
+		cd := ChartDevice{Name: dev.Name, DRAM: dev.Memory.BytesPerSecond}
 		seen := map[string]bool{}
 		for _, p := range pts[d] {
+			if p.MemoryLevel == roofline.Link {
+				continue // a GPU-to-GPU transfer is not on the chip's roofline
+			}
 			if !seen[p.PeakKey] {
 				seen[p.PeakKey] = true
 				cd.Ceilings = append(cd.Ceilings, ChartCeiling{Name: ceilingName(p.PeakKey), FLOPS: p.ComputeCeiling})
 			}
-			label := ""
-			if d == 0 {
-				label = chartLabel(p)
+			// The slopes are the model's (measured where it has them), so
+			// each roof mark lies on its line.
+			switch p.MemoryLevel {
+			case devices.DRAM:
+				cd.DRAM = p.MemoryCeiling
+			case devices.L2:
+				cd.L2 = p.MemoryCeiling
+				_, cd.L2Measured = l2Ceiling(dev)
 			}
-			c.Points = append(c.Points, ChartPoint{Label: label, Device: d, FLOPs: p.FLOPs, Bytes: p.Bytes, Rate: p.Attainable})
-			if p.Measured > 0 {
-				c.Points = append(c.Points, ChartPoint{Device: d, FLOPs: p.FLOPs, Bytes: p.Bytes, Rate: p.FLOPs / p.Measured, Measured: true})
-			}
+			c.Points = append(c.Points, opChartPoint(chartLabel(p), d, p))
 		}
 		c.Devices = append(c.Devices, cd)
 	}
 	return c
+}
+
+// opChartPoint places a roofline point at its measured rate where it has
+// one, else at its expected rate, with the roof (its attainable rate).
+func opChartPoint(label string, dev int, p roofline.Point) ChartPoint {
+	cp := ChartPoint{Label: label, Group: opGroup(p.Op.Kind), Device: dev, FLOPs: p.FLOPs, Bytes: p.Bytes, Roof: p.Attainable}
+	switch {
+	case p.Measured > 0:
+		cp.Rate, cp.Measured = p.FLOPs/p.Measured, true
+	case p.Expected > 0:
+		cp.Rate = p.FLOPs / p.Expected
+	}
+	return cp
+}
+
+// opGroup is an op's family on a chart, one colour each.
+func opGroup(k ops.Kind) string {
+	switch k {
+	case ops.Matmul, ops.Linear, ops.Conv2D:
+		return "matmul, conv"
+	case ops.Attention:
+		return "attention"
+	case ops.LayerNorm, ops.RMSNorm, ops.Softmax, ops.BatchNorm, ops.Reduce:
+		return "norm, softmax"
+	case "":
+		return ""
+	}
+	return "elementwise"
+}
+
+// l2Ceiling is the L2 bandwidth a chart draws: the measured figure where
+// the catalog has one (the achievable rate, so no L2 point lies above it),
+// else the datasheet's, else zero.
+func l2Ceiling(d devices.Device) (bw float64, measured bool) {
+	if d.Measured != nil && d.Measured.L2 > 0 {
+		return d.Measured.L2, true
+	}
+	return d.L2.BytesPerSecond, false
 }

@@ -1,18 +1,11 @@
 package reports
 
 import (
-	"fmt"
-	"image/color"
-	"io"
-	"math"
 	"strconv"
 	"strings"
 
 	"github.com/gpucalc/gpucalc/occupancy"
 	"gonum.org/v1/plot"
-	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/vg"
-	"gonum.org/v1/plot/vg/draw"
 )
 
 // sweepAxis names the varied quantity and formats its values.
@@ -28,32 +21,21 @@ func sweepAxis(q occupancy.Quantity) (name string, format func(int) string) {
 
 // SweepTable renders a sweep as ranges of the varied quantity with the same
 // resident blocks and limits; the range holding the current value is marked.
-func SweepTable(t Target, q occupancy.Quantity, pts []occupancy.Point, current int) Table {
+func SweepTable(t occupancy.Target, q occupancy.Quantity, pts []occupancy.Point, current int) Table {
 	name, f := sweepAxis(q)
 	tab := Table{Title: "Occupancy against " + strings.ToLower(name) + " on " + t.String(),
 		Header: []string{name, "Blocks per SM", "Warps per SM", "Occupancy", "Limited by", "Current"}}
-	for i := 0; i < len(pts); {
-		j := i
-		for j+1 < len(pts) && pts[j+1].Blocks == pts[i].Blocks && pts[j+1].Warps == pts[i].Warps && pts[j+1].Limiters == pts[i].Limiters {
-			j++
-		}
-		// Shared-memory points are the largest size of each allocation, so
-		// a row starts one byte above the previous row's last point.
-		lo := pts[i].X
-		if q == occupancy.VarySmem && i > 0 {
-			lo = pts[i-1].X + 1
-		}
-		span := f(lo)
-		if pts[j].X > lo {
-			span += " – " + f(pts[j].X)
+	for _, g := range sweepGroups(q, pts) {
+		span := f(g.from)
+		if g.to > g.from {
+			span += " – " + f(g.to)
 		}
 		mark := ""
-		if current >= lo && current <= pts[j].X {
+		if current >= g.from && current <= g.to {
 			mark = "◀ " + f(current)
 		}
-		p := pts[i]
+		p := g.first
 		tab.Rows = append(tab.Rows, []string{span, strconv.Itoa(p.Blocks), strconv.Itoa(p.Warps), pct(p.Occupancy), limiterText(p.Limiters), mark})
-		i = j + 1
 	}
 	tab.Notes = []string{map[occupancy.Quantity]string{
 		occupancy.VaryThreads: "Block sizes in steps of 32 (plus the current one); rows group sizes with the same blocks per SM, warps and limits.",
@@ -63,83 +45,31 @@ func SweepTable(t Target, q occupancy.Quantity, pts []occupancy.Point, current i
 	return tab
 }
 
-// SweepPlot draws occupancy against the varied quantity, with the current
-// configuration marked, and writes it as PNG or SVG (format "png" or "svg").
-func SweepPlot(w io.Writer, format string, t Target, q occupancy.Quantity, pts []occupancy.Point, current int) (err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("reports: drawing the sweep chart: %v", r)
-		}
-	}()
-	name, f := sweepAxis(q)
-	scale := 1.0
-	xname := name
-	if q == occupancy.VarySmem {
-		scale, xname = 1.0/1024, name+" (KiB)"
-	}
-	p := plot.New()
-	where := t.Arch.CC.SM()
-	if t.Device != "" {
-		where = t.Device + " (" + where + ")"
-	}
-	p.Title.Text = "Occupancy against " + strings.ToLower(name) + ", " + where
-	p.X.Label.Text = xname
-	p.Y.Label.Text = "Occupancy (%)"
-	xy := make(plotter.XYs, len(pts))
-	var cur plotter.XYs
-	for i, pt := range pts {
-		xy[i] = plotter.XY{X: float64(pt.X) * scale, Y: 100 * pt.Occupancy}
-		if pt.X == current {
-			cur = plotter.XYs{xy[i]}
-		}
-	}
-	line, err := plotter.NewLine(xy)
-	if err != nil {
-		return err
-	}
-	// A register count holds until the next one; a shared-memory point is
-	// the largest size of its allocation, so its value holds back to the
-	// previous point.
-	switch q {
-	case occupancy.VaryRegs:
-		line.StepStyle = plotter.PostStep
-	case occupancy.VarySmem:
-		line.StepStyle = plotter.PreStep
-	}
-	line.Color = color.RGBA{R: 31, G: 119, B: 180, A: 255}
-	line.Width = vg.Points(1.5)
-	p.Add(plotter.NewGrid(), line)
-	if len(cur) == 1 {
-		s, err := plotter.NewScatter(cur)
-		if err != nil {
-			return err
-		}
-		s.GlyphStyle = draw.GlyphStyle{Color: color.RGBA{R: 214, G: 39, B: 40, A: 255}, Radius: vg.Points(4), Shape: draw.CircleGlyph{}}
-		p.Add(s)
-		p.Legend.Add(fmt.Sprintf("current: %s, %s", f(current), pct(pts[indexX(pts, current)].Occupancy)), s)
-		p.Legend.Top = true
-	}
-	p.Y.Min, p.Y.Max = 0, 105
-	p.Y.Tick.Marker = plot.ConstantTicks(ticks(0, 100, 25))
-	hi := float64(pts[len(pts)-1].X) * scale
-	step := niceStep(hi)
-	p.X.Min, p.X.Max = 0, math.Ceil(hi/step)*step
-	p.X.Tick.Marker = plot.ConstantTicks(ticks(0, p.X.Max, step))
-	wt, err := p.WriterTo(8*vg.Inch, 4.5*vg.Inch, format)
-	if err != nil {
-		return err
-	}
-	_, err = wt.WriteTo(w)
-	return err
+// sweepGroup is a range of the varied quantity with the same resident
+// blocks, warps and limits.
+type sweepGroup struct {
+	from, to int
+	first    occupancy.Point
 }
 
-func indexX(pts []occupancy.Point, x int) int {
-	for i, p := range pts {
-		if p.X == x {
-			return i
+// sweepGroups groups a sweep's points into ranges with the same result.
+func sweepGroups(q occupancy.Quantity, pts []occupancy.Point) []sweepGroup {
+	var out []sweepGroup
+	for i := 0; i < len(pts); {
+		j := i
+		for j+1 < len(pts) && pts[j+1].Blocks == pts[i].Blocks && pts[j+1].Warps == pts[i].Warps && pts[j+1].Limiters == pts[i].Limiters {
+			j++
 		}
+		// Shared-memory points are the largest size of each allocation, so
+		// a range starts one byte above the previous range's last point.
+		lo := pts[i].X
+		if q == occupancy.VarySmem && i > 0 {
+			lo = pts[i-1].X + 1
+		}
+		out = append(out, sweepGroup{from: lo, to: pts[j].X, first: pts[i]})
+		i = j + 1
 	}
-	return 0
+	return out
 }
 
 // niceStep picks a tick step of 1, 2 or 4 times a power of two (the

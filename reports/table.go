@@ -49,12 +49,30 @@ func ParseFormat(s string, allowed []Format) (Format, error) {
 	return "", fmt.Errorf("unknown format %q; expected one of %s", s, strings.Join(names, ", "))
 }
 
-// Table is a titled grid of cells with optional notes under it.
+// Table is a titled grid of cells with optional notes under it. Key names
+// a machine-readable table (a record set): the section that --section
+// picks in CSV, snake_case.
 type Table struct {
+	Key    string
 	Title  string
 	Header []string
 	Rows   [][]string
-	Notes  []string
+	// Details are the full text of numbered rows (a finding's message and
+	// fix), listed under the table as (1), (2), ...: content, unlike Notes.
+	Details []string
+	// Notes comment on the table, at most two lines.
+	Notes []string
+}
+
+// Section returns the table of tables whose Key is name, or the first for
+// "". ok is false when none has that key.
+func Section(tables []Table, name string) (Table, bool) {
+	for _, t := range tables {
+		if name == "" || t.Key == name {
+			return t, true
+		}
+	}
+	return Table{}, false
 }
 
 // numeric reports whether a cell reads as a number, so that its column is
@@ -112,13 +130,22 @@ func Render(w io.Writer, f Format, tables ...Table) error {
 	return nil
 }
 
+// asciiGlyphs spells the typographic glyphs of gpucalc's prose (finding
+// messages, notes) in ASCII, so that CSV holds no glyph.
+var asciiGlyphs = strings.NewReplacer("µ", "u", "×", "x", "–", "-", "—", "-", "≈", "~", "≤", "<=", "≥", ">=",
+	"→", "->", "◀", "<", "·", "*", "²", "^2", "³", "^3", "…", "...", "±", "+/-", "’", "'", "§", "section ")
+
 func (t Table) csv(w io.Writer) error {
 	cw := csv.NewWriter(w)
-	if err := cw.Write(t.Header); err != nil {
-		return err
-	}
-	if err := cw.WriteAll(t.Rows); err != nil {
-		return err
+	rec := make([]string, 0, len(t.Header))
+	for _, row := range append([][]string{t.Header}, t.Rows...) {
+		rec = rec[:0]
+		for _, c := range row {
+			rec = append(rec, asciiGlyphs.Replace(c))
+		}
+		if err := cw.Write(rec); err != nil {
+			return err
+		}
 	}
 	cw.Flush()
 	return cw.Error()
@@ -165,10 +192,22 @@ func (t Table) grid(w io.Writer, markdown bool) (err error) {
 	if err := tab.Render(); err != nil {
 		return err
 	}
-	if len(t.Notes) > 0 {
+	if len(t.Details)+len(t.Notes) > 0 && markdown {
+		fmt.Fprintln(w)
+	}
+	for i, d := range t.Details {
+		item := fmt.Sprintf("  (%d) %s\n", i+1, d)
 		if markdown {
-			fmt.Fprintln(w)
+			item = fmt.Sprintf("%d. %s\n", i+1, d)
 		}
+		if _, err := io.WriteString(w, item); err != nil {
+			return err
+		}
+	}
+	if len(t.Details) > 0 && len(t.Notes) > 0 && markdown {
+		fmt.Fprintln(w)
+	}
+	if len(t.Notes) > 0 {
 		for _, n := range t.Notes {
 			prefix := "  "
 			if markdown {

@@ -16,7 +16,7 @@ import (
 // normalisation that a neighbouring kernel could do on the way.
 func fusable(k ops.Kind) bool {
 	switch k {
-	case ops.GELU, ops.ReLU, ops.SiLU, ops.Add, ops.Mul, ops.Copy, ops.LayerNorm, ops.RMSNorm, ops.Softmax:
+	case ops.GELU, ops.ReLU, ops.SiLU, ops.Add, ops.Mul, ops.Copy, ops.Unary, ops.LayerNorm, ops.RMSNorm, ops.Softmax:
 		return true
 	}
 	return false
@@ -300,7 +300,7 @@ func (c *checker) utilization() {
 		pct(share), dur(low), dur(c.r.Expected), pct(LowUtilization), which)
 	if mem > 0 {
 		eff := bytes / mem
-		f.Numbers["memory_bound_bandwidth"] = eff
+		f.Numbers["memory_bound_bytes_per_second"] = eff
 		f.Message += fmt.Sprintf("; %s of it is memory-bound, moving data at %s (%s of the %s datasheet bandwidth)",
 			dur(mem), bw(eff), pct(eff/c.d.Memory.BytesPerSecond), bw(c.d.Memory.BytesPerSecond))
 	}
@@ -414,7 +414,7 @@ func (c *checker) peaks(reference []devices.Device) {
 		ident := fmt.Sprintf("%d SMs × %.0f MHz × %s = %s", d.SMs, best.clock/1e6, best.how, flops(best.peak))
 		f := Finding{
 			Check: "device_peaks", Op: "dense." + k, Severity: Warning,
-			Numbers: map[string]float64{"peak": p.PerSecond, "derived": best.peak, "ratio": r},
+			Numbers: map[string]float64{"peak_ops_per_second": p.PerSecond, "derived_ops_per_second": best.peak, "ratio": r},
 		}
 		if math.Abs(r/2-1) <= 0.03 {
 			f.Severity = Error

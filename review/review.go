@@ -142,7 +142,7 @@ func Check(w ops.Workload, d devices.Device, reference []devices.Device) (Report
 		p.Name, p.Count = e.Name, e.Count
 		n := float64(e.Count)
 		o := Op{Name: e.Name, Spec: e.Op.String(), Count: e.Count, Point: p, Expected: n * p.Expected, LowerBound: n * p.LowerBound}
-		if p.Expected > 0 {
+		if p.Expected > 0 && p.ComputeCeiling > 0 { // an all-reduce has no compute ceiling
 			o.PeakFraction = p.FLOPs / p.Expected / p.ComputeCeiling
 			o.BandwidthFraction = p.Bytes / p.Expected / d.Memory.BytesPerSecond
 		}
@@ -163,7 +163,9 @@ func Check(w ops.Workload, d devices.Device, reference []devices.Device) (Report
 			o.KernelPenalty = float64(o.Count) * km.penalty
 			o.Expected += o.KernelPenalty
 			r.Expected += o.KernelPenalty
-			o.PeakFraction = o.Point.FLOPs * float64(o.Count) / o.Expected / o.Point.ComputeCeiling
+			if o.Point.ComputeCeiling > 0 {
+				o.PeakFraction = o.Point.FLOPs * float64(o.Count) / o.Expected / o.Point.ComputeCeiling
+			}
 			o.BandwidthFraction = o.Point.Bytes * float64(o.Count) / o.Expected / d.Memory.BytesPerSecond
 		}
 	}

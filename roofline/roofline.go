@@ -50,15 +50,15 @@ type Point struct {
 	MatrixFLOPs     float64 `json:"matrix_flops"`
 	Transcendentals float64 `json:"transcendentals"`
 	Bytes           float64 `json:"bytes"`
-	AI              float64 `json:"ai"`
+	AI              float64 `json:"ai_flops_per_byte"`
 
 	// PeakKey names the compute ceiling (bf16_tensor, fp32, ...).
 	PeakKey        string        `json:"peak"`
-	ComputeCeiling float64       `json:"compute_ceiling"`
+	ComputeCeiling float64       `json:"compute_ceiling_flops_per_second"`
 	MemoryLevel    devices.Level `json:"memory_level"`
-	MemoryCeiling  float64       `json:"memory_ceiling"`
-	Ridge          float64       `json:"ridge"`
-	Attainable     float64       `json:"attainable"`
+	MemoryCeiling  float64       `json:"memory_ceiling_bytes_per_second"`
+	Ridge          float64       `json:"ridge_flops_per_byte"`
+	Attainable     float64       `json:"attainable_flops_per_second"`
 	Bound          Bound         `json:"bound"`
 
 	LowerBound float64 `json:"lower_bound_seconds"`
@@ -187,6 +187,9 @@ func (m *Model) ceiling(op ops.Op) (string, float64, []string, error) {
 // Analyze places op on the device's roofline and estimates its time.
 func (m *Model) Analyze(op ops.Op) (Point, error) {
 	c := op.Cost()
+	if op.Kind == ops.AllReduce {
+		return m.allReduce(op, c), nil
+	}
 	key, peak, notes, err := m.ceiling(op)
 	if err != nil {
 		return Point{}, err
@@ -239,13 +242,13 @@ func (m *Model) expected(op ops.Op, c ops.Cost, key string, peak float64) (float
 			return m.naiveAttention(op, key, peak)
 		}
 		compute = m.flash(op, m.rate(key, peak))
-		memory = c.Bytes / (m.stream * m.eff.GEMMMemory)
-	case ops.LayerNorm, ops.RMSNorm, ops.Softmax:
+		memory = c.Bytes / (m.stream * m.eff.GEMMMemory * m.active(flashCTAs(op)))
+	case ops.LayerNorm, ops.RMSNorm, ops.Softmax, ops.BatchNorm, ops.Reduce:
 		memory = c.Bytes / (m.stream * m.eff.Reduction)
-		compute = m.vector(c)
+		compute = m.vector(c, key, peak)
 	default:
 		memory = c.Bytes / m.stream
-		compute = m.vector(c)
+		compute = m.vector(c, key, peak)
 	}
 	t := math.Max(compute, memory)
 	bound := string(MemoryBound)
@@ -267,9 +270,10 @@ func (m *Model) vectorPeak() float64 {
 }
 
 // vector is the compute time of non-matrix work: arithmetic at the
-// achievable FP32 rate and transcendentals on the SFU, which overlap.
-func (m *Model) vector(c ops.Cost) float64 {
-	t := c.VectorFLOPs / m.rate("fp32", m.vectorPeak())
+// achievable rate of its ceiling (fp32, or fp64 for fp64 data, which is
+// far slower on most parts) and transcendentals on the SFU, which overlap.
+func (m *Model) vector(c ops.Cost, key string, peak float64) float64 {
+	t := c.VectorFLOPs / m.rate(key, peak)
 	if m.sfu > 0 {
 		t = math.Max(t, c.Transcendentals/m.sfu)
 	}
@@ -323,19 +327,36 @@ func (m *Model) gemm(batch, M, N, K int64, bytes, rate float64) (compute, memory
 	return compute, memory
 }
 
+// active is the share of the streaming bandwidth n CTAs reach: a CTA
+// streams at most twice its SM's share, so a few CTAs cannot saturate DRAM.
+func (m *Model) active(n float64) float64 {
+	sms := float64(m.dev.SMs)
+	return math.Min(1, 2*math.Min(n, sms)/sms)
+}
+
+// flashBlock is flash attention's query and key tile.
+const flashBlock = 128
+
+// flashCTAs is one CTA per (batch, head, 128-query block).
+func flashCTAs(op ops.Op) float64 {
+	return float64(op.B*op.Heads) * ceilDiv(op.SeqQ, flashBlock)
+}
+
 // flash models flash attention: one CTA per (batch, head, 128-query block),
 // each sweeping 128-key blocks; a block costs its matrix FLOPs at the SM's
-// achievable tensor rate plus its exponentials on the SFU. Causal masking
-// skips blocks above the diagonal; diagonal blocks cost CausalDiagonal full
+// achievable tensor rate plus its exponentials on the SFU. A CTA computes
+// its whole 128-row query tile even when fewer queries exist (a decode step
+// through a kernel without a split-KV decode path). Causal masking skips
+// blocks above the diagonal; diagonal blocks cost CausalDiagonal full
 // blocks. CTAs are spread over the SMs in waves.
 func (m *Model) flash(op ops.Op, rate float64) float64 {
-	const blk = 128
+	const blk = flashBlock
 	sms := float64(m.dev.SMs)
 	perSM := rate / sms
 	sfuSM := m.sfu / sms
 	qb := ceilDiv(op.SeqQ, blk)
 	kb := ceilDiv(op.SeqK, blk)
-	rows := math.Min(blk, float64(op.SeqQ))
+	rows := float64(blk)
 	cols := math.Min(blk, float64(op.SeqK))
 	block := 4*rows*cols*float64(op.HeadDim)/perSM + rows*cols/sfuSM
 	blocks := qb * kb
@@ -348,7 +369,7 @@ func (m *Model) flash(op ops.Op, rate float64) float64 {
 		}
 		blocks = full + qb*m.eff.CausalDiagonal
 	}
-	ctas := float64(op.B*op.Heads) * qb
+	ctas := flashCTAs(op)
 	perCTA := blocks / qb * block
 	return math.Ceil(ctas/sms) * perCTA
 }
@@ -375,6 +396,55 @@ func (m *Model) naiveAttention(op ops.Op, key string, peak float64) (float64, st
 		}
 	}
 	return total, bound
+}
+
+// Link is the memory level of an op that moves data between GPUs.
+const Link devices.Level = "link"
+
+// Defaults for links without a measured all-reduce curve, from the two-H200
+// NCCL 2.28.9 fit in the device catalog (devices/data/measured/h200-sxm.yaml:
+// 57.26 us, 303.6 GB/s bus bandwidth over NVLink 4 at 450 GB/s per
+// direction): NCCL's fixed cost per call, and the share of the link's
+// per-direction rate its bus bandwidth reaches.
+const (
+	allReduceLatency  = 57.26e-6
+	allReduceLinkFrac = 303.6 / 450.0
+)
+
+// allReduce prices an all-reduce over the device's peer link: the lower
+// bound sends the bus bytes at the link's datasheet rate per direction; the
+// expected time is the measured latency + bus bytes / measured bus
+// bandwidth where the device has them (NVLink H100/H200), else the NCCL
+// defaults above applied to the link the catalog gives (NVLink, or PCIe
+// through the host link for parts without NVLink).
+func (m *Model) allReduce(op ops.Op, c ops.Cost) Point {
+	link := m.dev.Peer()
+	p := Point{
+		Op: op, Device: m.dev.Name, Count: 1,
+		FLOPs: c.FLOPs(), Bytes: c.Bytes, AI: c.AI(),
+		PeakKey: "link", MemoryLevel: Link, MemoryCeiling: link.BytesPerSecond,
+		Bound: MemoryBound, ExpectedBound: "link",
+	}
+	if op.Ranks <= 1 {
+		return p
+	}
+	lat, bus := allReduceLatency, link.BytesPerSecond*allReduceLinkFrac
+	if me := m.dev.Measured; me != nil && me.AllReduceBusBandwidth > 0 {
+		lat, bus = me.AllReduceLatency, me.AllReduceBusBandwidth
+	} else {
+		p.Notes = append(p.Notes, fmt.Sprintf("no measured all-reduce on %s: NCCL's 2-H200 latency and %.0f%% of the %s rate assumed", m.dev.Name, 100*allReduceLinkFrac, link.Type))
+	}
+	if link.BytesPerSecond > 0 {
+		p.LowerBound = c.Bytes / link.BytesPerSecond
+		p.Attainable = p.AI * link.BytesPerSecond
+	}
+	if bus > 0 {
+		p.Expected = lat + c.Bytes/bus
+	}
+	if lat > p.Expected/2 {
+		p.ExpectedBound = "latency"
+	}
+	return p
 }
 
 func sortedKeys(m map[string]float64) []string {

@@ -21,7 +21,7 @@ type Kernel struct {
 	ChainFMAs int `json:"chain_fmas"`
 	// Smem is the number of 4-byte shared-memory loads per thread per
 	// iteration.
-	Smem int `json:"smem"`
+	Smem int `json:"smem_loads"`
 	// Stores global stores of StoreBytes per thread per iteration; a store
 	// waits for its data (a chain's result, else a load) and is not waited
 	// for.
@@ -29,7 +29,7 @@ type Kernel struct {
 	StoreBytes int `json:"store_bytes"`
 	// Overhead is the number of loop-control instructions per iteration
 	// (index update, compare, branch); the last is the branch.
-	Overhead int `json:"overhead"`
+	Overhead int `json:"overhead_instructions"`
 	// Iterations is the trip count of each warp; with Shared it is the
 	// trip count of the whole SM, split evenly among its warps as a
 	// grid-stride loop over a fixed array is.

@@ -40,7 +40,7 @@ type Setup struct {
 	MeasuredBy string   `json:"measured_by,omitempty"`
 	// PeakFLOPS is the device's dense FP32 peak and DRAMBandwidth its
 	// datasheet DRAM bandwidth, for the roofline bounds.
-	PeakFLOPS     float64 `json:"fp32_peak_flops"`
+	PeakFLOPS     float64 `json:"fp32_peak_flops_per_second"`
 	DRAMBandwidth float64 `json:"dram_bandwidth_bytes_per_second"`
 }
 

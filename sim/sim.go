@@ -32,21 +32,21 @@ import (
 // Params are the machine parameters of one SM, in SM clock cycles.
 type Params struct {
 	Schedulers   int     `json:"schedulers"`
-	FMALatency   float64 `json:"fma_latency"`
-	FMAInterval  float64 `json:"fma_interval"`
-	BranchBubble float64 `json:"branch_bubble"`
-	SmemLatency  float64 `json:"smem_latency"`
+	FMALatency   float64 `json:"fma_latency_cycles"`
+	FMAInterval  float64 `json:"fma_interval_cycles"`
+	BranchBubble float64 `json:"branch_bubble_cycles"`
+	SmemLatency  float64 `json:"smem_latency_cycles"`
 	// SmemBytesPerCycle is the SM's shared-memory bandwidth.
 	SmemBytesPerCycle float64 `json:"smem_bytes_per_cycle"`
 	// DRAMLatency is the unloaded DRAM latency; DRAMBytesPerCycle the SM's
 	// share of achievable DRAM bandwidth.
-	DRAMLatency       float64 `json:"dram_latency"`
+	DRAMLatency       float64 `json:"dram_latency_cycles"`
 	DRAMBytesPerCycle float64 `json:"dram_bytes_per_cycle"`
 	// Channels and Jitter shape the memory queue: how many channels share
 	// the SM's bandwidth, and the half-width of the uniform spread of DRAM
 	// latency.
 	Channels int     `json:"channels"`
-	Jitter   float64 `json:"jitter"`
+	Jitter   float64 `json:"jitter_cycles"`
 	Seed     uint64  `json:"seed"`
 }
 
@@ -82,7 +82,7 @@ type Result struct {
 	FLOPs float64 `json:"flops"`
 	// MeanLoadLatency is the mean cycles from a global load's issue to its
 	// completion (loaded latency); zero without loads.
-	MeanLoadLatency float64 `json:"mean_load_latency"`
+	MeanLoadLatency float64 `json:"mean_load_latency_cycles"`
 	// Scaled is the factor the counts were scaled by when the run was
 	// longer than MaxInstructions (see RunProgress); 0 when simulated whole.
 	Scaled float64 `json:"scaled,omitempty"`

@@ -1,11 +1,10 @@
 package main
 
 import (
-	"errors"
 	"fmt"
-	"os"
 
 	"github.com/gpucalc/gpucalc/devices"
+	"github.com/gpucalc/gpucalc/model"
 	"github.com/gpucalc/gpucalc/ops"
 	"github.com/gpucalc/gpucalc/reports"
 	"github.com/gpucalc/gpucalc/review"
@@ -13,15 +12,20 @@ import (
 )
 
 type checkOptions struct {
-	device  string
-	devices []string
-	failOn  string
+	f        *factory
+	devices  deviceFlags
+	failOn   string
+	workload string
+	section  sectionFlag
+	// model and shape review a model's step instead of a workload file.
+	model string
+	shape model.Shape
 }
 
-func (a *app) newCheckCmd() *cobra.Command {
-	var opt checkOptions
+func newCmdCheck(f *factory, runF func(*checkOptions) error) *cobra.Command {
+	opts := &checkOptions{f: f}
 	cmd := &cobra.Command{
-		Use:   "check WORKLOAD.yaml",
+		Use:   "check (WORKLOAD.yaml|- | --model MODEL)",
 		Short: "Design-review checks of a workload on a device",
 		Long: `Review a workload (a YAML list of ops, such as one transformer layer) on a
 device: each op's bound, lower-bound and expected time and share of the total,
@@ -42,10 +46,17 @@ then findings, each with a severity, the numbers behind it and the fix:
   occupancy, spills, low_occupancy, coalescing, bank_conflicts
                      kernels the file describes (kernel: under an op)
 
+With --model (a built-in name or a config.json, see 'gpucalc model'), the
+workload is one prefill or decode step of that model (--phase, --batch,
+--prompt, --ctx, --tp), and three more checks run:
+  kv_cache_size      the KV cache larger than the weights on each GPU
+  gqa_expansion      what repeating KV heads before attention would cost
+  tp_allreduce       the tensor-parallel all-reduces' share of the step
+
 Severities: error (cannot run as described, or a number is wrong), warning
 (the fix saves at least 1% of the expected time, or a kernel misses its
 hardware's limits), info. Times are seconds per run of the workload; sizes
-binary (MiB), rates decimal (TB/s).
+binary (MiB), rates decimal (TB/s). WORKLOAD is a file, or - for standard input.
 
 --format html writes one self-contained page (inline SVG charts, no network).
 --fail-on error|warning exits with status 1 when a finding of that severity (or
@@ -60,91 +71,93 @@ worse) is found, for CI.
   gpucalc check examples/llama3-8b-prefill.yaml --device h100 --format markdown
   gpucalc check examples/resnet50-bottleneck.yaml --devices h100,a100,l40s
   gpucalc check block.yaml --format html > review.html
-  gpucalc check block.yaml --fail-on error`,
-		Args: args(cobra.ExactArgs(1)),
+  gpucalc check block.yaml --fail-on error
+  gpucalc check --model llama-3.1-8b --batch 64 --ctx 4096
+  gpucalc check --model llama-3.1-70b --tp 4 --batch 32 --ctx 8192`,
+		Args: args(cobra.MaximumNArgs(1)),
 		RunE: func(cmd *cobra.Command, argv []string) error {
-			f, err := a.outFormat([]reports.Format{reports.FormatTable, reports.FormatMarkdown, reports.FormatJSON, reports.FormatCSV, reports.FormatHTML})
-			if err != nil {
-				return err
+			switch {
+			case len(argv) == 1 && opts.model != "":
+				return usagef("give a workload file or --model, not both")
+			case len(argv) == 0 && opts.model == "":
+				return usagef("give a workload file (or - for standard input), or --model MODEL")
+			case len(argv) == 1:
+				opts.workload = argv[0]
 			}
-			fail, err := failSeverity(opt.failOn)
-			if err != nil {
-				return err
+			opts.devices.changed(cmd)
+			opts.section.changed(cmd)
+			if runF != nil {
+				return runF(opts)
 			}
-			w, err := a.readWorkload(argv[0])
-			if err != nil {
-				return err
-			}
-			devs, origin, err := a.checkDevices(opt)
-			if err != nil {
-				return err
-			}
-			builtin, err := devices.Builtin()
-			if err != nil {
-				return err
-			}
-			rv := reports.Review{Origin: origin}
-			for _, d := range devs {
-				r, err := review.Check(w, d, builtin.Devices())
-				if err != nil {
-					return err
-				}
-				rv.Reports = append(rv.Reports, r)
-			}
-			switch f {
-			case reports.FormatJSON:
-				err = reports.JSON(a.stdout, rv)
-			case reports.FormatHTML:
-				err = reports.ReviewHTML(a.stdout, rv)
-			default:
-				err = reports.Render(a.stdout, f, reports.ReviewTables(rv, f)...)
-			}
-			if err != nil {
-				return err
-			}
-			return failed(rv, fail)
+			return checkRun(opts)
 		},
 	}
-	a.addDeviceFlag(cmd, &opt.device)
-	a.addDevicesFlag(cmd, &opt.devices, "review on several devices, comma-separated `names` (instead of --device)")
-	cmd.Flags().StringVar(&opt.failOn, "fail-on", "", "exit 1 when a finding of this `severity` or worse is found: error or warning")
+	f.addDeviceFlags(cmd, &opts.devices, true)
+	cmd.Flags().StringVar(&opts.failOn, "fail-on", "", "exit 1 when a finding of this `severity` or worse is found: error or warning")
+	f.addSectionFlag(cmd, &opts.section, nil, "summary", "ops", "findings")
 	_ = cmd.RegisterFlagCompletionFunc("fail-on", cobra.FixedCompletions([]string{"error", "warning"}, cobra.ShellCompDirectiveNoFileComp))
+	fl := cmd.Flags()
+	fl.StringVar(&opts.model, "model", "", "review a step of this `model` (built-in name or config.json) instead of a workload file")
+	fl.StringVar((*string)(&opts.shape.Phase), "phase", string(model.Decode), "with --model: `prefill` or decode")
+	fl.Int64Var(&opts.shape.Batch, "batch", model.DefaultBatch, "with --model: `sequences` in the batch")
+	fl.Int64Var(&opts.shape.Seq, "prompt", model.DefaultPrompt, "with --model: prompt `tokens` per sequence (prefill)")
+	fl.Int64Var(&opts.shape.Ctx, "ctx", model.DefaultPrompt, "with --model: `tokens` in the KV cache (decode)")
+	fl.Int64Var(&opts.shape.TP, "tp", 1, "with --model: tensor-parallel `GPUs`")
+	_ = cmd.RegisterFlagCompletionFunc("phase", cobra.FixedCompletions([]string{"prefill", "decode"}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }
 
-// readWorkload reads and parses a workload file; - is standard input. A
-// file that cannot be read is a failure; one that does not parse is bad
-// input (usage).
-func (a *app) readWorkload(name string) (ops.Workload, error) {
-	r := a.stdin
-	if name == "-" {
-		name = "standard input"
-	} else {
-		fh, err := os.Open(name)
-		if err != nil {
-			return ops.Workload{}, fmt.Errorf("workload: %w", err)
-		}
-		defer fh.Close()
-		r = fh
-	}
-	w, err := ops.ReadWorkload(name, r)
+func checkRun(opts *checkOptions) error {
+	f := opts.f
+	form, err := f.OutFormat([]reports.Format{reports.FormatTable, reports.FormatMarkdown, reports.FormatJSON, reports.FormatCSV, reports.FormatHTML})
 	if err != nil {
-		return ops.Workload{}, usageError{err}
+		return err
 	}
-	return w, nil
-}
-
-// checkDevices resolves --device or --devices.
-func (a *app) checkDevices(opt checkOptions) ([]devices.Device, string, error) {
-	if len(opt.devices) == 0 {
-		d, origin, err := a.Device(opt.device)
-		return []devices.Device{d}, origin, err
+	fail, err := failSeverity(opts.failOn)
+	if err != nil {
+		return err
 	}
-	if opt.device != "" {
-		return nil, "", usageError{errors.New("give --device or --devices, not both")}
+	var w ops.Workload
+	var cfg model.Config
+	if opts.model != "" {
+		if cfg, err = f.loadModel(opts.model); err != nil {
+			return err
+		}
+	} else if w, err = f.ReadWorkload(opts.workload); err != nil {
+		return err
 	}
-	out, err := a.Devices(opt.devices)
-	return out, "", err
+	ts, err := f.Devices(opts.devices)
+	if err != nil {
+		return err
+	}
+	builtin, err := devices.Builtin()
+	if err != nil {
+		return err
+	}
+	rv := reports.Review{Origin: ts[0].Origin}
+	for _, t := range ts {
+		var r review.Report
+		if opts.model != "" {
+			r, err = review.CheckModel(cfg, opts.shape, t.Device, builtin.Devices())
+			if err != nil {
+				return usageError{fmt.Errorf("--model %s: %w", opts.model, err)}
+			}
+		} else if r, err = review.Check(w, t.Device, builtin.Devices()); err != nil {
+			return err
+		}
+		rv.Reports = append(rv.Reports, r)
+	}
+	if form == reports.FormatHTML {
+		err = reports.ReviewHTML(f.Out, rv)
+	} else {
+		err = f.Output(form, &opts.section, rv,
+			func() []reports.Table { return reports.ReviewTables(rv) },
+			func() []reports.Table { return reports.ReviewRecords(rv) })
+	}
+	if err != nil {
+		return err
+	}
+	return failed(rv, fail)
 }
 
 func failSeverity(s string) (review.Severity, error) {

@@ -6,7 +6,12 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func (a *app) newDevicesCmd() *cobra.Command {
+type devicesOptions struct {
+	f *factory
+}
+
+func newCmdDevices(f *factory, runF func(*devicesOptions) error) *cobra.Command {
+	opts := &devicesOptions{f: f}
 	cmd := &cobra.Command{
 		Use:   "devices",
 		Short: "List the GPUs in the catalog",
@@ -16,35 +21,49 @@ func (a *app) newDevicesCmd() *cobra.Command {
 BF16) divided by DRAM bandwidth, in FLOP per byte.
 
 Device files (--device-file, repeatable, and every *.yaml in the directory
-$GPUCALC_DEVICES) add GPUs or override fields of a catalog entry by name; the
-README documents the schema.`,
+$GPUCALC_DEVICES) add GPUs or override fields of a catalog entry by name;
+docs/devices.md documents the schema.`,
 		Example: `  gpucalc devices
   gpucalc devices --format markdown
   gpucalc devices --device-file my-h100.yaml
   GPUCALC_DEVICES=~/.config/gpucalc/devices gpucalc devices`,
 		Args: args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			f, err := a.outFormat(nil)
-			if err != nil {
-				return err
+			if runF != nil {
+				return runF(opts)
 			}
-			c, err := a.Catalog()
-			if err != nil {
-				return err
-			}
-			list := c.Devices()
-			if f == reports.FormatJSON {
-				return reports.JSON(a.stdout, list)
-			}
-			return reports.Render(a.stdout, f, reports.DeviceList(list))
+			return devicesRun(opts)
 		},
 	}
-	cmd.AddCommand(a.newDevicesShowCmd(), a.newDevicesArchsCmd())
+	cmd.AddCommand(newCmdDevicesShow(f, nil), newCmdDevicesArchs(f, nil))
 	return cmd
 }
 
-func (a *app) newDevicesShowCmd() *cobra.Command {
-	return &cobra.Command{
+func devicesRun(opts *devicesOptions) error {
+	f := opts.f
+	form, err := f.OutFormat(nil)
+	if err != nil {
+		return err
+	}
+	c, err := f.Catalog()
+	if err != nil {
+		return err
+	}
+	list := c.Devices()
+	return f.Output(form, nil, list,
+		func() []reports.Table { return []reports.Table{reports.DeviceList(list)} },
+		func() []reports.Table { return reports.DeviceRecords(list) })
+}
+
+type devicesShowOptions struct {
+	f       *factory
+	name    string
+	section sectionFlag
+}
+
+func newCmdDevicesShow(f *factory, runF func(*devicesShowOptions) error) *cobra.Command {
+	opts := &devicesShowOptions{f: f}
+	cmd := &cobra.Command{
 		Use:   "show NAME",
 		Short: "Show every figure of one GPU, with its source",
 		Long: `Show every figure the catalog holds for one GPU, each with a key to the source
@@ -56,44 +75,63 @@ alias, case-insensitive, or the name nvidia-smi prints. An architecture
   gpucalc devices show "NVIDIA H100 80GB HBM3" --format json
   gpucalc devices show sm_89`,
 		Args:              args(cobra.ExactArgs(1)),
-		ValidArgsFunction: a.completeDevices,
+		ValidArgsFunction: f.completeDevices,
 		RunE: func(cmd *cobra.Command, argv []string) error {
-			f, err := a.outFormat(nil)
-			if err != nil {
-				return err
+			opts.name = argv[0]
+			opts.section.changed(cmd)
+			if runF != nil {
+				return runF(opts)
 			}
-			d, _, err := a.Device(argv[0])
-			if err != nil {
-				// Not a device; an architecture shows its limits.
-				if cc, ccErr := devices.ParseCC(argv[0]); ccErr == nil {
-					if _, archErr := devices.ArchFor(cc); archErr == nil {
-						return a.showArch(f, cc)
-					}
-				}
-				return err
-			}
-			lim, limErr := d.Limits()
-			if f == reports.FormatJSON {
-				out := struct {
-					devices.Device
-					Limits *devices.Arch `json:"limits,omitempty"`
-				}{Device: d}
-				if limErr == nil {
-					out.Limits = &lim
-				}
-				return reports.JSON(a.stdout, out)
-			}
-			tables := []reports.Table{reports.DeviceDetail(d, f == reports.FormatCSV)}
-			if limErr == nil && f != reports.FormatCSV {
-				tables = append(tables, reports.ArchLimits(lim))
-			}
-			return reports.Render(a.stdout, f, tables...)
+			return devicesShowRun(opts)
 		},
 	}
+	f.addSectionFlag(cmd, &opts.section, nil, "figures", "limits", "carveouts", "sources")
+	return cmd
 }
 
-func (a *app) newDevicesArchsCmd() *cobra.Command {
-	return &cobra.Command{
+func devicesShowRun(opts *devicesShowOptions) error {
+	f := opts.f
+	form, err := f.OutFormat(nil)
+	if err != nil {
+		return err
+	}
+	d, err := f.Lookup(opts.name)
+	if err != nil {
+		// Not a device; an architecture shows its limits.
+		if cc, ccErr := devices.ParseCC(opts.name); ccErr == nil {
+			if _, archErr := devices.ArchFor(cc); archErr == nil {
+				return showArch(f, form, &opts.section, cc)
+			}
+		}
+		return err
+	}
+	v := reports.DeviceView{Device: d}
+	var limits *devices.Arch
+	if lim, err := d.Limits(); err == nil {
+		limits = &lim
+		av := reports.NewArchView(lim)
+		v.Limits = &av
+	}
+	return f.Output(form, &opts.section, v,
+		func() []reports.Table {
+			tables := reports.DeviceDetail(d)
+			if limits != nil {
+				tables = append(tables, reports.ArchLimits(*limits)...)
+			}
+			return tables
+		},
+		func() []reports.Table { return reports.DeviceFigureRecords(d, limits) })
+}
+
+type devicesArchsOptions struct {
+	f       *factory
+	cc      string
+	section sectionFlag
+}
+
+func newCmdDevicesArchs(f *factory, runF func(*devicesArchsOptions) error) *cobra.Command {
+	opts := &devicesArchsOptions{f: f}
+	cmd := &cobra.Command{
 		Use:   "archs [CC]",
 		Short: "List the occupancy limits of every compute capability",
 		Long: `List the per-compute-capability limits that occupancy depends on: warps,
@@ -105,34 +143,50 @@ allocation units, carveouts, barriers and cluster sizes too.`,
   gpucalc devices archs 8.9 --format json`,
 		Args: args(cobra.MaximumNArgs(1)),
 		RunE: func(cmd *cobra.Command, argv []string) error {
-			f, err := a.outFormat(nil)
-			if err != nil {
-				return err
-			}
 			if len(argv) == 1 {
-				cc, err := devices.ParseCC(argv[0])
-				if err != nil {
-					return usageError{err}
-				}
-				return a.showArch(f, cc)
+				opts.cc = argv[0]
 			}
-			list := devices.Archs()
-			if f == reports.FormatJSON {
-				return reports.JSON(a.stdout, list)
+			opts.section.changed(cmd)
+			if runF != nil {
+				return runF(opts)
 			}
-			return reports.Render(a.stdout, f, reports.ArchList(list))
+			return devicesArchsRun(opts)
 		},
 	}
+	f.addSectionFlag(cmd, &opts.section, nil, "limits", "carveouts", "sources")
+	return cmd
+}
+
+func devicesArchsRun(opts *devicesArchsOptions) error {
+	f := opts.f
+	form, err := f.OutFormat(nil)
+	if err != nil {
+		return err
+	}
+	if opts.cc != "" {
+		cc, err := devices.ParseCC(opts.cc)
+		if err != nil {
+			return usageError{err}
+		}
+		return showArch(f, form, &opts.section, cc)
+	}
+	list := devices.Archs()
+	views := make([]reports.ArchView, len(list))
+	for i, a := range list {
+		views[i] = reports.NewArchView(a)
+	}
+	return f.Output(form, &opts.section, views,
+		func() []reports.Table { return reports.ArchList(list) },
+		func() []reports.Table { return reports.ArchRecords(list) })
 }
 
 // showArch prints the occupancy limits of one compute capability.
-func (a *app) showArch(f reports.Format, cc devices.CC) error {
+func showArch(f *factory, form reports.Format, sec *sectionFlag, cc devices.CC) error {
 	lim, err := devices.ArchFor(cc)
 	if err != nil {
 		return usageError{err}
 	}
-	if f == reports.FormatJSON {
-		return reports.JSON(a.stdout, lim)
-	}
-	return reports.Render(a.stdout, f, reports.ArchLimits(lim))
+	return f.Output(form, sec, reports.NewArchView(lim),
+		func() []reports.Table { return reports.ArchLimits(lim) },
+		func() []reports.Table { return reports.ArchRecords([]devices.Arch{lim}) })
 }

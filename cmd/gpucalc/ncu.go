@@ -2,8 +2,6 @@ package main
 
 import (
 	"fmt"
-	"io"
-	"os"
 	"strings"
 
 	"github.com/gpucalc/gpucalc/devices"
@@ -13,12 +11,15 @@ import (
 )
 
 type ncuOptions struct {
-	device string
-	chart  chartOptions
+	f       *factory
+	devices deviceFlags
+	file    string
+	chart   chartOptions
+	section sectionFlag
 }
 
-func (a *app) newNCUCmd() *cobra.Command {
-	var opt ncuOptions
+func newCmdNCU(f *factory, runF func(*ncuOptions) error) *cobra.Command {
+	opts := &ncuOptions{f: f}
 	cmd := &cobra.Command{
 		Use:   "ncu FILE|-",
 		Short: "Put kernels profiled by Nsight Compute against the device's ceilings",
@@ -39,37 +40,41 @@ datasheet peaks and bandwidths (decimal: 1 TB/s = 1e12 B/s).`,
   gpucalc ncu profile.csv
   ncu --import report.ncu-rep --csv --page raw | gpucalc ncu - --format json
   gpucalc ncu profile.csv --device h100 --format markdown
+  gpucalc ncu profile.csv --format csv --section memory
   gpucalc ncu profile.csv --plot kernels.png`,
 		Args: args(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, argv []string) error {
-			return a.runNCU(argv[0], opt)
+			opts.file = argv[0]
+			opts.devices.changed(cmd)
+			opts.section.changed(cmd)
+			if runF != nil {
+				return runF(opts)
+			}
+			return ncuRun(opts)
 		},
 	}
-	a.addDeviceFlag(cmd, &opt.device)
-	addChartFlags(cmd, &opt.chart)
+	f.addDeviceFlags(cmd, &opts.devices, false)
+	addChartFlags(cmd, &opts.chart, "a roofline chart", reports.DefaultChartSize)
+	f.addSectionFlag(cmd, &opts.section, nil, "kernels", "compute", "memory", "occupancy")
 	cmd.Flags().Lookup("device").Usage = "GPU `name` or alias from 'gpucalc devices' to measure against (default: the GPU the export names)"
 	return cmd
 }
 
-func (a *app) runNCU(file string, opt ncuOptions) error {
-	f, err := a.outFormat(nil)
+func ncuRun(opts *ncuOptions) error {
+	f := opts.f
+	form, err := f.OutFormat(nil)
 	if err != nil {
 		return err
 	}
-	chartFormat, chartSize, err := opt.chart.check()
+	chartOpt, err := opts.chart.check()
 	if err != nil {
 		return err
 	}
-	var in io.Reader = a.stdin
-	name := "standard input"
-	if file != "-" {
-		fh, err := os.Open(file)
-		if err != nil {
-			return err
-		}
-		defer fh.Close()
-		in, name = fh, file
+	in, name, err := f.Open(opts.file)
+	if err != nil {
+		return err
 	}
+	defer in.Close()
 	exp, err := ncu.Read(in)
 	if err != nil {
 		return fmt.Errorf("%s: %w", name, err)
@@ -78,7 +83,7 @@ func (a *app) runNCU(file string, opt ncuOptions) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", name, err)
 	}
-	d, origin, err := a.ncuDevice(opt.device, ks)
+	d, origin, err := ncuDevice(opts, ks)
 	if err != nil {
 		return err
 	}
@@ -87,39 +92,45 @@ func (a *app) runNCU(file string, opt ncuOptions) error {
 		as[i] = ncu.Analyze(k, d)
 	}
 	var notes []string
-	if opt.chart.file != "" {
+	if opts.chart.file != "" {
 		c, skipped := reports.NCUChart(as, d)
-		if notes, err = opt.chart.write(c, chartFormat, chartSize); err != nil {
+		if notes, err = opts.chart.write(c, chartOpt); err != nil {
 			return err
 		}
 		notes = append(notes, skipped...)
 	}
-	if f == reports.FormatJSON {
-		a.chartNotes(f, nil, notes)
-		return reports.JSON(a.stdout, struct {
-			Device       string         `json:"device"`
-			DeviceOrigin string         `json:"device_origin"`
-			Kernels      []ncu.Analysis `json:"kernels"`
-		}{d.Name, origin, as})
+	if form == reports.FormatJSON || form == reports.FormatCSV {
+		f.chartNotes(form, nil, notes)
 	}
-	tables := reports.NCU(as, d.Name, origin)
-	a.chartNotes(f, tables, notes)
-	return reports.Render(a.stdout, f, tables...)
+	return f.Output(form, &opts.section, reports.NCUView{Device: d.Name, DeviceOrigin: origin, Kernels: as},
+		func() []reports.Table {
+			tables := reports.NCU(as, d.Name, origin)
+			f.chartNotes(form, tables, notes)
+			return tables
+		},
+		func() []reports.Table { return reports.NCURecords(as, d.Name) })
 }
 
-// ncuDevice picks the device: --device, else the one the export names.
-func (a *app) ncuDevice(flag string, ks []ncu.Kernel) (devices.Device, string, error) {
+// ncuDevice picks the device: --device, else the one the export names. A
+// --device that contradicts the export is used, with a warning.
+func ncuDevice(opts *ncuOptions, ks []ncu.Kernel) (devices.Device, string, error) {
+	f := opts.f
 	names := ncu.DeviceNames(ks)
-	if flag != "" {
-		d, _, err := a.Device(flag)
-		if err == nil && len(names) == 1 && names[0] != "" {
-			if c, cerr := a.Catalog(); cerr == nil {
-				if ed, lerr := c.Lookup(names[0]); lerr == nil && ed.Name != d.Name {
-					fmt.Fprintf(a.stderr, "gpucalc: warning: --device %s (%s), but the export was profiled on %s; the shares are of the %s's ceilings\n", flag, d.Name, names[0], d.Name)
-				}
+	if opts.devices.deviceSet {
+		t, err := f.Device(opts.devices)
+		if err != nil {
+			return devices.Device{}, "", err
+		}
+		for _, n := range names {
+			if n == "" {
+				continue
+			}
+			if d, err := f.Lookup(n); err != nil || d.Name != t.Name {
+				f.Warn("--device %s, but the export was profiled on %s: shares are of %s's ceilings", t.Name, n, t.Name)
+				break
 			}
 		}
-		return d, "from --device", err
+		return t.Device, "from --device", nil
 	}
 	if len(names) != 1 {
 		return devices.Device{}, "", fmt.Errorf("the export spans several GPUs (%s): pass --device NAME", strings.Join(names, ", "))
@@ -127,11 +138,7 @@ func (a *app) ncuDevice(flag string, ks []ncu.Kernel) (devices.Device, string, e
 	if names[0] == "" {
 		return devices.Device{}, "", fmt.Errorf("the export has no device name (device__attribute_display_name): pass --device NAME")
 	}
-	c, err := a.Catalog()
-	if err != nil {
-		return devices.Device{}, "", err
-	}
-	d, err := c.Lookup(names[0])
+	d, err := f.Lookup(names[0])
 	if err != nil {
 		return devices.Device{}, "", fmt.Errorf("the export's device: %w; pass --device NAME, or add the GPU with --device-file", err)
 	}

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -20,11 +18,17 @@ import (
 
 // kernelFlags are the flags every occupancy command shares.
 type kernelFlags struct {
-	device, arch      string
+	dev               deviceFlags
+	arch              string
 	threads, regs     int
 	smem, staticSmem  string
 	carveout          string
 	barriers, maxThrs int
+
+	// Set by changed: whether --smem was given, and the flags left at
+	// their defaults, to say so in the output.
+	smemSet  bool
+	defaults []string
 }
 
 const (
@@ -32,8 +36,8 @@ const (
 	defaultRegs    = 32
 )
 
-func (f *kernelFlags) add(a *app, cmd *cobra.Command, threads bool) {
-	a.addDeviceFlag(cmd, &f.device)
+func (f *kernelFlags) add(fa *factory, cmd *cobra.Command, threads bool) {
+	fa.addDeviceFlags(cmd, &f.dev, false)
 	fl := cmd.Flags()
 	fl.StringVar(&f.arch, "arch", "", "compute capability instead of a device: sm_90, 9.0 or 90 (no SM count, so no grid figures)")
 	if threads {
@@ -54,31 +58,43 @@ func (f *kernelFlags) add(a *app, cmd *cobra.Command, threads bool) {
 	})
 }
 
+// changed records which flags were given; call it from RunE.
+func (f *kernelFlags) changed(cmd *cobra.Command) {
+	f.dev.changed(cmd)
+	f.smemSet = cmd.Flags().Changed("smem")
+	f.defaults = nil
+	for _, name := range []string{"threads", "regs"} {
+		if fl := cmd.Flags().Lookup(name); fl != nil && !fl.Changed {
+			f.defaults = append(f.defaults, fmt.Sprintf("--%s %s", name, fl.DefValue))
+		}
+	}
+}
+
 // target resolves --device / --arch.
-func (f *kernelFlags) target(a *app) (reports.Target, error) {
+func (f *kernelFlags) target(fa *factory) (occupancy.Target, error) {
 	if f.arch != "" {
-		if f.device != "" {
-			return reports.Target{}, usageError{errors.New("give --device or --arch, not both")}
+		if f.dev.deviceSet {
+			return occupancy.Target{}, usagef("give --device or --arch, not both")
 		}
 		cc, err := devices.ParseCC(f.arch)
 		if err != nil {
-			return reports.Target{}, usageError{fmt.Errorf("--arch: %w", err)}
+			return occupancy.Target{}, usageError{fmt.Errorf("--arch: %w", err)}
 		}
 		arch, err := devices.ArchFor(cc)
 		if err != nil {
-			return reports.Target{}, usageError{fmt.Errorf("--arch: %w", err)}
+			return occupancy.Target{}, usageError{fmt.Errorf("--arch: %w", err)}
 		}
-		return reports.Target{Arch: arch, CC: cc}, nil
+		return occupancy.ArchTarget(arch), nil
 	}
-	d, origin, err := a.Device(f.device)
+	t, err := fa.Device(f.dev)
 	if err != nil {
-		return reports.Target{}, err
+		return occupancy.Target{}, err
 	}
-	arch, err := d.Limits()
+	ot, err := occupancy.DeviceTarget(t.Device, t.Origin)
 	if err != nil {
-		return reports.Target{}, usageError{err}
+		return occupancy.Target{}, usageError{err}
 	}
-	return reports.Target{Device: d.Name, Origin: origin, Arch: arch, CC: d.CC, SMs: d.SMs, GPCs: d.ClusterGPCs}, nil
+	return ot, nil
 }
 
 // parseSize parses a shared-memory size flag (binary units).
@@ -119,49 +135,42 @@ func parseCarveout(s string) (occupancy.Carveout, error) {
 
 // resolve reads the device or architecture (--device, --arch) and the
 // kernel and launch flags: what every occupancy subcommand starts from.
-func (f *kernelFlags) resolve(a *app, cmd *cobra.Command) (reports.Target, occupancy.Kernel, occupancy.Launch, []string, error) {
-	t, err := f.target(a)
+func (f *kernelFlags) resolve(fa *factory) (occupancy.Target, occupancy.Kernel, occupancy.Launch, error) {
+	t, err := f.target(fa)
 	if err != nil {
-		return reports.Target{}, occupancy.Kernel{}, occupancy.Launch{}, nil, err
+		return occupancy.Target{}, occupancy.Kernel{}, occupancy.Launch{}, err
 	}
-	k, l, defaults, err := f.kernelLaunch(cmd)
-	return t, k, l, defaults, err
+	k, l, err := f.kernelLaunch()
+	return t, k, l, err
 }
 
-// kernelLaunch turns the flags into the calculation's inputs. It returns
-// the names of the inputs left at their defaults.
-func (f *kernelFlags) kernelLaunch(cmd *cobra.Command) (occupancy.Kernel, occupancy.Launch, []string, error) {
+// kernelLaunch turns the flags into the calculation's inputs.
+func (f *kernelFlags) kernelLaunch() (occupancy.Kernel, occupancy.Launch, error) {
 	var k occupancy.Kernel
 	var l occupancy.Launch
-	var defaults []string
 	smem, err := parseSize("smem", f.smem)
 	if err != nil {
-		return k, l, nil, err
+		return k, l, err
 	}
 	static, err := parseSize("static-smem", f.staticSmem)
 	if err != nil {
-		return k, l, nil, err
+		return k, l, err
 	}
-	if !cmd.Flags().Changed("smem") {
+	if !f.smemSet {
 		smem = static
 	}
 	if static > smem {
-		return k, l, nil, usageError{fmt.Errorf("--static-smem %s is more than --smem %s, the block's total (static plus dynamic)", f.staticSmem, f.smem)}
+		return k, l, usagef("--static-smem %s is more than --smem %s, the block's total (static plus dynamic)", f.staticSmem, f.smem)
 	}
 	if l.Carveout, err = parseCarveout(f.carveout); err != nil {
-		return k, l, nil, err
+		return k, l, err
 	}
 	if f.maxThrs < 0 || f.barriers < 0 || f.threads < 0 || f.regs < 0 {
-		return k, l, nil, usageError{errors.New("--threads, --regs, --barriers and --max-threads must not be negative")}
+		return k, l, usagef("--threads, --regs, --barriers and --max-threads must not be negative")
 	}
 	k = occupancy.Kernel{Regs: f.regs, StaticSmem: static, MaxThreads: f.maxThrs, Barriers: f.barriers}
 	l.Threads, l.DynamicSmem = f.threads, smem-static
-	for _, name := range []string{"threads", "regs"} {
-		if fl := cmd.Flags().Lookup(name); fl != nil && !fl.Changed {
-			defaults = append(defaults, fmt.Sprintf("--%s %s", name, fl.DefValue))
-		}
-	}
-	return k, l, defaults, nil
+	return k, l, nil
 }
 
 // inputError explains an invalid input with the numbers of the architecture.
@@ -188,9 +197,17 @@ func inputError(a devices.Arch, k occupancy.Kernel, l occupancy.Launch, r occupa
 	return usageError{err}
 }
 
-func (a *app) newOccupancyCmd() *cobra.Command {
-	var f kernelFlags
-	var grid, cluster int
+type occupancyOptions struct {
+	f                   *factory
+	kernel              kernelFlags
+	grid, cluster       int
+	gridSet, clusterSet bool
+	chart               chartOptions
+	section             sectionFlag
+}
+
+func newCmdOccupancy(f *factory, runF func(*occupancyOptions) error) *cobra.Command {
+	opts := &occupancyOptions{f: f}
 	cmd := &cobra.Command{
 		Use:   "occupancy",
 		Short: "Resident blocks per SM and what limits them, as CUDA computes it",
@@ -212,67 +229,106 @@ registers.`,
   gpucalc occupancy --arch sm_80 --threads 128 --regs 37 --smem 8K
   gpucalc occupancy -d h100 --threads 512 --regs 40 --carveout 50% --grid 4096
   gpucalc occupancy --threads 128 --smem 100K --cluster 4
+  gpucalc occupancy --regs 64 --smem 48K --plot occupancy.png
+  gpucalc occupancy --regs 64 --format csv --section limits
   gpucalc occupancy suggest --regs 96
   gpucalc occupancy avail-smem --blocks 2 --threads 128
   gpucalc occupancy batch --input configs.csv`,
 		Args: args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			format, err := a.outFormat(nil)
-			if err != nil {
-				return err
+			opts.kernel.changed(cmd)
+			opts.gridSet, opts.clusterSet = cmd.Flags().Changed("grid"), cmd.Flags().Changed("cluster")
+			opts.section.changed(cmd)
+			if runF != nil {
+				return runF(opts)
 			}
-			t, k, l, defaults, err := f.resolve(a, cmd)
-			if err != nil {
-				return err
-			}
-			r := occupancy.Calculate(t.Arch, k, l)
-			if err := inputError(t.Arch, k, l, r); err != nil {
-				return err
-			}
-			var waves *occupancy.Waves
-			if cmd.Flags().Changed("grid") {
-				if t.SMs == 0 {
-					return usageError{errors.New("--grid needs the device's SM count: give --device instead of --arch")}
-				}
-				w, err := occupancy.GridWaves(grid, r.Blocks, t.SMs)
-				if err != nil {
-					return usageError{fmt.Errorf("--grid %d: %w", grid, err)}
-				}
-				waves = &w
-			}
-			var clusters *occupancy.Clusters
-			if cmd.Flags().Changed("cluster") {
-				if t.SMs == 0 {
-					return usageError{errors.New("--cluster counts clusters on the whole GPU and needs the device's SM count: give --device instead of --arch")}
-				}
-				c, err := occupancy.ActiveClusters(t.Arch, r, cluster, t.SMs, t.GPCs)
-				if err != nil {
-					return usageError{fmt.Errorf("--cluster %d on %s: %w", cluster, t.Device, err)}
-				}
-				clusters = &c
-			}
-			cliffs, err := occupancy.FindCliffs(t.Arch, k, l)
-			if err != nil {
-				return err
-			}
-			rep := reports.NewOccupancy(t, k, l, defaults, r, waves, &cliffs, clusters)
-			if format == reports.FormatJSON {
-				return reports.JSON(a.stdout, rep)
-			}
-			return reports.Render(a.stdout, format, rep.Tables()...)
+			return occupancyRun(opts)
 		},
 	}
-	f.add(a, cmd, true)
-	cmd.Flags().IntVar(&grid, "grid", 0, "blocks in the grid: report waves and the last wave's fill")
-	cmd.Flags().IntVar(&cluster, "cluster", 0, "thread-block cluster size (cc 9.0+): clusters active on the whole GPU; above 8 needs the non-portable opt-in")
-	cmd.AddCommand(a.newOccupancySuggestCmd(), a.newOccupancyAvailCmd(), a.newOccupancyBatchCmd(), a.newOccupancySweepCmd(), a.newOccupancyFromBuildCmd())
+	opts.kernel.add(f, cmd, true)
+	cmd.Flags().IntVar(&opts.grid, "grid", 0, "blocks in the grid: report waves and the last wave's fill")
+	cmd.Flags().IntVar(&opts.cluster, "cluster", 0, "thread-block cluster size (cc 9.0+): clusters active on the whole GPU; above 8 needs the non-portable opt-in")
+	addChartFlags(cmd, &opts.chart, "warps per SM against block size, registers and shared memory (three panels)", reports.OccupancyChartSize)
+	f.addSectionFlag(cmd, &opts.section, map[string]string{"waves": "--grid", "clusters": "--cluster"}, "summary", "limits", "cliffs", "waves", "clusters")
+	cmd.AddCommand(newCmdOccupancySuggest(f, nil), newCmdOccupancyAvail(f, nil), newCmdOccupancyBatch(f, nil), newCmdOccupancySweep(f, nil), newCmdOccupancyFromBuild(f, nil))
 	return cmd
 }
 
-func (a *app) newOccupancySuggestCmd() *cobra.Command {
-	var f kernelFlags
-	var perThread string
-	var limit int
+func occupancyRun(opts *occupancyOptions) error {
+	f := opts.f
+	format, err := f.OutFormat(nil)
+	if err != nil {
+		return err
+	}
+	chartOpt, err := opts.chart.check()
+	if err != nil {
+		return err
+	}
+	t, k, l, err := opts.kernel.resolve(f)
+	if err != nil {
+		return err
+	}
+	r := occupancy.Calculate(t.Arch, k, l)
+	if err := inputError(t.Arch, k, l, r); err != nil {
+		return err
+	}
+	var notes []string
+	if opts.chart.file != "" {
+		c, err := reports.NewOccupancyChart(t, k, l)
+		if err != nil {
+			return err
+		}
+		if notes, err = opts.chart.write(c, chartOpt); err != nil {
+			return err
+		}
+	}
+	var waves *occupancy.Waves
+	if opts.gridSet {
+		if t.SMs == 0 {
+			return usagef("--grid needs the device's SM count: give --device instead of --arch")
+		}
+		w, err := occupancy.GridWaves(opts.grid, r.Blocks, t.SMs)
+		if err != nil {
+			return usageError{fmt.Errorf("--grid %d: %w", opts.grid, err)}
+		}
+		waves = &w
+	}
+	var clusters *occupancy.Clusters
+	if opts.clusterSet {
+		if t.SMs == 0 {
+			return usagef("--cluster counts clusters on the whole GPU and needs the device's SM count: give --device instead of --arch")
+		}
+		c, err := occupancy.ActiveClusters(t.Arch, r, opts.cluster, t.SMs, t.GPCs)
+		if err != nil {
+			return usageError{fmt.Errorf("--cluster %d on %s: %w", opts.cluster, t.Device, err)}
+		}
+		clusters = &c
+	}
+	cliffs, err := occupancy.FindCliffs(t.Arch, k, l)
+	if err != nil {
+		return err
+	}
+	rep := reports.NewOccupancy(t, k, l, opts.kernel.defaults, r, waves, &cliffs, clusters)
+	if format == reports.FormatJSON || format == reports.FormatCSV {
+		f.chartNotes(format, nil, notes)
+	}
+	return f.Output(format, &opts.section, rep, func() []reports.Table {
+		tables := rep.Tables()
+		f.chartNotes(format, tables, notes)
+		return tables
+	}, rep.Records)
+}
+
+type occupancySuggestOptions struct {
+	f         *factory
+	kernel    kernelFlags
+	perThread string
+	limit     int
+	section   sectionFlag
+}
+
+func newCmdOccupancySuggest(f *factory, runF func(*occupancySuggestOptions) error) *cobra.Command {
+	opts := &occupancySuggestOptions{f: f}
 	cmd := &cobra.Command{
 		Use:   "suggest",
 		Short: "The block size cudaOccupancyMaxPotentialBlockSize picks, with the candidates",
@@ -286,56 +342,60 @@ per SM × SMs. --smem is fixed shared memory per block (static plus dynamic);
   gpucalc occupancy suggest --regs 40 --smem-per-thread 64 --block-limit 512`,
 		Args: args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			format, err := a.outFormat(nil)
-			if err != nil {
-				return err
+			opts.kernel.changed(cmd)
+			opts.section.changed(cmd)
+			if runF != nil {
+				return runF(opts)
 			}
-			t, k, l, _, err := f.resolve(a, cmd)
-			if err != nil {
-				return err
-			}
-			pt, err := parseSize("smem-per-thread", perThread)
-			if err != nil {
-				return err
-			}
-			if limit < 0 {
-				return usageError{errors.New("--block-limit must not be negative")}
-			}
-			o := occupancy.SuggestOptions{DynamicSmem: l.DynamicSmem, SmemPerThread: pt, BlockSizeLimit: limit, Carveout: l.Carveout, SMs: t.SMs}
-			s, err := occupancy.Suggest(t.Arch, k, o)
-			if err != nil {
-				return inputError(t.Arch, k, occupancy.Launch{Threads: 32}, occupancy.Result{Err: err})
-			}
-			if s.BlockSize == 0 {
-				return fmt.Errorf("no block size of this kernel can be resident on cc %s; lower its registers or shared memory", t.Arch.CC)
-			}
-			if format == reports.FormatJSON {
-				return reports.JSON(a.stdout, struct {
-					Target     reports.Target       `json:"target"`
-					Kernel     occupancy.Kernel     `json:"kernel"`
-					Options    suggestJSON          `json:"options"`
-					Suggestion occupancy.Suggestion `json:"suggestion"`
-				}{t, k, suggestJSON{o.DynamicSmem, o.SmemPerThread, o.BlockSizeLimit, o.Carveout}, s})
-			}
-			return reports.Render(a.stdout, format, reports.Suggestion(t, k, o, s)...)
+			return occupancySuggestRun(opts)
 		},
 	}
-	f.add(a, cmd, false)
-	cmd.Flags().StringVar(&perThread, "smem-per-thread", "0", "dynamic shared memory per thread of the block, bytes")
-	cmd.Flags().IntVar(&limit, "block-limit", 0, "largest block size to consider (0: no limit)")
+	opts.kernel.add(f, cmd, false)
+	cmd.Flags().StringVar(&opts.perThread, "smem-per-thread", "0", "dynamic shared memory per thread of the block, bytes")
+	cmd.Flags().IntVar(&opts.limit, "block-limit", 0, "largest block size to consider (0: no limit)")
+	f.addSectionFlag(cmd, &opts.section, nil, "summary", "candidates")
 	return cmd
 }
 
-type suggestJSON struct {
-	DynamicSmem    int                `json:"dynamic_smem"`
-	SmemPerThread  int                `json:"smem_per_thread"`
-	BlockSizeLimit int                `json:"block_size_limit"`
-	Carveout       occupancy.Carveout `json:"carveout"`
+func occupancySuggestRun(opts *occupancySuggestOptions) error {
+	f := opts.f
+	format, err := f.OutFormat(nil)
+	if err != nil {
+		return err
+	}
+	t, k, l, err := opts.kernel.resolve(f)
+	if err != nil {
+		return err
+	}
+	pt, err := parseSize("smem-per-thread", opts.perThread)
+	if err != nil {
+		return err
+	}
+	if opts.limit < 0 {
+		return usagef("--block-limit must not be negative")
+	}
+	o := occupancy.SuggestOptions{DynamicSmem: l.DynamicSmem, SmemPerThread: pt, BlockSizeLimit: opts.limit, Carveout: l.Carveout, SMs: t.SMs}
+	s, err := occupancy.Suggest(t.Arch, k, o)
+	if err != nil {
+		return inputError(t.Arch, k, occupancy.Launch{Threads: 32}, occupancy.Result{Err: err})
+	}
+	if s.BlockSize == 0 {
+		return fmt.Errorf("no block size of this kernel can be resident on cc %s; lower its registers or shared memory", t.Arch.CC)
+	}
+	v := reports.SuggestView{Target: t, Kernel: k, Options: reports.SuggestOptionsView{DynamicSmem: o.DynamicSmem, SmemPerThread: o.SmemPerThread, BlockSizeLimit: o.BlockSizeLimit, Carveout: o.Carveout}, Suggestion: s}
+	return f.Output(format, &opts.section, v,
+		func() []reports.Table { return reports.Suggestion(t, k, o, s) },
+		func() []reports.Table { return reports.SuggestionRecords(t, k, o, s) })
 }
 
-func (a *app) newOccupancyAvailCmd() *cobra.Command {
-	var f kernelFlags
-	var blocks int
+type occupancyAvailOptions struct {
+	f      *factory
+	kernel kernelFlags
+	blocks int
+}
+
+func newCmdOccupancyAvail(f *factory, runF func(*occupancyAvailOptions) error) *cobra.Command {
+	opts := &occupancyAvailOptions{f: f}
 	cmd := &cobra.Command{
 		Use:   "avail-smem",
 		Short: "Dynamic shared memory per block that leaves room for N blocks per SM",
@@ -349,44 +409,53 @@ large (measured on an H100); gpucalc reports both.`,
   gpucalc occupancy avail-smem --blocks 4 --threads 256 --regs 64 --static-smem 4K`,
 		Args: args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			format, err := a.outFormat(nil)
-			if err != nil {
-				return err
+			opts.kernel.changed(cmd)
+			if runF != nil {
+				return runF(opts)
 			}
-			t, k, l, _, err := f.resolve(a, cmd)
-			if err != nil {
-				return err
-			}
-			s, err := occupancy.AvailableSmem(t.Arch, k, blocks, l.Threads, l.Carveout)
-			if err != nil {
-				if ie := inputError(t.Arch, k, l, occupancy.Result{Err: err}); ie != nil && !errors.Is(err, occupancy.ErrUnreachable) && !errors.Is(err, occupancy.ErrLaunchBounds) && !errors.Is(err, occupancy.ErrNumBlocks) {
-					return ie
-				}
-				if errors.Is(err, occupancy.ErrUnreachable) {
-					r := occupancy.Calculate(t.Arch, k, l)
-					err = fmt.Errorf("%w (at most %d without dynamic shared memory)", err, r.Blocks)
-				}
-				return usageError{fmt.Errorf("--blocks %d: %w", blocks, err)}
-			}
-			if format == reports.FormatJSON {
-				return reports.JSON(a.stdout, struct {
-					Target  reports.Target   `json:"target"`
-					Kernel  occupancy.Kernel `json:"kernel"`
-					Blocks  int              `json:"blocks"`
-					Threads int              `json:"threads"`
-					occupancy.AvailSmem
-				}{t, k, blocks, l.Threads, s})
-			}
-			return reports.Render(a.stdout, format, reports.AvailSmem(t, k, blocks, l.Threads, s))
+			return occupancyAvailRun(opts)
 		},
 	}
-	f.add(a, cmd, true)
-	cmd.Flags().IntVar(&blocks, "blocks", 1, "resident blocks per SM to leave room for")
+	opts.kernel.add(f, cmd, true)
+	cmd.Flags().IntVar(&opts.blocks, "blocks", 1, "resident blocks per SM to leave room for")
 	return cmd
 }
 
-func (a *app) newOccupancyBatchCmd() *cobra.Command {
-	var input string
+func occupancyAvailRun(opts *occupancyAvailOptions) error {
+	f := opts.f
+	format, err := f.OutFormat(nil)
+	if err != nil {
+		return err
+	}
+	t, k, l, err := opts.kernel.resolve(f)
+	if err != nil {
+		return err
+	}
+	blocks := opts.blocks
+	s, err := occupancy.AvailableSmem(t.Arch, k, blocks, l.Threads, l.Carveout)
+	if err != nil {
+		if ie := inputError(t.Arch, k, l, occupancy.Result{Err: err}); ie != nil && !errors.Is(err, occupancy.ErrUnreachable) && !errors.Is(err, occupancy.ErrLaunchBounds) && !errors.Is(err, occupancy.ErrNumBlocks) {
+			return ie
+		}
+		if errors.Is(err, occupancy.ErrUnreachable) {
+			r := occupancy.Calculate(t.Arch, k, l)
+			err = fmt.Errorf("%w (at most %d without dynamic shared memory)", err, r.Blocks)
+		}
+		return usageError{fmt.Errorf("--blocks %d: %w", blocks, err)}
+	}
+	return f.Output(format, nil, reports.AvailSmemView{Target: t, Kernel: k, Blocks: blocks, Threads: l.Threads, AvailSmem: s},
+		func() []reports.Table { return []reports.Table{reports.AvailSmem(t, k, blocks, l.Threads, s)} },
+		func() []reports.Table { return reports.AvailSmemRecords(t, k, blocks, l.Threads, s) })
+}
+
+type occupancyBatchOptions struct {
+	f         *factory
+	input     string
+	formatSet bool
+}
+
+func newCmdOccupancyBatch(f *factory, runF func(*occupancyBatchOptions) error) *cobra.Command {
+	opts := &occupancyBatchOptions{f: f}
 	cmd := &cobra.Command{
 		Use:   "batch --input FILE|-",
 		Short: "Occupancy for every row of a CSV file",
@@ -403,44 +472,52 @@ a bad row gets its message in error and the batch goes on. Output is CSV unless
 Every input row gives one output row, in order. The exit status is 0 when
 every row was calculated, 1 when any row failed or the input could not be read
 to its end (an unclosed quote, a line over 1 MiB, binary data: the message
-names the line).`,
+names the line) or has no rows.`,
 		Example: `  gpucalc occupancy batch --input configs.csv > out.csv
   printf 'device,threads,regs,static_smem,dynamic_smem,carveout\nsm_90,256,64,0,49152,\n' | gpucalc occupancy batch --input -`,
 		Args: args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			format := reports.FormatCSV
-			if cmd.Flags().Changed("format") {
-				var err error
-				if format, err = a.outFormat(nil); err != nil {
-					return err
-				}
+			opts.formatSet = cmd.Flags().Changed("format")
+			if runF != nil {
+				return runF(opts)
 			}
-			var in io.Reader = a.stdin
-			if input != "-" {
-				fh, err := os.Open(input)
-				if err != nil {
-					return fmt.Errorf("batch input: %w", err)
-				}
-				defer fh.Close()
-				in = fh
-			}
-			c, err := a.Catalog()
-			if err != nil {
-				return err
-			}
-			return runBatch(in, a.stdout, format, c.Limits)
+			return occupancyBatchRun(opts)
 		},
 	}
-	cmd.Flags().StringVarP(&input, "input", "i", "", "CSV `file` to read, - for standard input")
+	cmd.Flags().StringVarP(&opts.input, "input", "i", "", "CSV `file` to read, - for standard input")
 	_ = cmd.MarkFlagRequired("input")
 	return cmd
+}
+
+func occupancyBatchRun(opts *occupancyBatchOptions) error {
+	f := opts.f
+	format := reports.FormatCSV
+	if opts.formatSet {
+		var err error
+		if format, err = f.OutFormat(nil); err != nil {
+			return err
+		}
+	}
+	in, name, err := f.Open(opts.input)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	c, err := f.Catalog()
+	if err != nil {
+		return err
+	}
+	if err := runBatch(in, f.Out, format, c.Limits); err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	return nil
 }
 
 // runBatch streams the batch from in to out.
 func runBatch(in io.Reader, out io.Writer, format reports.Format, lookup func(string) (devices.Arch, error)) error {
 	br, err := occupancy.NewBatchReader(in, lookup)
 	if err != nil {
-		return usageError{err}
+		return err
 	}
 	bw := bufio.NewWriterSize(out, 1<<16)
 	w, err := reports.NewOccupancyBatch(bw, format, br.Header)
@@ -481,14 +558,20 @@ func runBatch(in io.Reader, out io.Writer, format reports.Format, lookup func(st
 		return err
 	}
 	if rows == 0 && readErr == nil {
-		return usageError{errors.New("batch input has a header but no rows")}
+		return errors.New("batch input has a header but no rows")
 	}
 	return batchFailures(failed, rows, readErr)
 }
 
-func (a *app) newOccupancySweepCmd() *cobra.Command {
-	var f kernelFlags
-	var vary, plotFile string
+type occupancySweepOptions struct {
+	f      *factory
+	kernel kernelFlags
+	vary   string
+	chart  chartOptions
+}
+
+func newCmdOccupancySweep(f *factory, runF func(*occupancySweepOptions) error) *cobra.Command {
+	opts := &occupancySweepOptions{f: f}
 	cmd := &cobra.Command{
 		Use:   "sweep --vary threads|regs|smem",
 		Short: "Occupancy against block size, register count or shared memory, with a chart",
@@ -496,75 +579,83 @@ func (a *app) newOccupancySweepCmd() *cobra.Command {
 of varying block size / register count / shared memory" graphs of NVIDIA's
 calculator: block sizes in steps of 32, every register count 0..255, shared
 memory at every allocation boundary up to the opt-in maximum. The table groups
-values with the same result; --plot writes a PNG or SVG chart (by the file's
-extension) with the current configuration marked. Takes the flags of
+values with the same result; --plot draws warps per SM against the quantity,
+with the current configuration marked and each limit's region shaded (one of
+the three panels of 'gpucalc occupancy --plot'). Takes the flags of
 'gpucalc occupancy'.`,
 		Example: `  gpucalc occupancy sweep --vary regs --threads 256
   gpucalc occupancy sweep --vary threads --regs 64 --plot threads.png
   gpucalc occupancy sweep --vary smem --regs 32 --smem 48K --plot smem.svg`,
 		Args: args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			format, err := a.outFormat(nil)
-			if err != nil {
-				return err
+			opts.kernel.changed(cmd)
+			if runF != nil {
+				return runF(opts)
 			}
-			q, err := occupancy.ParseQuantity(vary)
-			if err != nil {
-				return usageError{fmt.Errorf("--vary: %w", err)}
-			}
-			ext := strings.ToLower(strings.TrimPrefix(filepath.Ext(plotFile), "."))
-			if plotFile != "" && ext != "png" && ext != "svg" {
-				return usageError{fmt.Errorf("--plot %s: the chart is PNG or SVG; name the file .png or .svg", plotFile)}
-			}
-			t, k, l, _, err := f.resolve(a, cmd)
-			if err != nil {
-				return err
-			}
-			if err := inputError(t.Arch, k, l, occupancy.Calculate(t.Arch, k, l)); err != nil && !errors.Is(err, occupancy.ErrSmemPerBlock) {
-				return err
-			}
-			pts, err := occupancy.Sweep(t.Arch, k, l, q)
-			if err != nil {
-				return usageError{err}
-			}
-			current := map[occupancy.Quantity]int{occupancy.VaryThreads: l.Threads, occupancy.VaryRegs: k.Regs, occupancy.VarySmem: k.StaticSmem + l.DynamicSmem}[q]
-			if plotFile != "" {
-				fh, err := os.Create(plotFile)
-				if err != nil {
-					return fmt.Errorf("--plot: %w", err)
-				}
-				err = reports.SweepPlot(fh, ext, t, q, pts, current)
-				if cerr := fh.Close(); err == nil {
-					err = cerr
-				}
-				if err != nil {
-					return fmt.Errorf("--plot %s: %w", plotFile, err)
-				}
-			}
-			if format == reports.FormatJSON {
-				return reports.JSON(a.stdout, struct {
-					Target  reports.Target     `json:"target"`
-					Kernel  occupancy.Kernel   `json:"kernel"`
-					Launch  occupancy.Launch   `json:"launch"`
-					Vary    occupancy.Quantity `json:"vary"`
-					Current int                `json:"current"`
-					Points  []occupancy.Point  `json:"points"`
-				}{t, k, l, q, current, pts})
-			}
-			return reports.Render(a.stdout, format, reports.SweepTable(t, q, pts, current))
+			return occupancySweepRun(opts)
 		},
 	}
-	f.add(a, cmd, true)
-	cmd.Flags().StringVar(&vary, "vary", "threads", "quantity to vary: threads, regs or smem")
-	cmd.Flags().StringVar(&plotFile, "plot", "", "write a chart to `FILE`.png or FILE.svg")
+	opts.kernel.add(f, cmd, true)
+	cmd.Flags().StringVar(&opts.vary, "vary", "threads", "quantity to vary: threads, regs or smem")
+	addChartFlags(cmd, &opts.chart, "warps per SM against the varied quantity", reports.SweepChartSize)
 	_ = cmd.RegisterFlagCompletionFunc("vary", cobra.FixedCompletions([]string{"threads", "regs", "smem"}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }
 
-func (a *app) newOccupancyFromBuildCmd() *cobra.Command {
-	var threads int
-	var launch []string
-	var dynamic, carveout string
+func occupancySweepRun(opts *occupancySweepOptions) error {
+	f := opts.f
+	format, err := f.OutFormat(nil)
+	if err != nil {
+		return err
+	}
+	q, err := occupancy.ParseQuantity(opts.vary)
+	if err != nil {
+		return usageError{fmt.Errorf("--vary: %w", err)}
+	}
+	chartOpt, err := opts.chart.check()
+	if err != nil {
+		return err
+	}
+	t, k, l, err := opts.kernel.resolve(f)
+	if err != nil {
+		return err
+	}
+	if err := inputError(t.Arch, k, l, occupancy.Calculate(t.Arch, k, l)); err != nil && !errors.Is(err, occupancy.ErrSmemPerBlock) {
+		return err
+	}
+	pts, err := occupancy.Sweep(t.Arch, k, l, q)
+	if err != nil {
+		return usageError{err}
+	}
+	current := map[occupancy.Quantity]int{occupancy.VaryThreads: l.Threads, occupancy.VaryRegs: k.Regs, occupancy.VarySmem: k.StaticSmem + l.DynamicSmem}[q]
+	var notes []string
+	if opts.chart.file != "" {
+		if notes, err = opts.chart.write(reports.SweepChart{Target: t, Quantity: q, Points: pts, Current: current}, chartOpt); err != nil {
+			return err
+		}
+	}
+	if format == reports.FormatJSON || format == reports.FormatCSV {
+		f.chartNotes(format, nil, notes)
+	}
+	return f.Output(format, nil, reports.SweepView{Target: t, Kernel: k, Launch: l, Vary: q, Current: current, Points: pts},
+		func() []reports.Table {
+			tables := []reports.Table{reports.SweepTable(t, q, pts, current)}
+			f.chartNotes(format, tables, notes)
+			return tables
+		},
+		func() []reports.Table { return reports.SweepRecords(q, pts, current) })
+}
+
+type occupancyFromBuildOptions struct {
+	f                 *factory
+	file              string
+	threads           int
+	launch            []string
+	dynamic, carveout string
+}
+
+func newCmdOccupancyFromBuild(f *factory, runF func(*occupancyFromBuildOptions) error) *cobra.Command {
+	opts := &occupancyFromBuildOptions{f: f}
 	cmd := &cobra.Command{
 		Use:   "from-build FILE|-",
 		Short: "Occupancy of every kernel in ptxas -v or cuobjdump --dump-resource-usage output",
@@ -587,85 +678,84 @@ with the reason, and the others are still calculated; the exit status is then
   cuobjdump --dump-resource-usage app | gpucalc occupancy from-build - --threads 128
   gpucalc occupancy from-build build.log --launch saxpy=512 --launch block_reduce=128`,
 		Args: args(cobra.ExactArgs(1)),
-		RunE: func(cmd *cobra.Command, argv []string) (runErr error) {
-			format, err := a.outFormat(nil)
-			if err != nil {
-				return err
+		RunE: func(cmd *cobra.Command, argv []string) error {
+			opts.file = argv[0]
+			if runF != nil {
+				return runF(opts)
 			}
-			dyn, err := parseSize("dynamic-smem", dynamic)
-			if err != nil {
-				return err
-			}
-			carve, err := parseCarveout(carveout)
-			if err != nil {
-				return err
-			}
-			perKernel := map[string]int{}
-			for _, l := range launch {
-				name, n, ok := strings.Cut(l, "=")
-				t, err := strconv.Atoi(strings.TrimSpace(n))
-				if !ok || err != nil || t < 1 {
-					return usageError{fmt.Errorf("--launch %q: expected NAME=THREADS, such as saxpy=256", l)}
-				}
-				perKernel[strings.TrimSpace(name)] = t
-			}
-			var in io.Reader = a.stdin
-			if argv[0] != "-" {
-				fh, err := os.Open(argv[0])
-				if err != nil {
-					return err
-				}
-				defer fh.Close()
-				in = fh
-			}
-			ks, err := occupancy.ParseBuildLog(in)
-			if err != nil {
-				return fmt.Errorf("%s: %w", argv[0], err)
-			}
-			used := map[string]bool{}
-			var rows []reports.BuildRow
-			failed := 0
-			for _, k := range ks {
-				t, from := threads, "--threads"
-				for name, n := range perKernel {
-					if k.Matches(name) {
-						t, from = n, "--launch "+name
-						used[name] = true
-					}
-				}
-				row, err := buildRow(k, t, from, dyn, carve)
-				if err != nil {
-					row = reports.BuildRow{Kernel: k, Threads: t, ThreadsFrom: from, Error: err.Error()}
-					failed++
-				}
-				rows = append(rows, row)
-			}
-			if failed > 0 {
-				defer func() {
-					if runErr == nil {
-						runErr = fmt.Errorf("%d of %d kernels could not be calculated; the table says why", failed, len(rows))
-					}
-				}()
-			}
-			for name := range perKernel {
-				if !used[name] {
-					return usageError{fmt.Errorf("--launch %s: no kernel of that name in the log", name)}
-				}
-			}
-			reports.SortBuildRows(rows)
-			if format == reports.FormatJSON {
-				return reports.JSON(a.stdout, rows)
-			}
-			notes := []string{fmt.Sprintf("Threads per block: %d unless --launch says otherwise; dynamic shared memory %s; carveout %s.", threads, units.FormatSize(int64(dyn)), carve),
-				"Static shared memory excludes the 1 KiB CUDA reserves per block (cc 8.0+); the calculation adds it once. Launch bounds are not in the logs: give the block size with --launch."}
-			return reports.Render(a.stdout, format, reports.BuildTable(rows, notes))
+			return occupancyFromBuildRun(opts)
 		},
 	}
-	cmd.Flags().IntVarP(&threads, "threads", "t", defaultThreads, "threads per block for kernels without --launch")
-	cmd.Flags().StringArrayVar(&launch, "launch", nil, "`NAME=THREADS` block size of one kernel (repeatable)")
-	cmd.Flags().StringVar(&dynamic, "dynamic-smem", "0", "dynamic shared memory per block for every kernel (binary: 48K = 49152 bytes)")
-	cmd.Flags().StringVar(&carveout, "carveout", "default", "shared-memory carveout preference: default, a percentage (50%) or a size (100K)")
+	cmd.Flags().IntVarP(&opts.threads, "threads", "t", defaultThreads, "threads per block for kernels without --launch")
+	cmd.Flags().StringArrayVar(&opts.launch, "launch", nil, "`NAME=THREADS` block size of one kernel (repeatable)")
+	cmd.Flags().StringVar(&opts.dynamic, "dynamic-smem", "0", "dynamic shared memory per block for every kernel (binary: 48K = 49152 bytes)")
+	cmd.Flags().StringVar(&opts.carveout, "carveout", "default", "shared-memory carveout preference: default, a percentage (50%) or a size (100K)")
 	return cmd
+}
+
+func occupancyFromBuildRun(opts *occupancyFromBuildOptions) (runErr error) {
+	f := opts.f
+	format, err := f.OutFormat(nil)
+	if err != nil {
+		return err
+	}
+	dyn, err := parseSize("dynamic-smem", opts.dynamic)
+	if err != nil {
+		return err
+	}
+	carve, err := parseCarveout(opts.carveout)
+	if err != nil {
+		return err
+	}
+	var named []occupancy.NamedBlockSize
+	for _, l := range opts.launch {
+		name, n, ok := strings.Cut(l, "=")
+		t, err := strconv.Atoi(strings.TrimSpace(n))
+		if !ok || err != nil || t < 1 {
+			return usagef("--launch %q: expected NAME=THREADS, such as saxpy=256", l)
+		}
+		named = append(named, occupancy.NamedBlockSize{Name: strings.TrimSpace(name), Threads: t})
+	}
+	in, name, err := f.Open(opts.file)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	ks, err := occupancy.ParseBuildLog(in)
+	if err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	threads, from, err := occupancy.BlockSizes(ks, opts.threads, named)
+	if err != nil {
+		return usageError{fmt.Errorf("--launch: %w", err)}
+	}
+	var rows []reports.BuildRow
+	failed := 0
+	for i, k := range ks {
+		src := "--threads"
+		if from[i] != "" {
+			src = "--launch " + from[i]
+		}
+		row, err := buildRow(k, threads[i], src, dyn, carve)
+		if err != nil {
+			row = reports.BuildRow{Kernel: k, Threads: threads[i], ThreadsFrom: src, Error: err.Error()}
+			failed++
+		}
+		rows = append(rows, row)
+	}
+	if failed > 0 {
+		defer func() {
+			if runErr == nil {
+				runErr = fmt.Errorf("%d of %d kernels could not be calculated; the output says why", failed, len(rows))
+			}
+		}()
+	}
+	reports.SortBuildRows(rows)
+	notes := []string{fmt.Sprintf("Threads per block: %d unless --launch says otherwise; dynamic shared memory %s; carveout %s.", opts.threads, units.FormatSize(int64(dyn)), carve),
+		"Static shared memory excludes the 1 KiB CUDA reserves per block (cc 8.0+); the calculation adds it once. Give block sizes with --launch."}
+	return f.Output(format, nil, rows,
+		func() []reports.Table { return []reports.Table{reports.BuildTable(rows, notes)} },
+		func() []reports.Table { return reports.BuildRecords(rows) })
 }
 
 // buildRow calculates one kernel of a build log launched with threads (from

@@ -5,7 +5,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/gpucalc/gpucalc/devices"
 	"github.com/gpucalc/gpucalc/occupancy"
 	"github.com/gpucalc/gpucalc/reports"
 	"github.com/gpucalc/gpucalc/sim"
@@ -14,7 +13,9 @@ import (
 )
 
 type simulateOptions struct {
-	device       string
+	f            *factory
+	devices      deviceFlags
+	flopsSet     bool
 	kernel       string
 	ilp          int
 	flopsPerByte float64
@@ -24,11 +25,12 @@ type simulateOptions struct {
 	warps        string
 	sweep        bool
 	seed         uint64
-	plot         string
+	chart        chartOptions
+	measured     string
 }
 
-func (a *app) newSimulateCmd() *cobra.Command {
-	o := simulateOptions{}
+func newCmdSimulate(f *factory, runF func(*simulateOptions) error) *cobra.Command {
+	o := &simulateOptions{f: f}
 	cmd := &cobra.Command{
 		Use:   "simulate",
 		Short: "Simulate a kernel on one SM to show latency hiding against occupancy",
@@ -53,24 +55,19 @@ figures from a device file in their place. Runs are deterministic per --seed.`,
 		Example: `  gpucalc simulate --kernel stream
   gpucalc simulate --kernel fma --ilp 4 --warps-per-sm 4,8,16,64
   gpucalc simulate --kernel mixed --flops-per-byte 16 --threads 256 --format csv
-  gpucalc simulate --kernel stream --ilp 2 --plot stream.png`,
+  gpucalc simulate --kernel stream --ilp 2 --plot stream.png
+  gpucalc simulate --kernel stream --plot stream.png --measured sim/testdata/lat_hide.csv`,
 		Args: args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			f, err := a.outFormat(nil)
-			if err != nil {
-				return err
+			o.devices.changed(cmd)
+			o.flopsSet = cmd.Flags().Changed("flops-per-byte")
+			if runF != nil {
+				return runF(o)
 			}
-			if cmd.Flags().Changed("flops-per-byte") && o.kernel != "mixed" {
-				return usageError{fmt.Errorf("--flops-per-byte applies to --kernel mixed only")}
-			}
-			d, origin, err := a.Device(o.device)
-			if err != nil {
-				return err
-			}
-			return a.simulate(o, f, d, origin)
+			return simulateRun(o)
 		},
 	}
-	a.addDeviceFlag(cmd, &o.device)
+	f.addDeviceFlags(cmd, &o.devices, false)
 	fl := cmd.Flags()
 	fl.StringVarP(&o.kernel, "kernel", "k", "stream", "`kernel`: stream, fma or mixed")
 	fl.IntVar(&o.ilp, "ilp", 1, "independent loads (stream, mixed) or FMA chains (fma) per thread, `N`")
@@ -81,14 +78,35 @@ figures from a device file in their place. Runs are deterministic per --seed.`,
 	fl.StringVar(&o.warps, "warps-per-sm", "", "comma-separated resident warps per SM, each a multiple of the warps per block (default: --sweep)")
 	fl.BoolVar(&o.sweep, "sweep", false, "simulate every resident warp count from one block to the limit (the default)")
 	fl.Uint64Var(&o.seed, "seed", 1, "random `seed` of the memory model")
-	fl.StringVar(&o.plot, "plot", "", "also draw achieved against bound into `FILE` (.png, .svg or .pdf)")
+	addChartFlags(cmd, &o.chart, "achieved against bound", reports.DefaultChartSize)
+	fl.StringVar(&o.measured, "measured", "", "overlay on --plot the measured curve of the same kernel, --ilp and --threads from a latency-hiding CSV `FILE` (kind,ilp,block,...,warps_per_sm,gbps,gflops)")
 	cmd.MarkFlagsMutuallyExclusive("warps-per-sm", "sweep")
 	_ = cmd.RegisterFlagCompletionFunc("kernel", cobra.FixedCompletions([]string{"stream", "fma", "mixed"}, cobra.ShellCompDirectiveNoFileComp))
-	_ = cmd.MarkFlagFilename("plot", "png", "svg", "pdf")
+	_ = cmd.MarkFlagFilename("measured", "csv")
 	return cmd
 }
 
-func (a *app) simulate(o simulateOptions, f reports.Format, d devices.Device, origin string) error {
+func simulateRun(o *simulateOptions) error {
+	f := o.f
+	form, err := f.OutFormat(nil)
+	if err != nil {
+		return err
+	}
+	if o.flopsSet && o.kernel != "mixed" {
+		return usagef("--flops-per-byte applies to --kernel mixed only")
+	}
+	chartOpt, err := o.chart.check()
+	if err != nil {
+		return err
+	}
+	if o.measured != "" && o.chart.file == "" {
+		return usagef("--measured overlays a curve on the chart: give --plot FILE too")
+	}
+	t, err := f.Device(o.devices)
+	if err != nil {
+		return err
+	}
+	d, origin := t.Device, t.Origin
 	if o.ilp < 1 || o.ilp > 12 {
 		return usageError{fmt.Errorf("--ilp %d: expected 1 to 12", o.ilp)}
 	}
@@ -136,7 +154,7 @@ func (a *app) simulate(o simulateOptions, f reports.Format, d devices.Device, or
 	if err != nil {
 		return err
 	}
-	progress := a.progress("simulating")
+	progress := f.progress("simulating")
 	pts, err := setup.Sweep(k, warps, progress)
 	if err != nil {
 		return err
@@ -147,9 +165,9 @@ func (a *app) simulate(o simulateOptions, f reports.Format, d devices.Device, or
 		dev += " (" + origin + ")"
 	}
 	s := reports.Simulation{
-		Title:  fmt.Sprintf("Simulated %s kernel on %s, %d-thread blocks", o.kernel, d.Name, o.threads),
+		Title:  fmt.Sprintf("Simulated %s kernel on %s, %d-thread blocks", o.kernel, dev, o.threads),
 		Points: pts,
-		Notes:  simulationNotes(setup, what, dev, o, occ),
+		Notes:  simulationNotes(setup, what, o, occ),
 	}
 	for _, p := range pts {
 		if p.Scaled > 0 {
@@ -157,23 +175,34 @@ func (a *app) simulate(o simulateOptions, f reports.Format, d devices.Device, or
 			break
 		}
 	}
-	if o.plot != "" {
-		if err := reports.SimulationChart(o.plot, s); err != nil {
+	var notes []string
+	if o.chart.file != "" {
+		c := reports.SimulationChart{Simulation: s}
+		if o.measured != "" {
+			in, name, err := f.Open(o.measured)
+			if err != nil {
+				return err
+			}
+			c.Measured, err = reports.ReadMeasuredCurve(in, name, o.kernel, o.ilp, o.threads)
+			in.Close()
+			if err != nil {
+				return err
+			}
+		}
+		if notes, err = o.chart.write(c, chartOpt); err != nil {
 			return err
 		}
 	}
-	if f == reports.FormatJSON {
-		return reports.JSON(a.stdout, struct {
-			Device  string      `json:"device"`
-			Kernel  string      `json:"kernel"`
-			Desc    string      `json:"description"`
-			Threads int         `json:"threads_per_block"`
-			Model   sim.Kernel  `json:"model_kernel"`
-			Setup   sim.Setup   `json:"setup"`
-			Points  []sim.Point `json:"points"`
-		}{dev, o.kernel, what, o.threads, k, setup, pts})
+	if form == reports.FormatJSON || form == reports.FormatCSV {
+		f.chartNotes(form, nil, notes)
 	}
-	return reports.Render(a.stdout, f, reports.SimulationTable(s))
+	return f.Output(form, nil, reports.SimulationView{Device: d.Name, Origin: origin, Kernel: o.kernel, Desc: what, Threads: o.threads, Model: k, Setup: setup, Points: reports.SimPoints(pts)},
+		func() []reports.Table {
+			tables := []reports.Table{reports.SimulationTable(s)}
+			f.chartNotes(form, tables, notes)
+			return tables
+		},
+		func() []reports.Table { return reports.SimulationRecords(pts) })
 }
 
 // residentWarps returns the warps per SM to simulate: those listed (each a
@@ -203,7 +232,17 @@ func residentWarps(occ occupancy.Result, list string) ([]int, error) {
 	return out, nil
 }
 
-func simulationNotes(s sim.Setup, what, dev string, o simulateOptions, occ occupancy.Result) []string {
+// simulationNotes are two lines under the table; with --verbose, every
+// parameter of the model and where it comes from.
+func simulationNotes(s sim.Setup, what string, o *simulateOptions, occ occupancy.Result) []string {
+	notes := []string{
+		fmt.Sprintf("%s; occupancy allows %d blocks (%d warps) per SM, limited by %s.", what, occ.Blocks, occ.Warps, occ.Limiters),
+		fmt.Sprintf("Bounds: roofline (%.0f GB/s, %.0f GFLOP/s FP32) and Little's law; seed %d; rates whole-GPU, decimal; -v for the model's figures.",
+			s.DRAMBandwidth/1e9, s.PeakFLOPS/1e9, o.seed),
+	}
+	if !o.f.verbose {
+		return notes
+	}
 	p := s.Params
 	// Measured figures name their measurement once, in a note of its own.
 	src := func(k string) string {
@@ -212,24 +251,19 @@ func simulationNotes(s sim.Setup, what, dev string, o simulateOptions, occ occup
 		}
 		return s.Sources[k]
 	}
-	notes := []string{
-		"kernel " + what,
-		fmt.Sprintf("device %s: %d SMs at %g MHz; one SM simulated, every SM alike; seed %d", dev, s.SMs, s.ClockHz/1e6, o.seed),
+	notes = append(notes,
+		fmt.Sprintf("%d SMs at %g MHz; one SM simulated, every SM alike", s.SMs, s.ClockHz/1e6),
 		fmt.Sprintf("FMA latency %g cycles (%s), one warp FMA per %g cycle(s) per scheduler (%s), %d schedulers (%s)",
 			p.FMALatency, src("fma_latency"), p.FMAInterval, src("fma_interval"), p.Schedulers, src("schedulers")),
 		fmt.Sprintf("DRAM latency %g cycles (%s); SM share of DRAM bandwidth %.2f B/cycle, %.0f GB/s per GPU (%s)", p.DRAMLatency, src("dram_latency"),
 			p.DRAMBytesPerCycle, p.DRAMBytesPerCycle*float64(s.SMs)*s.ClockHz/1e9, src("dram_bytes_per_cycle")),
 		fmt.Sprintf("branch bubble %g cycles (%s); memory queue of %d channels, latency ±%g cycles (%s)", p.BranchBubble, src("branch_bubble"), p.Channels, p.Jitter, src("channels")),
-		fmt.Sprintf("bounds: roofline %.0f GB/s DRAM, %.0f GFLOP/s FP32 (datasheet); Little's law over the %g-cycle DRAM and %g-cycle FMA latencies",
-			s.DRAMBandwidth/1e9, s.PeakFLOPS/1e9, p.DRAMLatency, p.FMALatency),
-	}
+	)
 	if len(s.Measured) > 0 {
 		notes = append(notes, "measured figures used: "+strings.Join(s.Measured, ", ")+"; measured with "+s.MeasuredBy)
 	}
-	notes = append(notes, fmt.Sprintf("occupancy: at most %d blocks of %d threads (%d warps) per SM with %d registers per thread and %s of shared memory, limited by %s",
-		occ.Blocks, o.threads, occ.Warps, o.regs, o.smem, occ.Limiters))
 	if o.warps == "" {
 		notes = append(notes, "warps per SM: every multiple of the block's warps up to what occupancy allows (default; --warps-per-sm to choose)")
 	}
-	return append(notes, "rates are whole-GPU, decimal: GB/s = 1e9 B/s, GFLOP/s = 1e9 FLOP/s")
+	return notes
 }

@@ -1,0 +1,419 @@
+package main
+
+import (
+	"bufio"
+	"compress/gzip"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/gpucalc/gpucalc/devices"
+	"github.com/gpucalc/gpucalc/ops"
+	"github.com/gpucalc/gpucalc/reports"
+	"github.com/spf13/cobra"
+)
+
+// factory holds what every command shares: the streams, the environment,
+// the global flags, and the one helper per I/O task (open an input, read a
+// workload, resolve devices, render). A command copies what it needs into
+// its options struct; tests build a factory over buffers.
+type factory struct {
+	In          io.Reader
+	Out, ErrOut io.Writer
+	Getenv      func(string) string
+
+	// Global flags.
+	format      string
+	deviceFiles []string
+	datasheet   bool
+	verbose     bool
+
+	catalog *devices.Catalog
+}
+
+// Exit codes.
+const (
+	exitOK      = 0
+	exitFailure = 1
+	exitUsage   = 2
+)
+
+// usageError marks an error in how gpucalc was called: a flag, an argument
+// or a flag's value (exit code 2, with a pointer to --help). Everything else
+// (a file that cannot be read, input that does not parse, a failed check)
+// exits 1.
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+// usagef returns a usage error.
+func usagef(format string, args ...any) error { return usageError{fmt.Errorf(format, args...)} }
+
+// maxInputBytes bounds what a whole-file reader (a workload, a device file)
+// takes in: far above any real workload, far below what would exhaust memory.
+const maxInputBytes = 64 << 20
+
+// Open opens an input named on the command line: a file, or - for standard
+// input, gzip-compressed or not (told by its first bytes). It returns the
+// name to use in messages. A file that cannot be opened is a failure (exit
+// 1) with a one-line message.
+func (f *factory) Open(name string) (io.ReadCloser, string, error) {
+	var rc io.ReadCloser
+	switch name {
+	case "-":
+		rc, name = io.NopCloser(f.In), "standard input"
+	case "":
+		return nil, "", usagef("no input named: give a file, or - for standard input")
+	default:
+		fh, err := os.Open(name)
+		if err != nil {
+			return nil, "", openError(name, err)
+		}
+		if st, err := fh.Stat(); err == nil && st.IsDir() {
+			fh.Close()
+			return nil, "", fmt.Errorf("%s is a directory: give a file, or - for standard input", name)
+		}
+		rc = fh
+	}
+	br := bufio.NewReaderSize(rc, 64<<10)
+	if magic, _ := br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
+		z, err := gzip.NewReader(br)
+		if err != nil {
+			rc.Close()
+			return nil, "", fmt.Errorf("%s: starts like gzip but is not: %w", name, err)
+		}
+		return readCloser{z, rc}, name, nil
+	}
+	return readCloser{br, rc}, name, nil
+}
+
+// readCloser reads from one reader and closes the file under it.
+type readCloser struct {
+	io.Reader
+	c io.Closer
+}
+
+func (r readCloser) Close() error { return r.c.Close() }
+
+// openError says why a file cannot be opened, without Go's wording.
+func openError(name string, err error) error {
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("%s: no such file; check the path, or give - to read standard input", name)
+	case errors.Is(err, fs.ErrPermission):
+		return fmt.Errorf("%s: permission denied", name)
+	}
+	return fmt.Errorf("cannot open %s: %w", name, errors.Unwrap(err))
+}
+
+// ReadAll reads a whole input (see Open), refusing more than maxInputBytes.
+func (f *factory) ReadAll(name string) ([]byte, string, error) {
+	r, shown, err := f.Open(name)
+	if err != nil {
+		return nil, "", err
+	}
+	defer r.Close()
+	data, err := io.ReadAll(io.LimitReader(r, maxInputBytes+1))
+	if err != nil {
+		return nil, "", fmt.Errorf("reading %s: %w", shown, err)
+	}
+	if len(data) > maxInputBytes {
+		return nil, "", fmt.Errorf("%s: larger than %d MiB; is it the right file?", shown, maxInputBytes>>20)
+	}
+	return data, shown, nil
+}
+
+// ReadWorkload reads and parses a workload file, or standard input for -
+// (at most ops.MaxWorkloadBytes).
+func (f *factory) ReadWorkload(name string) (ops.Workload, error) {
+	r, shown, err := f.Open(name)
+	if err != nil {
+		return ops.Workload{}, err
+	}
+	defer r.Close()
+	return ops.ReadWorkload(shown, r)
+}
+
+// OutFormat parses --format against the formats a command supports (nil:
+// table, markdown, json, csv).
+func (f *factory) OutFormat(allowed []reports.Format) (reports.Format, error) {
+	form, err := reports.ParseFormat(f.format, allowed)
+	if err != nil {
+		return "", usageError{fmt.Errorf("--format: %w", err)}
+	}
+	return form, nil
+}
+
+// Render writes tables in format form to standard output.
+func (f *factory) Render(form reports.Format, tables ...reports.Table) error {
+	return reports.Render(f.Out, form, tables...)
+}
+
+// JSON writes v to standard output as indented JSON.
+func (f *factory) JSON(v any) error { return reports.JSON(f.Out, v) }
+
+// Warn writes a one-line warning to standard error.
+func (f *factory) Warn(format string, args ...any) {
+	fmt.Fprintf(f.ErrOut, "gpucalc: warning: "+format+"\n", args...)
+}
+
+// Catalog returns the built-in catalog with the user's device files applied:
+// first every *.yaml in $GPUCALC_DEVICES (sorted), then each --device-file.
+func (f *factory) Catalog() (*devices.Catalog, error) {
+	if f.catalog != nil {
+		return f.catalog, nil
+	}
+	c, err := devices.Builtin()
+	if err != nil {
+		return nil, err
+	}
+	var files []string
+	if dir := f.Getenv("GPUCALC_DEVICES"); dir != "" {
+		if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+			return nil, fmt.Errorf("GPUCALC_DEVICES=%s: not a directory; unset it or point it at a directory of device files", dir)
+		}
+		matches, err := filepath.Glob(filepath.Join(dir, "*.y*ml"))
+		if err != nil {
+			return nil, fmt.Errorf("GPUCALC_DEVICES=%s: %w", dir, err)
+		}
+		sort.Strings(matches)
+		files = append(files, matches...)
+	}
+	files = append(files, f.deviceFiles...)
+	for _, name := range files {
+		data, _, err := f.ReadAll(name)
+		if err != nil {
+			return nil, fmt.Errorf("device file %w", err)
+		}
+		if c, err = c.With(name, data); err != nil {
+			return nil, err
+		}
+	}
+	f.catalog = c
+	return c, nil
+}
+
+// defaultDevice is used when neither --device nor GPUCALC_DEVICE names one.
+const defaultDevice = "H100 SXM"
+
+// target is one device a command runs on, and where its name came from
+// ("" when the user named it; "default; ..." or "from GPUCALC_DEVICE").
+type target struct {
+	devices.Device
+	Origin string
+}
+
+// Lookup finds a device in the catalog (with the user's files) by name,
+// honouring --datasheet. An unknown name is a usage error.
+func (f *factory) Lookup(name string) (devices.Device, error) {
+	c, err := f.Catalog()
+	if err != nil {
+		return devices.Device{}, err
+	}
+	d, err := c.Lookup(name)
+	if err != nil {
+		return devices.Device{}, usageError{err}
+	}
+	if f.datasheet {
+		d = d.Datasheet()
+	}
+	return d, nil
+}
+
+// deviceFlags are --device and, for commands that compare GPUs, --devices.
+// One rule for every command: --device names one GPU, --devices several;
+// giving both, an empty name or a name twice is a usage error. With
+// neither, $GPUCALC_DEVICE or the default is used, and the output says so.
+type deviceFlags struct {
+	device  string
+	devices []string
+	// deviceSet and devicesSet record whether the flags were given.
+	deviceSet, devicesSet bool
+	multi                 bool
+}
+
+// addDeviceFlags registers --device (and --devices when multi) with
+// completion.
+func (f *factory) addDeviceFlags(cmd *cobra.Command, o *deviceFlags, multi bool) {
+	o.multi = multi
+	cmd.Flags().StringVarP(&o.device, "device", "d", "", "GPU `name` or alias from 'gpucalc devices' (default $GPUCALC_DEVICE, else "+defaultDevice+")")
+	_ = cmd.RegisterFlagCompletionFunc("device", f.completeDevices)
+	if multi {
+		cmd.Flags().StringSliceVar(&o.devices, "devices", nil, "compare several GPUs: comma-separated `names` (instead of --device)")
+		_ = cmd.RegisterFlagCompletionFunc("devices", f.completeDevices)
+	}
+}
+
+// changed records which device flags were given; call it from RunE.
+func (o *deviceFlags) changed(cmd *cobra.Command) {
+	o.deviceSet = cmd.Flags().Changed("device")
+	o.devicesSet = o.multi && cmd.Flags().Changed("devices")
+}
+
+// Devices resolves device flags to the devices to run on.
+func (f *factory) Devices(o deviceFlags) ([]target, error) {
+	if o.deviceSet && o.devicesSet {
+		return nil, usagef("give --device or --devices, not both")
+	}
+	if o.deviceSet && strings.TrimSpace(o.device) == "" {
+		return nil, usagef("--device is empty: give a GPU name from 'gpucalc devices'")
+	}
+	if !o.devicesSet {
+		name, origin := f.deviceName(o.device)
+		d, err := f.Lookup(name)
+		if err != nil {
+			if origin != "" && !strings.HasPrefix(origin, "default") {
+				err = fmt.Errorf("%s: %w", origin, err)
+			}
+			return nil, err
+		}
+		return []target{{d, origin}}, nil
+	}
+	if len(o.devices) == 0 {
+		return nil, usagef("--devices is empty: give comma-separated GPU names from 'gpucalc devices'")
+	}
+	var out []target
+	seen := map[string]string{}
+	for _, n := range o.devices {
+		if strings.TrimSpace(n) == "" {
+			return nil, usagef("--devices %s: an empty name; give comma-separated GPU names", strings.Join(o.devices, ","))
+		}
+		d, err := f.Lookup(n)
+		if err != nil {
+			return nil, usageError{fmt.Errorf("--devices: %w", err)}
+		}
+		if prev, ok := seen[d.Name]; ok {
+			return nil, usagef("--devices names %s twice (%q and %q)", d.Name, prev, n)
+		}
+		seen[d.Name] = n
+		out = append(out, target{d, ""})
+	}
+	return out, nil
+}
+
+// Device resolves device flags that name one GPU.
+func (f *factory) Device(o deviceFlags) (target, error) {
+	ts, err := f.Devices(o)
+	if err != nil {
+		return target{}, err
+	}
+	return ts[0], nil
+}
+
+// deviceName returns the device to use when a command names one: the flag,
+// else $GPUCALC_DEVICE, else the default; origin says where it came from.
+func (f *factory) deviceName(flag string) (name, origin string) {
+	if flag != "" {
+		return flag, ""
+	}
+	if env := f.Getenv("GPUCALC_DEVICE"); env != "" {
+		return env, "from GPUCALC_DEVICE"
+	}
+	return defaultDevice, "default; set --device or GPUCALC_DEVICE"
+}
+
+// completeDevices completes device names for flags and arguments.
+func (f *factory) completeDevices(_ *cobra.Command, _ []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+	c, err := f.Catalog()
+	if err != nil {
+		return nil, cobra.ShellCompDirectiveError
+	}
+	// --devices completes the name after the last comma.
+	done, partial := "", toComplete
+	if i := strings.LastIndex(toComplete, ","); i >= 0 {
+		done, partial = toComplete[:i+1], toComplete[i+1:]
+	}
+	var out []cobra.Completion
+	for _, d := range c.Devices() {
+		alias := d.Name
+		if len(d.Aliases) > 0 {
+			alias = d.Aliases[0]
+		}
+		if strings.HasPrefix(strings.ToLower(alias), strings.ToLower(partial)) {
+			out = append(out, cobra.CompletionWithDesc(done+alias, d.Vendor+" "+d.Name))
+		}
+	}
+	return out, cobra.ShellCompDirectiveNoFileComp
+}
+
+// args validates positional arguments as a usage error.
+func args(v cobra.PositionalArgs) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, a []string) error {
+		if err := v(cmd, a); err != nil {
+			return usageError{err}
+		}
+		return nil
+	}
+}
+
+// sectionFlag is --section of a command whose CSV output has several
+// sections (CSV holds one table; JSON holds them all). The first name is
+// the default.
+type sectionFlag struct {
+	name  string
+	names []string
+	// needs says which flag a section that not every run has needs.
+	needs map[string]string
+	set   bool
+}
+
+// addSectionFlag registers --section with completion; names[0] is the
+// default.
+func (f *factory) addSectionFlag(cmd *cobra.Command, s *sectionFlag, needs map[string]string, names ...string) {
+	s.names, s.needs = names, needs
+	cmd.Flags().StringVar(&s.name, "section", names[0], "`section` --format csv writes: "+strings.Join(names, ", ")+" (JSON has every section)")
+	_ = cmd.RegisterFlagCompletionFunc("section", cobra.FixedCompletions(names, cobra.ShellCompDirectiveNoFileComp))
+}
+
+// changed records whether --section was given; call it from RunE.
+func (s *sectionFlag) changed(cmd *cobra.Command) { s.set = cmd.Flags().Changed("section") }
+
+// check validates --section against the format: a name the command has,
+// and CSV only.
+func (s *sectionFlag) check(form reports.Format) error {
+	if s == nil || !s.set {
+		return nil
+	}
+	if !slices.Contains(s.names, s.name) {
+		return usagef("--section %q: expected one of %s", s.name, strings.Join(s.names, ", "))
+	}
+	if form != reports.FormatCSV {
+		return usagef("--section picks what --format csv writes; the other formats show every section")
+	}
+	return nil
+}
+
+// Output writes a command's result: JSON the view, CSV the section of
+// records that --section picks (sec is nil for a command with one), table
+// and Markdown the tables. records and tables are built only when needed.
+func (f *factory) Output(form reports.Format, sec *sectionFlag, view any, tables, records func() []reports.Table) error {
+	if err := sec.check(form); err != nil {
+		return err
+	}
+	switch form {
+	case reports.FormatJSON:
+		return f.JSON(view)
+	case reports.FormatCSV:
+		name := "" // the first section, unless --section names one
+		if sec != nil && sec.set {
+			name = sec.name
+		}
+		t, ok := reports.Section(records(), name)
+		if !ok {
+			msg := fmt.Sprintf("--section %s: this run has no %s section", name, name)
+			if sec != nil && sec.needs[name] != "" {
+				msg += "; it needs " + sec.needs[name]
+			}
+			return usageError{errors.New(msg)}
+		}
+		return f.Render(form, t)
+	}
+	return f.Render(form, tables()...)
+}

@@ -1,0 +1,161 @@
+package main
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/gpucalc/gpucalc/devices"
+	"github.com/gpucalc/gpucalc/reports"
+	"github.com/gpucalc/gpucalc/roofline"
+	"github.com/gpucalc/gpucalc/trace"
+	"github.com/spf13/cobra"
+)
+
+type traceOptions struct {
+	f       *factory
+	devices deviceFlags
+	file    string
+	top     int
+	chart   chartOptions
+	section sectionFlag
+}
+
+func newCmdTrace(f *factory, runF func(*traceOptions) error) *cobra.Command {
+	opts := &traceOptions{f: f}
+	cmd := &cobra.Command{
+		Use:   "trace FILE|-",
+		Short: "Set every op of a torch.profiler trace against its roofline, every kernel against its occupancy",
+		Long: `Read a Chrome trace exported by torch.profiler (.json or .json.gz, gzip told by
+its content) and show, for each top-level aten op with GPU kernels: its input
+shapes and data type, calls, measured GPU time (the sum of its kernels),
+FLOPs and ideal bytes from gpucalc's op models, achieved FLOP/s and
+bandwidth, the roofline's expected time and the efficiency expected /
+measured, with the time that would be saved at the expected speed. Each
+kernel launch configuration gets gpucalc's theoretical occupancy and its
+limiter, beside the trace's own estimate where they differ. The summary
+gives each stream's busy and idle time, the kernels shorter than the launch
+overhead, memcpy and memset, and the ops losing most time; the findings are
+the design review's checks that apply to a measured step.
+
+Profile with record_shapes=True (without shapes nothing can be priced):
+  with torch.profiler.profile(activities=[ProfilerActivity.CPU,
+          ProfilerActivity.CUDA], record_shapes=True) as prof:
+      step()
+  prof.export_chrome_trace("trace.json")
+
+Ops without a model keep their measured time; kernels outside any aten op
+are listed as unattributed; the output states that ops and unattributed time
+add up to the total kernel time. The device comes from the trace's
+deviceProperties; --device overrides it. Rates are decimal (1 TB/s = 1e12 B/s).`,
+		Example: `  gpucalc trace trace.json.gz
+  gpucalc trace trace.json --format csv --section kernels > kernels.csv
+  gunzip -c trace.json.gz | gpucalc trace - --format json
+  gpucalc trace trace.json --device h200 --plot ops.png`,
+		Args: args(cobra.ExactArgs(1)),
+		RunE: func(cmd *cobra.Command, argv []string) error {
+			opts.file = argv[0]
+			opts.devices.changed(cmd)
+			opts.section.changed(cmd)
+			if runF != nil {
+				return runF(opts)
+			}
+			return traceRun(opts)
+		},
+	}
+	f.addDeviceFlags(cmd, &opts.devices, false)
+	addChartFlags(cmd, &opts.chart, "the ops on the device's roofline at their achieved rate", reports.DefaultChartSize)
+	f.addSectionFlag(cmd, &opts.section, nil, "ops", "kernels", "streams", "transfers", "unattributed", "findings", "summary")
+	cmd.Flags().IntVar(&opts.top, "top", 10, "list the `N` costliest ops, kernels and findings in tables (0: all; JSON has all)")
+	cmd.Flags().Lookup("device").Usage = "GPU `name` or alias from 'gpucalc devices' to measure against (default: the GPU the trace names)"
+	return cmd
+}
+
+// progressBytes is the input size from which reading is announced on
+// stderr: about a second's work.
+const progressBytes = 50 << 20
+
+func traceRun(opts *traceOptions) error {
+	f := opts.f
+	form, err := f.OutFormat(nil)
+	if err != nil {
+		return err
+	}
+	if opts.top < 0 {
+		return usagef("--top %d: give 0 (all) or more", opts.top)
+	}
+	chartOpt, err := opts.chart.check()
+	if err != nil {
+		return err
+	}
+	in, name, err := f.Open(opts.file)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	if st, err := os.Stat(opts.file); err == nil && opts.file != "-" && st.Size() >= progressBytes {
+		fmt.Fprintf(f.ErrOut, "gpucalc: reading %s (%d MB)…\n", name, st.Size()/1e6)
+	}
+	tr, err := trace.Read(in)
+	if err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	d, origin, err := traceDevice(opts, tr)
+	if err != nil {
+		return err
+	}
+	m, err := roofline.New(d)
+	if err != nil {
+		return err
+	}
+	arch, err := trace.Arch(tr, d)
+	if err != nil {
+		return err
+	}
+	a, err := trace.Analyze(tr, m, arch)
+	if err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	var notes []string
+	if opts.chart.file != "" {
+		if notes, err = opts.chart.write(reports.TraceChart(a, d), chartOpt); err != nil {
+			return err
+		}
+	}
+	if form == reports.FormatJSON || form == reports.FormatCSV {
+		f.chartNotes(form, nil, notes)
+	}
+	return f.Output(form, &opts.section, reports.TraceView{DeviceOrigin: origin, Analysis: a},
+		func() []reports.Table {
+			tables := reports.Trace(a, origin, opts.top)
+			f.chartNotes(form, tables, notes)
+			return tables
+		},
+		func() []reports.Table { return reports.TraceRecords(a) })
+}
+
+// traceDevice picks the device: --device, else the one deviceProperties
+// names. A --device that contradicts the trace is used, with a warning.
+func traceDevice(opts *traceOptions, tr *trace.Trace) (devices.Device, string, error) {
+	f := opts.f
+	name := tr.DeviceName()
+	if opts.devices.deviceSet {
+		t, err := f.Device(opts.devices)
+		if err != nil {
+			return devices.Device{}, "", err
+		}
+		if name != "" {
+			if d, err := f.Lookup(name); err != nil || d.Name != t.Name {
+				f.Warn("--device %s, but the trace was recorded on %s: expected times are %s's", t.Name, name, t.Name)
+			}
+		}
+		return t.Device, "from --device", nil
+	}
+	if name == "" {
+		return devices.Device{}, "", fmt.Errorf("the trace names no device (no deviceProperties): pass --device NAME")
+	}
+	d, err := f.Lookup(name)
+	if err != nil {
+		return devices.Device{}, "", fmt.Errorf("the trace's device: %w; pass --device NAME, or add the GPU with --device-file", err)
+	}
+	return d, "from the trace", nil
+}

@@ -1,0 +1,120 @@
+package devices
+
+import (
+	"encoding/csv"
+	"math"
+	"os"
+	"strconv"
+	"testing"
+)
+
+// allReduceRow is one all_reduce row of testdata/nccl_2gpu_h200.csv (bf16,
+// NCCL 2.28.9, two H200 SXM over NVLink).
+type allReduceRow struct {
+	ranks   int
+	bytes   float64 // per rank
+	seconds float64
+}
+
+func readAllReduce(t *testing.T) []allReduceRow {
+	t.Helper()
+	f, err := os.Open("testdata/nccl_2gpu_h200.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rows, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []allReduceRow
+	for _, r := range rows[1:] { // op,world,bytes_per_rank,us,busbw_gbps
+		if r[0] != "all_reduce" {
+			continue
+		}
+		n, err1 := strconv.Atoi(r[1])
+		b, err2 := strconv.ParseFloat(r[2], 64)
+		us, err3 := strconv.ParseFloat(r[3], 64)
+		if err1 != nil || err2 != nil || err3 != nil {
+			t.Fatalf("nccl_2gpu_h200.csv: bad row %v", r)
+		}
+		out = append(out, allReduceRow{n, b, us * 1e-6})
+	}
+	if len(out) < 10 {
+		t.Fatalf("nccl_2gpu_h200.csv: %d all_reduce rows", len(out))
+	}
+	return out
+}
+
+// busBytes is what an all-reduce of b bytes per rank moves over each GPU's
+// link, as nccl-tests defines bus bandwidth.
+func busBytes(b float64, n int) float64 { return b * 2 * float64(n-1) / float64(n) }
+
+// TestAllReduceFit refits the measured all-reduce curve, t = latency +
+// busBytes/busbw, by least squares in relative error (weights 1/t, so that
+// 1 KiB and 1 GiB messages count alike), and checks that the catalog's
+// figures are that fit and that the fit reproduces every measured time.
+func TestAllReduceFit(t *testing.T) {
+	rows := readAllReduce(t)
+	// Weighted normal equations for t = a + k·x with weights w = 1/t².
+	var sw, sx, sy, sxx, sxy float64
+	for _, r := range rows {
+		w := 1 / (r.seconds * r.seconds)
+		x := busBytes(r.bytes, r.ranks)
+		sw, sx, sy, sxx, sxy = sw+w, sx+w*x, sy+w*r.seconds, sxx+w*x*x, sxy+w*x*r.seconds
+	}
+	k := (sw*sxy - sx*sy) / (sw*sxx - sx*sx)
+	lat, bw := (sy-k*sx)/sw, 1/k
+	t.Logf("fit: latency %.4g s, bus bandwidth %.4g B/s", lat, bw)
+
+	for _, mf := range measuredFiles {
+		d := loadMeasured(t, mf.file, mf.name)
+		m := d.Measured
+		if math.Abs(m.AllReduceLatency/lat-1) > 0.005 || math.Abs(m.AllReduceBusBandwidth/bw-1) > 0.005 {
+			t.Errorf("%s: all-reduce latency %.4g s, bus bandwidth %.4g B/s; the fit of the measured curve gives %.4g s, %.4g B/s (allowed: 0.5%%)",
+				mf.name, m.AllReduceLatency, m.AllReduceBusBandwidth, lat, bw)
+		}
+		// A measured bus bandwidth cannot exceed the link's per-direction rate.
+		if m.AllReduceBusBandwidth > d.PeerLink.BytesPerSecond {
+			t.Errorf("%s: all-reduce bus bandwidth %.4g B/s is above the NVLink's %.4g B/s", mf.name, m.AllReduceBusBandwidth, d.PeerLink.BytesPerSecond)
+		}
+	}
+	// The model with the catalog's figures is within 12% of every measured
+	// time, 1 KiB to 1 GiB (the worst row is 10.8% off: the measured curve
+	// bends more between 16 MiB and 256 MiB than one latency and one
+	// bandwidth can follow).
+	d := loadMeasured(t, "data/measured/h200-sxm.yaml", "H200 SXM")
+	for _, r := range rows {
+		model := d.Measured.AllReduceLatency + busBytes(r.bytes, r.ranks)/d.Measured.AllReduceBusBandwidth
+		if rel := model/r.seconds - 1; math.Abs(rel) > 0.12 {
+			t.Errorf("%g bytes over %d GPUs: model %.4g s, measured %.4g s (%+.1f%%; allowed 12%%)", r.bytes, r.ranks, model, r.seconds, 100*rel)
+		}
+	}
+}
+
+// TestPeerLink checks the GPU-to-GPU links against the datasheets' totals
+// (both directions; the catalog stores one direction) and the PCIe fallback.
+func TestPeerLink(t *testing.T) {
+	for name, total := range map[string]float64{
+		"H100 SXM": 900e9, "H200 SXM": 900e9, "A100 SXM4 40GB": 600e9, "A100 SXM4 80GB": 600e9,
+		"A100 PCIe 80GB": 600e9, "H100 NVL": 600e9, "H100 PCIe": 600e9, "B200": 1.8e12,
+		"V100 SXM2 16GB": 300e9, "V100 SXM2 32GB": 300e9,
+	} {
+		d, err := Lookup(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := 2 * d.PeerLink.BytesPerSecond; got != total || d.Peer() != d.PeerLink || d.Source("peer_link.bandwidth") == "" {
+			t.Errorf("%s: peer link %q, 2 × %g B/s (source %q); want %g B/s in all", name, d.PeerLink.Type, d.PeerLink.BytesPerSecond, d.Source("peer_link.bandwidth"), total)
+		}
+	}
+	for _, name := range []string{"L4", "L40S", "A10", "T4", "RTX 4090", "RTX 5090"} {
+		d, err := Lookup(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.PeerLink.BytesPerSecond != 0 || d.Peer() != d.HostLink {
+			t.Errorf("%s has no NVLink; Peer() = %+v, want the host link %+v", name, d.Peer(), d.HostLink)
+		}
+	}
+}

@@ -1,0 +1,101 @@
+package model
+
+import (
+	"fmt"
+
+	"github.com/gpucalc/gpucalc/roofline"
+)
+
+// Result is a model step on one device: memory per GPU, every op priced on
+// the roofline, and the step's totals.
+type Result struct {
+	Model  string           `json:"model"`
+	Device string           `json:"device"`
+	Shape  Shape            `json:"shape"`
+	Memory Memory           `json:"memory"`
+	Ops    []Op             `json:"-"`
+	Points []roofline.Point `json:"ops"`
+
+	// LowerBound is the sum of the ops' roofline lower bounds (datasheet
+	// peaks, no fixed costs): no implementation runs the step faster.
+	LowerBound float64 `json:"lower_bound_seconds"`
+	// Expected is the step as a stream of back-to-back kernels: each op's
+	// work at achievable rates plus the kernel period (see Analyze).
+	Expected float64 `json:"expected_seconds"`
+	// Kernels is the number of kernels the step launches.
+	Kernels int `json:"kernels"`
+	// Time by category of op; Launches is the kernels' fixed cost.
+	Time map[Category]float64 `json:"time_seconds_by_category"`
+	// Dominant is the category taking the most expected time.
+	Dominant Category `json:"dominant"`
+	// TokensPerSecond is the tokens the step produces per second for the
+	// batch (decode: one per sequence; prefill: the prompt tokens), and
+	// PerSequence for one sequence.
+	TokensPerSecond float64  `json:"tokens_per_second"`
+	PerSequence     float64  `json:"tokens_per_second_per_sequence"`
+	Notes           []string `json:"notes,omitempty"`
+}
+
+// Analyze prices one step of shape s with the roofline model m (one GPU of
+// the tensor-parallel group; all ranks do the same work).
+//
+// Each kernel's expected time is its work — the slower of its compute and
+// memory time at the achievable rates roofline uses — plus the kernel
+// period: the device's measured time per back-to-back empty kernel (launch,
+// start-up and drain; roofline's launch overhead). That is how kernels run
+// when the GPU is the bottleneck: a decode step replayed as a CUDA graph (no
+// CPU launch cost, the way the reference decoder is timed), or a prefill
+// long enough that the CPU queues kernels ahead of the GPU. An eager decode
+// step that waits on Python is slower; the review says so.
+func (c Config) Analyze(s Shape, m *roofline.Model) (Result, error) {
+	s = s.Defaults()
+	d := m.Device()
+	mem, err := c.Memory(s, d)
+	if err != nil {
+		return Result{}, err
+	}
+	list, err := c.Ops(s)
+	if err != nil {
+		return Result{}, err
+	}
+	if s.TP > 1 && d.Peer().BytesPerSecond <= 0 {
+		return Result{}, fmt.Errorf("%s has no GPU-to-GPU or host link in the catalog: cannot price tp=%d", d.Name, s.TP)
+	}
+	r := Result{Model: c.Name, Device: d.Name, Shape: s, Memory: mem, Ops: list,
+		Points: make([]roofline.Point, 0, len(list)), Time: map[Category]float64{}}
+	period := m.FixedCost() - m.Efficiency().Ramp
+	for _, o := range list {
+		p, err := m.Analyze(o.Op)
+		if err != nil {
+			return Result{}, fmt.Errorf("%s: %w", o.Name, err)
+		}
+		p.Name, p.Count = o.Name, o.Count
+		n := float64(o.Count)
+		work := p.Expected
+		if o.Category != Comm {
+			work -= m.FixedCost()
+			r.Kernels += o.Count
+			r.Time[Launches] += n * period
+			p.Expected = work + period
+		}
+		r.Time[o.Category] += n * work
+		r.Expected += n * p.Expected
+		r.LowerBound += n * p.LowerBound
+		r.Points = append(r.Points, p)
+	}
+	for _, k := range []Category{Weights, KVCache, Elementwise, Comm, Launches} {
+		if r.Time[k] > r.Time[r.Dominant] {
+			r.Dominant = k
+		}
+	}
+	tokens := float64(s.Batch)
+	if s.Phase == Prefill {
+		tokens *= float64(s.Seq)
+	}
+	r.TokensPerSecond = tokens / r.Expected
+	r.PerSequence = r.TokensPerSecond / float64(s.Batch)
+	if !mem.Fits {
+		r.Notes = append(r.Notes, fmt.Sprintf("does not fit: %.1f GiB needed per GPU, %.1f GiB usable", mem.Total/(1<<30), mem.Usable/(1<<30)))
+	}
+	return r, nil
+}

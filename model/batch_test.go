@@ -1,0 +1,48 @@
+package model
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestReadBatch(t *testing.T) {
+	in := "model,device,phase,batch,seq,ctx,tp\n" +
+		"llama-3.1-8b,h100,decode,8,1,4096,2\n" +
+		"llama-3.1-8b,h100,prefill,1,,,\n" +
+		"llama-3.1-8b,h100,decode,x,1,1,1\n" +
+		"llama-3.1-8b,h100\n"
+	rows, err := ReadBatch(strings.NewReader(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 4 {
+		t.Fatalf("%d rows, want 4", len(rows))
+	}
+	want := Shape{Phase: Decode, Batch: 8, Seq: 1, Ctx: 4096, TP: 2}
+	if rows[0].Err != nil || rows[0].Shape != want || rows[0].Model != "llama-3.1-8b" || rows[0].Device != "h100" || rows[0].Line != 2 {
+		t.Errorf("row 1: %+v", rows[0])
+	}
+	for i, w := range []string{"prompt length", `batch: "x"`, "2 cells"} {
+		if e := rows[i+1].Err; e == nil || !strings.Contains(e.Error(), w) {
+			t.Errorf("row %d: error %v, want %q", i+2, e, w)
+		}
+	}
+	for _, bad := range []string{"", "model,device\n", "model,device,phase,batch,seq,ctx,tpx\n"} {
+		if _, err := ReadBatch(strings.NewReader(bad)); err == nil || !strings.Contains(err.Error(), "model,device,phase,batch,seq,ctx,tp") {
+			t.Errorf("header %q: %v", bad, err)
+		}
+	}
+}
+
+func FuzzReadBatch(f *testing.F) {
+	f.Add("model,device,phase,batch,seq,ctx,tp\nllama-3.1-8b,h100,decode,8,1,4096,2\n")
+	f.Add("model,device,phase,batch,seq,ctx,tp\n\"a,b\",,prefill,1,2,,\n")
+	f.Fuzz(func(t *testing.T, in string) {
+		rows, _ := ReadBatch(strings.NewReader(in))
+		for _, r := range rows {
+			if r.Err == nil && r.Shape.Defaults().validateShape() != nil {
+				t.Errorf("row %d accepted an invalid shape %+v", r.Line, r.Shape)
+			}
+		}
+	})
+}

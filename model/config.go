@@ -1,0 +1,346 @@
+// Package model turns a Hugging Face config.json of a decoder-only language
+// model into what gpucalc reasons about: the exact parameter count, the
+// memory one GPU holds (weights, KV cache, activation workspace), and the op
+// list of a prefill or decode step that roofline prices like any other
+// workload. It knows architectures, not devices' speeds.
+package model
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+)
+
+// Config is the architecture a config.json describes, normalised across
+// model types. Sizes are element counts.
+type Config struct {
+	// Name is the built-in name or the file the config came from.
+	Name      string `json:"name"`
+	ModelType string `json:"model_type"`
+
+	Hidden       int64 `json:"hidden_size"`
+	Layers       int64 `json:"layers"`
+	Heads        int64 `json:"heads"`
+	KVHeads      int64 `json:"kv_heads"`
+	HeadDim      int64 `json:"head_dim"`
+	Intermediate int64 `json:"intermediate_size"`
+	Vocab        int64 `json:"vocab_size"`
+
+	TiedEmbeddings bool `json:"tied_embeddings"`
+	// QKVBias: q, k and v projections carry biases; OBias: the output
+	// projection too (attention_bias); MLPBias: gate, up and down.
+	QKVBias bool `json:"qkv_bias"`
+	OBias   bool `json:"o_bias"`
+	MLPBias bool `json:"mlp_bias"`
+	// QKNorm: per-head RMSNorm of queries and keys (Qwen3, Gemma 3).
+	QKNorm bool `json:"qk_norm"`
+	// NormsPerLayer is 2 (pre-attention, pre-MLP) or 4 (Gemma 2 and 3 add
+	// post-attention and post-MLP norms).
+	NormsPerLayer int64 `json:"norms_per_layer"`
+	// FusedQKV and FusedGateUp: one projection computes q, k, v (gate and
+	// up) together, as Phi-3 stores them.
+	FusedQKV    bool `json:"fused_qkv"`
+	FusedGateUp bool `json:"fused_gate_up"`
+	// Activation is "silu" or "gelu_tanh", gating the MLP.
+	Activation string `json:"activation"`
+
+	// SlidingWindow is the attention window of the layers marked in
+	// Sliding (0: none).
+	SlidingWindow int64  `json:"sliding_window,omitempty"`
+	Sliding       []bool `json:"sliding_layers,omitempty"`
+
+	// Mixture of experts: Experts routed experts of MoEIntermediate each,
+	// TopK of them per token, SharedExperts always-on experts; Dense[i]
+	// marks layers with a dense MLP of Intermediate instead.
+	Experts         int64  `json:"experts,omitempty"`
+	TopK            int64  `json:"experts_per_token,omitempty"`
+	MoEIntermediate int64  `json:"moe_intermediate_size,omitempty"`
+	SharedExperts   int64  `json:"shared_experts,omitempty"`
+	Dense           []bool `json:"dense_layers,omitempty"`
+
+	// Multi-head latent attention (DeepSeek-V3): queries through a rank
+	// QLoRARank bottleneck (0: a direct projection), keys and values from
+	// a KVLoRARank latent cached with a QKRopeDim rotary key; per head
+	// QKNopeDim + QKRopeDim query/key and VHeadDim value dimensions.
+	QLoRARank  int64 `json:"q_lora_rank,omitempty"`
+	KVLoRARank int64 `json:"kv_lora_rank,omitempty"`
+	QKNopeDim  int64 `json:"qk_nope_head_dim,omitempty"`
+	QKRopeDim  int64 `json:"qk_rope_head_dim,omitempty"`
+	VHeadDim   int64 `json:"v_head_dim,omitempty"`
+}
+
+// ModelTypes are the model_type values Parse knows.
+var ModelTypes = []string{"llama", "mistral", "qwen2", "qwen3", "phi3", "gemma2", "gemma3_text", "mixtral", "qwen3_moe", "deepseek_v3"}
+
+// MLA reports whether the model uses multi-head latent attention.
+func (c Config) MLA() bool { return c.KVLoRARank > 0 }
+
+// MoE reports whether layer i routes its MLP through experts.
+func (c Config) MoE(i int) bool { return c.Experts > 0 && !c.Dense[i] }
+
+// maxSize bounds every size so that counts stay exact and layer lists small.
+const maxSize = 1 << 24
+
+// fields reads config.json values with errors that name the field.
+type fields struct {
+	m    map[string]json.RawMessage
+	name string
+}
+
+func (f fields) has(k string) bool {
+	v, ok := f.m[k]
+	return ok && string(v) != "null"
+}
+
+func (f fields) int(k string) (int64, error) {
+	if !f.has(k) {
+		return 0, fmt.Errorf("%s: missing field %q", f.name, k)
+	}
+	var v float64
+	if err := json.Unmarshal(f.m[k], &v); err != nil || v != float64(int64(v)) || v <= 0 || v > maxSize {
+		return 0, fmt.Errorf("%s: field %q is %s; expected a whole number from 1 to %d", f.name, k, f.m[k], int64(maxSize))
+	}
+	return int64(v), nil
+}
+
+// intOr returns the field, or def when it is absent or null.
+func (f fields) intOr(k string, def int64) (int64, error) {
+	if !f.has(k) {
+		return def, nil
+	}
+	return f.int(k)
+}
+
+func (f fields) boolOr(k string, def bool) (bool, error) {
+	if !f.has(k) {
+		return def, nil
+	}
+	var v bool
+	if err := json.Unmarshal(f.m[k], &v); err != nil {
+		return false, fmt.Errorf("%s: field %q is %s; expected true or false", f.name, k, f.m[k])
+	}
+	return v, nil
+}
+
+func (f fields) str(k string) (string, error) {
+	var s string
+	if !f.has(k) {
+		return "", nil
+	}
+	if err := json.Unmarshal(f.m[k], &s); err != nil {
+		return "", fmt.Errorf("%s: field %q is %s; expected a string", f.name, k, f.m[k])
+	}
+	return s, nil
+}
+
+// Parse reads a Hugging Face config.json; name labels the config in errors
+// and output. A missing required field or an unknown model_type is an error
+// naming it.
+func Parse(name string, data []byte) (Config, error) {
+	var m map[string]json.RawMessage
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(&m); err != nil {
+		return Config{}, fmt.Errorf("%s: not a JSON object: %w", name, err)
+	}
+	f := fields{m: m, name: name}
+	if _, ok := m["text_config"]; ok && !f.has("num_hidden_layers") {
+		return Config{}, fmt.Errorf("%s: a multimodal config (text_config); give the text model's own config.json", name)
+	}
+	mt, err := f.str("model_type")
+	if err != nil {
+		return Config{}, err
+	}
+	if mt == "" {
+		return Config{}, fmt.Errorf("%s: missing field \"model_type\"; expected one of %s", name, strings.Join(ModelTypes, ", "))
+	}
+	c := Config{Name: name, ModelType: mt, NormsPerLayer: 2, Activation: "silu"}
+	known := false
+	for _, t := range ModelTypes {
+		known = known || t == mt
+	}
+	if !known {
+		return Config{}, fmt.Errorf("%s: model_type %q is not supported; expected one of %s", name, mt, strings.Join(ModelTypes, ", "))
+	}
+	for _, x := range []struct {
+		k   string
+		dst *int64
+	}{
+		{"hidden_size", &c.Hidden}, {"num_hidden_layers", &c.Layers}, {"num_attention_heads", &c.Heads},
+		{"vocab_size", &c.Vocab}, {"intermediate_size", &c.Intermediate},
+	} {
+		if *x.dst, err = f.int(x.k); err != nil {
+			return Config{}, err
+		}
+	}
+	if c.KVHeads, err = f.intOr("num_key_value_heads", c.Heads); err != nil {
+		return Config{}, err
+	}
+	if c.HeadDim, err = f.intOr("head_dim", c.Hidden/c.Heads); err != nil {
+		return Config{}, err
+	}
+	if c.Heads%c.KVHeads != 0 {
+		return Config{}, fmt.Errorf("%s: num_attention_heads=%d is not a multiple of num_key_value_heads=%d", name, c.Heads, c.KVHeads)
+	}
+	// Defaults are those of each model's transformers config class.
+	tieDefault := mt == "gemma2" || mt == "gemma3_text"
+	if c.TiedEmbeddings, err = f.boolOr("tie_word_embeddings", tieDefault); err != nil {
+		return Config{}, err
+	}
+	attnBias, err := f.boolOr("attention_bias", false)
+	if err != nil {
+		return Config{}, err
+	}
+	c.QKVBias, c.OBias = attnBias, attnBias
+	if c.MLPBias, err = f.boolOr("mlp_bias", false); err != nil {
+		return Config{}, err
+	}
+	c.Sliding = make([]bool, c.Layers)
+	c.Dense = make([]bool, c.Layers)
+	window := func(k string) error {
+		w, err := f.intOr(k, 0)
+		c.SlidingWindow = w
+		return err
+	}
+	all := func(v bool) {
+		for i := range c.Sliding {
+			c.Sliding[i] = v
+		}
+	}
+	switch mt {
+	case "llama":
+	case "mistral", "mixtral", "phi3":
+		if err := window("sliding_window"); err != nil {
+			return Config{}, err
+		}
+		all(c.SlidingWindow > 0)
+		if mt == "phi3" {
+			c.FusedQKV, c.FusedGateUp = true, true
+		}
+	case "qwen2", "qwen3", "qwen3_moe":
+		c.QKVBias = c.QKVBias || mt == "qwen2"
+		c.QKNorm = mt != "qwen2"
+		use, err := f.boolOr("use_sliding_window", false)
+		if err != nil {
+			return Config{}, err
+		}
+		if use {
+			if err := window("sliding_window"); err != nil {
+				return Config{}, err
+			}
+			first, err := f.intOr("max_window_layers", c.Layers)
+			if err != nil {
+				return Config{}, err
+			}
+			for i := range c.Sliding {
+				c.Sliding[i] = int64(i) >= first
+			}
+		}
+	case "gemma2", "gemma3_text":
+		c.NormsPerLayer, c.Activation = 4, "gelu_tanh"
+		c.QKNorm = mt == "gemma3_text"
+		if err := window("sliding_window"); err != nil {
+			return Config{}, err
+		}
+		// transformers: Gemma 2 alternates sliding and full layers;
+		// Gemma 3 has one full layer in every sliding_window_pattern.
+		pattern := int64(2)
+		if mt == "gemma3_text" {
+			if pattern, err = f.intOr("sliding_window_pattern", 6); err != nil {
+				return Config{}, err
+			}
+		}
+		for i := range c.Sliding {
+			c.Sliding[i] = c.SlidingWindow > 0 && (int64(i)+1)%pattern != 0
+		}
+	}
+	if f.has("layer_types") {
+		var lt []string
+		if err := json.Unmarshal(m["layer_types"], &lt); err != nil || int64(len(lt)) != c.Layers {
+			return Config{}, fmt.Errorf("%s: field \"layer_types\" must list %d layer types", name, c.Layers)
+		}
+		for i, t := range lt {
+			c.Sliding[i] = t == "sliding_attention" && c.SlidingWindow > 0
+		}
+	}
+	if err := parseMoE(f, &c); err != nil {
+		return Config{}, err
+	}
+	return c, nil
+}
+
+// parseMoE reads the expert and latent-attention fields of the MoE types.
+func parseMoE(f fields, c *Config) error {
+	var err error
+	switch c.ModelType {
+	case "mixtral":
+		if c.Experts, err = f.int("num_local_experts"); err != nil {
+			return err
+		}
+		if c.TopK, err = f.int("num_experts_per_tok"); err != nil {
+			return err
+		}
+		c.MoEIntermediate = c.Intermediate
+	case "qwen3_moe":
+		for _, x := range []struct {
+			k   string
+			dst *int64
+		}{{"num_experts", &c.Experts}, {"num_experts_per_tok", &c.TopK}, {"moe_intermediate_size", &c.MoEIntermediate}} {
+			if *x.dst, err = f.int(x.k); err != nil {
+				return err
+			}
+		}
+		step, err := f.intOr("decoder_sparse_step", 1)
+		if err != nil {
+			return err
+		}
+		var only []int64
+		if f.has("mlp_only_layers") {
+			if err := json.Unmarshal(f.m["mlp_only_layers"], &only); err != nil {
+				return fmt.Errorf("%s: field \"mlp_only_layers\" must be a list of layer indexes", f.name)
+			}
+		}
+		for i := range c.Dense {
+			c.Dense[i] = (int64(i)+1)%step != 0
+		}
+		for _, i := range only {
+			if i < 0 || i >= c.Layers {
+				return fmt.Errorf("%s: field \"mlp_only_layers\" names layer %d of %d", f.name, i, c.Layers)
+			}
+			c.Dense[i] = true
+		}
+	case "deepseek_v3":
+		for _, x := range []struct {
+			k   string
+			dst *int64
+		}{
+			{"n_routed_experts", &c.Experts}, {"num_experts_per_tok", &c.TopK}, {"moe_intermediate_size", &c.MoEIntermediate},
+			{"kv_lora_rank", &c.KVLoRARank}, {"qk_nope_head_dim", &c.QKNopeDim}, {"qk_rope_head_dim", &c.QKRopeDim}, {"v_head_dim", &c.VHeadDim},
+		} {
+			if *x.dst, err = f.int(x.k); err != nil {
+				return err
+			}
+		}
+		if c.SharedExperts, err = f.intOr("n_shared_experts", 0); err != nil {
+			return err
+		}
+		if c.QLoRARank, err = f.intOr("q_lora_rank", 0); err != nil {
+			return err
+		}
+		firstDense, err := f.intOr("first_k_dense_replace", 0)
+		if err != nil {
+			return err
+		}
+		// transformers' DeepseekV3 routes every layer from
+		// first_k_dense_replace on (moe_layer_freq is not read).
+		for i := range c.Dense {
+			c.Dense[i] = int64(i) < firstDense
+		}
+		c.HeadDim = c.QKNopeDim + c.QKRopeDim
+		c.KVHeads = c.Heads
+	}
+	if c.Experts > 0 && c.TopK > c.Experts {
+		return fmt.Errorf("%s: num_experts_per_tok=%d is more than the %d experts", f.name, c.TopK, c.Experts)
+	}
+	return nil
+}

@@ -1,0 +1,273 @@
+package model
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/gpucalc/gpucalc/devices"
+)
+
+// Phase is what one forward does: prefill a prompt or decode one token.
+type Phase string
+
+// Phases.
+const (
+	Prefill Phase = "prefill"
+	Decode  Phase = "decode"
+)
+
+// Shape is the work a model is asked to do and how it is laid out.
+type Shape struct {
+	Phase Phase `json:"phase"`
+	// Batch sequences; Seq prompt tokens per sequence (prefill); Ctx tokens
+	// already in each sequence's KV cache (decode).
+	Batch int64 `json:"batch"`
+	Seq   int64 `json:"seq"`
+	Ctx   int64 `json:"ctx"`
+	// TP is the tensor-parallel degree (GPUs of one host), 1 for none.
+	TP int64 `json:"tp"`
+	// Weights is the storage type of the linear layers' weights (bf16,
+	// fp8, int4); Activations the compute type; KV the cache's.
+	Weights     WeightType    `json:"weights_dtype"`
+	Activations devices.DType `json:"activations_dtype"`
+	KV          devices.DType `json:"kv_dtype"`
+	// FullCache keeps every token of the context in a sliding-window
+	// layer's cache (a cache sized for the context, as a preallocated
+	// reference decoder does) instead of only the window (transformers).
+	FullCache bool `json:"full_cache,omitempty"`
+}
+
+// WeightType is how linear weights are stored: a data type, or int4 with
+// one bf16 scale per group of 128 weights (GPTQ/AWQ-style weight-only
+// quantization, computed in the activation type).
+type WeightType string
+
+// Int4 is 4-bit weight-only quantization.
+const Int4 WeightType = "int4"
+
+// int4Group is the quantization group of int4 weights.
+const int4Group = 128
+
+// ParseWeightType accepts int4 or any data type name.
+func ParseWeightType(s string) (WeightType, error) {
+	if s == "int4" || s == "w4" || s == "w4a16" {
+		return Int4, nil
+	}
+	d, err := devices.ParseDType(s)
+	if err != nil {
+		return "", fmt.Errorf("%w, or int4", err)
+	}
+	return WeightType(d), nil
+}
+
+// size is the bytes of one weight, scales included.
+func (w WeightType) size() float64 {
+	if w == Int4 {
+		return 0.5 + 2.0/int4Group
+	}
+	return devices.DType(w).Size()
+}
+
+// compute is the data type the linear layers run in: fp8 weights run fp8
+// GEMMs (activations quantized per token, as FP8 serving does on Hopper);
+// int4 weights are dequantized into the activation type.
+func (s Shape) compute() devices.DType {
+	switch s.Weights {
+	case Int4, "":
+		return s.Activations
+	}
+	return devices.DType(s.Weights)
+}
+
+// Defaults fills unset fields: batch 1, tp 1, bf16 everywhere.
+func (s Shape) Defaults() Shape {
+	if s.Batch == 0 {
+		s.Batch = 1
+	}
+	if s.TP == 0 {
+		s.TP = 1
+	}
+	if s.Activations == "" {
+		s.Activations = devices.BF16
+	}
+	if s.Weights == "" {
+		s.Weights = WeightType(s.Activations)
+	}
+	if s.KV == "" {
+		s.KV = s.Activations
+	}
+	return s
+}
+
+// validate checks the shape against the model.
+func (s Shape) validate(c Config) error {
+	if err := s.validateShape(); err != nil {
+		return err
+	}
+	for _, x := range []struct {
+		what string
+		n    int64
+	}{{"attention heads", c.Heads}, {"intermediate size", c.Intermediate}} {
+		if x.n%s.TP != 0 {
+			return fmt.Errorf("tp=%d does not divide the %d %s of %s", s.TP, x.n, x.what, c.Name)
+		}
+	}
+	return nil
+}
+
+// validateShape checks what does not depend on the model.
+func (s Shape) validateShape() error {
+	switch s.Phase {
+	case Prefill:
+		if s.Seq <= 0 {
+			return fmt.Errorf("prefill needs a prompt length (seq) of 1 or more tokens")
+		}
+	case Decode:
+		if s.Ctx < 0 {
+			return fmt.Errorf("decode context (ctx) must be 0 or more tokens")
+		}
+	default:
+		return fmt.Errorf("phase %q: expected prefill or decode", s.Phase)
+	}
+	if s.Batch <= 0 || s.Batch > 1<<20 || s.Seq > 1<<24 || s.Ctx > 1<<24 {
+		return fmt.Errorf("batch must be 1 to 1048576 and seq, ctx at most 16777216 tokens")
+	}
+	if s.TP <= 0 || s.TP > 64 {
+		return fmt.Errorf("tp=%d: expected 1 to 64 GPUs", s.TP)
+	}
+	if s.Weights.size() == 0 || s.Activations.Size() == 0 || s.KV.Size() == 0 {
+		return fmt.Errorf("unknown data type in weights=%s activations=%s kv=%s", s.Weights, s.Activations, s.KV)
+	}
+	return nil
+}
+
+// Memory is what one GPU holds for the shape. Sizes in bytes.
+type Memory struct {
+	Params Params `json:"params"`
+	// Weights per GPU: linear layers in the weight type, embeddings, norms
+	// and routers in the activation type, sharded over TP.
+	Weights float64 `json:"weights_bytes"`
+	// KVPerToken is the cache one token of one sequence adds on this GPU,
+	// over all layers (sliding layers included).
+	KVPerToken float64 `json:"kv_bytes_per_token"`
+	// KV is the cache of the whole batch at this context.
+	KV float64 `json:"kv_bytes"`
+	// Workspace is the activations alive at the forward's peak.
+	Workspace float64 `json:"workspace_bytes"`
+	Total     float64 `json:"memory_bytes"`
+	// Usable is the device memory CUDA can allocate (see UsableMemory).
+	Usable float64 `json:"usable_bytes"`
+	Fits   bool    `json:"fits"`
+}
+
+// reservedShare is the part of a GPU's memory that CUDA never hands out
+// (driver, ECC and firmware reservations): an 80 GiB H100 SXM reports
+// totalGlobalMem = 85,017,493,504 bytes (cudaGetDeviceProperties, driver
+// 580, CUDA 13.0), 1.03% less than 80 GiB. The share is applied to every
+// GPU, as the reservation scales with the memory.
+const reservedShare = 1 - 85017493504.0/(80<<30)
+
+// UsableMemory is the memory CUDA can allocate on d: 79.2 GiB on an 80 GiB
+// H100. The CUDA context (a few hundred MiB) also lives there; it is left out
+// as PyTorch's own accounting (max_memory_allocated) leaves it out.
+func UsableMemory(d devices.Device) float64 {
+	return math.Floor(float64(d.Memory.Bytes) * (1 - reservedShare))
+}
+
+// kvLayer is the cache one token adds to one layer on one GPU. MLA caches
+// its latent and rotary key, replicated on every TP rank; other attention
+// caches K and V of its KV heads, split over TP (replicated when there are
+// fewer KV heads than ranks).
+func (c Config) kvLayer(s Shape) float64 {
+	if c.MLA() {
+		return float64(c.KVLoRARank+c.QKRopeDim) * s.KV.Size()
+	}
+	return 2 * float64(kvHeads(c, s.TP)*c.HeadDim) * s.KV.Size()
+}
+
+func kvHeads(c Config, tp int64) int64 { return max(1, c.KVHeads/tp) }
+
+// cached is how many tokens layer i holds for a sequence of n tokens.
+func (c Config) cached(i int, n int64, s Shape) int64 {
+	if c.Sliding[i] && !s.FullCache && c.SlidingWindow < n {
+		return c.SlidingWindow
+	}
+	return n
+}
+
+// tokens is the sequence length the cache holds after this step, and the
+// tokens the step computes.
+func (s Shape) tokens() (context, computed int64) {
+	if s.Phase == Prefill {
+		return s.Seq, s.Batch * s.Seq
+	}
+	return s.Ctx + 1, s.Batch
+}
+
+// Memory computes what one GPU holds for shape s on device d.
+func (c Config) Memory(s Shape, d devices.Device) (Memory, error) {
+	s = s.Defaults()
+	if err := s.validate(c); err != nil {
+		return Memory{}, err
+	}
+	p := c.Params()
+	m := Memory{Params: p, Usable: UsableMemory(d)}
+	tp := float64(s.TP)
+	act := s.Activations.Size()
+	linear := p.Attention + p.MLP + p.Experts - c.attentionNormParams()
+	m.Weights = float64(linear)/tp*s.Weights.size() +
+		float64(p.Embedding+p.LMHead)/tp*act + float64(p.Norms+p.Router+c.attentionNormParams())*act
+	ctx, computed := s.tokens()
+	for i := range int(c.Layers) {
+		kv := c.kvLayer(s)
+		m.KVPerToken += kv
+		m.KV += kv * float64(s.Batch*c.cached(i, ctx, s))
+	}
+	m.Workspace = c.workspace(s, computed)
+	m.Total = m.Weights + m.KV + m.Workspace
+	m.Fits = m.Total <= m.Usable
+	return m, nil
+}
+
+// attentionNormParams are the norms and biases inside attention (q/k norms,
+// MLA's latent norms), kept in the activation type and replicated.
+func (c Config) attentionNormParams() int64 {
+	var n int64
+	if c.QKNorm {
+		n += 2 * c.HeadDim
+	}
+	if c.MLA() {
+		n += c.KVLoRARank + c.QLoRARank
+	}
+	return n * c.Layers
+}
+
+// workspace is the peak of activations during one forward over t tokens on
+// one GPU: the residual stream and its normalised copy (2·D per token) plus
+// the widest intermediate alive at once, the MLP's three I-wide tensors
+// (activated gate, up, their product) or attention's q, k and v; and the
+// last tokens' logits in fp32.
+func (c Config) workspace(s Shape, t int64) float64 {
+	tp := s.TP
+	width := 3 * c.Intermediate / tp
+	if c.Experts > 0 {
+		width = max(width, 3*(c.TopK+c.SharedExperts)*c.MoEIntermediate/tp)
+	}
+	width = max(width, (c.Heads+2*kvHeads(c, tp))*c.HeadDim/tp)
+	perToken := float64(2*c.Hidden+width) * s.Activations.Size()
+	return float64(t)*perToken + float64(s.Batch*c.Vocab/tp)*4
+}
+
+// SmallestTP is the smallest tensor-parallel degree (a power of two up to 64
+// that divides the heads and the MLP) at which the shape fits on d, or 0
+// when none does.
+func (c Config) SmallestTP(s Shape, d devices.Device) int64 {
+	for tp := int64(1); tp <= 64; tp *= 2 {
+		s.TP = tp
+		m, err := c.Memory(s, d)
+		if err == nil && m.Fits {
+			return tp
+		}
+	}
+	return 0
+}

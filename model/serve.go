@@ -1,0 +1,110 @@
+package model
+
+import (
+	"github.com/gpucalc/gpucalc/devices"
+	"github.com/gpucalc/gpucalc/roofline"
+)
+
+// Request is a serving question: batch sequences of a prompt, decoding at a
+// context, optionally generating a number of tokens.
+type Request struct {
+	Batch int64 `json:"batch"`
+	// Prompt tokens prefilled per sequence.
+	Prompt int64 `json:"prompt"`
+	// Ctx tokens in the cache when a decode step is timed (default: the
+	// prompt).
+	Ctx int64 `json:"ctx"`
+	// Gen tokens generated (0: no end-to-end time).
+	Gen int64 `json:"gen"`
+	// Shape's TP and data types apply to both phases.
+	TP          int64         `json:"tp"`
+	Weights     WeightType    `json:"weights_dtype"`
+	Activations devices.DType `json:"activations_dtype"`
+	KV          devices.DType `json:"kv_dtype"`
+	// FullCache sizes sliding-window layers' caches for the whole context
+	// (see Shape.FullCache).
+	FullCache bool `json:"full_cache,omitempty"`
+}
+
+// Defaults of a request.
+const (
+	DefaultBatch  = 1
+	DefaultPrompt = 2048
+)
+
+// Defaults fills unset fields.
+func (q Request) Defaults() Request {
+	if q.Batch == 0 {
+		q.Batch = DefaultBatch
+	}
+	if q.Prompt == 0 {
+		q.Prompt = DefaultPrompt
+	}
+	if q.Ctx == 0 {
+		q.Ctx = q.Prompt
+	}
+	s := Shape{TP: q.TP, Weights: q.Weights, Activations: q.Activations, KV: q.KV}.Defaults()
+	q.TP, q.Weights, q.Activations, q.KV = s.TP, s.Weights, s.Activations, s.KV
+	return q
+}
+
+func (q Request) shape(p Phase) Shape {
+	return Shape{Phase: p, Batch: q.Batch, Seq: q.Prompt, Ctx: q.Ctx, TP: q.TP, Weights: q.Weights, Activations: q.Activations, KV: q.KV, FullCache: q.FullCache}
+}
+
+// Report answers a request on one device.
+type Report struct {
+	Model   string  `json:"model"`
+	Device  string  `json:"device"`
+	Request Request `json:"request"`
+	// Memory is the larger of the prefill's and the decode step's (the
+	// cache at its fullest: ctx, or prompt + gen).
+	Memory     Memory `json:"memory"`
+	SmallestTP int64  `json:"smallest_tp"`
+	Prefill    Result `json:"prefill"`
+	Decode     Result `json:"decode"`
+	// TTFT is the prefill time; TPOT the decode step's, both expected.
+	TTFT float64 `json:"ttft_seconds"`
+	TPOT float64 `json:"tpot_seconds"`
+	// EndToEnd is TTFT plus gen decode steps, each at its own context
+	// (their mean: the step at prompt + gen/2); 0 without gen.
+	EndToEnd float64 `json:"end_to_end_seconds,omitempty"`
+}
+
+// Serve answers request q for model c on the roofline model m.
+func (c Config) Serve(q Request, m *roofline.Model) (Report, error) {
+	q = q.Defaults()
+	r := Report{Model: c.Name, Device: m.Device().Name, Request: q}
+	var err error
+	if r.Prefill, err = c.Analyze(q.shape(Prefill), m); err != nil {
+		return Report{}, err
+	}
+	if r.Decode, err = c.Analyze(q.shape(Decode), m); err != nil {
+		return Report{}, err
+	}
+	r.TTFT, r.TPOT = r.Prefill.Expected, r.Decode.Expected
+	end := q.shape(Decode)
+	if q.Gen > 0 {
+		mid := end
+		mid.Ctx = q.Prompt + q.Gen/2
+		step, err := c.Analyze(mid, m)
+		if err != nil {
+			return Report{}, err
+		}
+		r.EndToEnd = r.TTFT + float64(q.Gen)*step.Expected
+		end.Ctx = max(end.Ctx, q.Prompt+q.Gen-1)
+	}
+	dm, err := c.Memory(end, m.Device())
+	if err != nil {
+		return Report{}, err
+	}
+	r.Memory = dm
+	if pm := r.Prefill.Memory; pm.Total > dm.Total {
+		r.Memory = pm
+	}
+	// Both phases must fit.
+	if a, b := c.SmallestTP(end, m.Device()), c.SmallestTP(q.shape(Prefill), m.Device()); a > 0 && b > 0 {
+		r.SmallestTP = max(a, b)
+	}
+	return r, nil
+}

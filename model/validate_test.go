@@ -1,0 +1,152 @@
+package model
+
+import (
+	"encoding/csv"
+	"math"
+	"os"
+	"sort"
+	"strconv"
+	"testing"
+
+	"github.com/gpucalc/gpucalc/devices"
+	"github.com/gpucalc/gpucalc/roofline"
+)
+
+// benchRow is one measured row of the reference-decoder or transformers
+// benchmark (testdata/*_bench_h100.csv, measured on an H100 80GB HBM3).
+type benchRow struct {
+	model, phase    string
+	batch, seq, ctx int64
+	ok              bool
+	gpuMS           float64
+}
+
+func readBench(t *testing.T, file string) []benchRow {
+	t.Helper()
+	f, err := os.Open(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	recs, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	col := map[string]int{}
+	for i, h := range recs[0] {
+		col[h] = i
+	}
+	var rows []benchRow
+	for _, r := range recs[1:] {
+		n := func(k string) int64 { v, _ := strconv.ParseInt(r[col[k]], 10, 64); return v }
+		ms, _ := strconv.ParseFloat(r[col["gpu_ms"]], 64)
+		rows = append(rows, benchRow{model: r[col["model"]], phase: r[col["phase"]], batch: n("batch"), seq: n("seq"), ctx: n("ctx"),
+			ok: r[col["status"]] == "ok", gpuMS: ms})
+	}
+	return rows
+}
+
+func h100(t testing.TB) *roofline.Model { return onDevice(t, "h100-sxm") }
+
+func onDevice(t testing.TB, name string) *roofline.Model {
+	d, err := devices.Lookup(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := roofline.New(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func (r benchRow) shape(fullCache bool) Shape {
+	return Shape{Phase: Phase(r.phase), Batch: r.batch, Seq: r.seq, Ctx: r.ctx, FullCache: fullCache}
+}
+
+// percentile of sorted xs (nearest rank).
+func percentile(xs []float64, p float64) float64 {
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	i := int(math.Ceil(p*float64(len(s)))) - 1
+	return s[max(i, 0)]
+}
+
+// errorsOn checks the lower bound and fits on every row, and returns the
+// relative errors of expected time on the GPU-bound rows (decode, and
+// prefill with batch × seq ≥ 2048).
+func errorsOn(t *testing.T, file string, fullCache bool) []float64 {
+	return errorsOnDevice(t, "h100-sxm", file, fullCache)
+}
+
+func errorsOnDevice(t *testing.T, device, file string, fullCache bool) []float64 {
+	m := onDevice(t, device)
+	var errs []float64
+	for _, r := range readBench(t, file) {
+		c, err := LoadBuiltin(r.model)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := c.Analyze(r.shape(fullCache), m)
+		if err != nil {
+			t.Fatalf("%s %+v: %v", file, r, err)
+		}
+		if res.Memory.Fits != r.ok {
+			t.Errorf("%s %s %s b=%d seq=%d ctx=%d: fits=%v (%.1f GiB), measured ok=%v", file, r.model, r.phase, r.batch, r.seq, r.ctx,
+				res.Memory.Fits, res.Memory.Total/(1<<30), r.ok)
+		}
+		if !r.ok {
+			continue
+		}
+		lb, exp := res.LowerBound*1e3, res.Expected*1e3
+		if lb > r.gpuMS {
+			t.Errorf("%s %s %s b=%d seq=%d ctx=%d: lower bound %.3f ms above measured %.3f ms", file, r.model, r.phase, r.batch, r.seq, r.ctx, lb, r.gpuMS)
+		}
+		if r.phase == "decode" || r.batch*r.seq >= 2048 {
+			e := (exp - r.gpuMS) / r.gpuMS
+			errs = append(errs, math.Abs(e))
+			t.Logf("%s %-22s %-7s b=%-3d seq=%-5d ctx=%-5d measured %8.3f expected %8.3f (%+5.1f%%) lower %8.3f %s", file, r.model, r.phase, r.batch, r.seq, r.ctx, r.gpuMS, exp, 100*e, lb, res.Dominant)
+		}
+	}
+	return errs
+}
+
+// The acceptance: on ref_bench_h100.csv, median |error| ≤ 10% and
+// p90 ≤ 20% on decode rows and prefill rows with batch × seq ≥ 2048; the
+// lower bound never above a measured time; fits agrees with every row.
+func TestReferenceDecoderH100(t *testing.T) {
+	errs := errorsOn(t, "testdata/ref_bench_h100.csv", true)
+	med, p90 := percentile(errs, 0.5), percentile(errs, 0.9)
+	t.Logf("ref_bench_h100: %d rows, median |error| %.1f%%, p90 %.1f%%", len(errs), 100*med, 100*p90)
+	if med > 0.10 || p90 > 0.20 {
+		t.Errorf("median |error| %.1f%% (max 10%%), p90 %.1f%% (max 20%%)", 100*med, 100*p90)
+	}
+}
+
+// Held-out rows: the same reference decoder timed on four other built-in
+// models (testdata/ref_heldout_h100.csv); nothing was tuned to them.
+func TestReferenceDecoderHeldOut(t *testing.T) {
+	errs := errorsOn(t, "testdata/ref_heldout_h100.csv", true)
+	med, p90 := percentile(errs, 0.5), percentile(errs, 0.9)
+	t.Logf("held out: %d rows, median |error| %.1f%%, p90 %.1f%%", len(errs), 100*med, 100*p90)
+	if med > 0.10 || p90 > 0.20 {
+		t.Errorf("median |error| %.1f%% (max 10%%), p90 %.1f%% (max 20%%)", 100*med, 100*p90)
+	}
+}
+
+// transformers eager is far from the hardware; only the lower bound and fits
+// must hold.
+func TestTransformersLowerBound(t *testing.T) {
+	errorsOn(t, "testdata/hf_bench_h100.csv", false)
+}
+
+// Held out on another GPU: the reference decoder timed on an H200
+// (testdata/ref_heldout_h200.csv, 150,109,880,320 bytes of device memory).
+func TestReferenceDecoderH200(t *testing.T) {
+	errs := errorsOnDevice(t, "h200-sxm", "testdata/ref_heldout_h200.csv", true)
+	med, p90 := percentile(errs, 0.5), percentile(errs, 0.9)
+	t.Logf("H200 held out: %d rows, median |error| %.1f%%, p90 %.1f%%", len(errs), 100*med, 100*p90)
+	if med > 0.10 || p90 > 0.20 {
+		t.Errorf("median |error| %.1f%% (max 10%%), p90 %.1f%% (max 20%%)", 100*med, 100*p90)
+	}
+}

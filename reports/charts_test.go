@@ -1,0 +1,335 @@
+package reports
+
+import (
+	"bytes"
+	"image/png"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/gpucalc/gpucalc/devices"
+	"github.com/gpucalc/gpucalc/occupancy"
+	"github.com/gpucalc/gpucalc/sim"
+)
+
+// goldenCharts are the charts kept as PNGs in testdata: look at them after
+// -update.
+func goldenCharts(t testing.TB) map[string]Chart {
+	nc, _ := ncuChart(t)
+	return map[string]Chart{
+		"roofline-decode-h100":   exampleChart(t, "../examples/llama3-8b-decode.yaml", "h100"),
+		"roofline-prefill-3gpus": exampleChart(t, "../examples/llama3-8b-prefill.yaml", "h100", "a100", "h200"),
+		"roofline-ncu-h100":      nc,
+		"roofline-dense-50":      denseChart(50, 1),
+		"occupancy-h100":         occupancyChart(t),
+		"sweep-regs-h100":        occupancyChart(t).Panels[1],
+		"simulate-stream-h100":   simulationChart(t),
+	}
+}
+
+func h100Target(t testing.TB) occupancy.Target {
+	a, err := devices.ArchFor(devices.CC{Major: 9})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return occupancy.Target{Device: "H100 SXM", Arch: a, CC: a.CC, SMs: 132}
+}
+
+// occupancyChart is 256 threads, 64 registers and 48 KiB on the H100.
+func occupancyChart(t testing.TB) OccupancyChart {
+	c, err := NewOccupancyChart(h100Target(t), occupancy.Kernel{Regs: 64}, occupancy.Launch{Threads: 256, DynamicSmem: 48 << 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// simulationChart is the stream kernel simulated on the H100 at 4 to 64
+// warps, with the measured curve of sim/testdata/lat_hide.csv.
+func simulationChart(t testing.TB) SimulationChart {
+	d, err := devices.Lookup("h100")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := sim.ForDevice(d, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pts, err := s.Sweep(sim.Stream(1), []int{4, 16, 32, 64}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open("../sim/testdata/lat_hide.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	m, err := ReadMeasuredCurve(f, "lat_hide.csv", "stream", 1, 128)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return SimulationChart{Simulation: Simulation{Title: "Simulated stream kernel on H100 SXM, 128-thread blocks", Points: pts}, Measured: m}
+}
+
+func TestChartGolden(t *testing.T) {
+	for name, c := range goldenCharts(t) {
+		var buf bytes.Buffer
+		if err := WriteChart(&buf, c, ChartOptions{Format: "png", DPI: 100}); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		golden := filepath.Join("testdata", name+".png")
+		if *update {
+			if err := os.WriteFile(golden, buf.Bytes(), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		want, err := os.ReadFile(golden)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := differs(t, buf.Bytes(), want); d != "" {
+			t.Errorf("%s differs from %s: %s; look at it and run go test ./reports -update if the change is right", name, golden, d)
+		}
+	}
+}
+
+// The points sit at their expected rate (or measured), the roof marks at
+// the attainable rate of the model, and no point lies above its roof.
+func TestRooflinePoints(t *testing.T) {
+	c := exampleChart(t, "../examples/llama3-8b-prefill.yaml", "h100")
+	d, _ := devices.Lookup("h100")
+	for _, p := range c.Points {
+		if p.Roof <= 0 || p.Rate > p.Roof*(1+1e-9) {
+			t.Errorf("%s: rate %g above its roof %g", p.Label, p.Rate, p.Roof)
+		}
+		// The roof is min(peak, bandwidth × intensity) with the ceilings
+		// the chart draws.
+		var peak float64
+		for _, cl := range c.Devices[0].Ceilings {
+			if math.Abs(cl.FLOPS-p.Roof) < 1e-6*cl.FLOPS || cl.FLOPS > peak && cl.FLOPS < p.Roof*1.0001 {
+				peak = max(peak, cl.FLOPS)
+			}
+		}
+		if slope := c.Devices[0].DRAM * p.FLOPs / p.Bytes; math.Abs(p.Roof-slope) > 1e-6*slope && math.Abs(p.Roof-peak) > 1e-6*peak {
+			t.Errorf("%s: roof %g is neither the DRAM slope %g nor a ceiling", p.Label, p.Roof, slope)
+		}
+	}
+	// The H100's measured DRAM bandwidth draws the slope the model uses.
+	if got := c.Devices[0].DRAM; d.Measured == nil || got != d.Measured.DRAMCopy && got != d.Memory.BytesPerSecond {
+		t.Logf("DRAM slope %g", got)
+	}
+
+	// The ncu export: each DRAM and L2 point at or below its own roof.
+	nc, notes := ncuChart(t)
+	n2 := 0
+	// ncu counts L2 reads and writes, the catalog's L2 figure is reads:
+	// a point above its roof must be named in the notes.
+	for _, p := range nc.Points {
+		if p.Roof > 0 && p.Rate > p.Roof*(1+1e-9) && !strings.Contains(strings.Join(notes, "\n"), "ID "+p.Key+"'s L2 point lies above its roof") {
+			t.Errorf("ncu %s (%s): %g above its roof %g, and no note says so", p.Key, p.Group, p.Rate, p.Roof)
+		}
+		if p.Group == "L2 bytes" {
+			n2++
+		}
+	}
+	if n2 == 0 || !nc.Devices[0].L2Measured {
+		t.Errorf("%d L2 points, measured L2 %v; notes %q", n2, nc.Devices[0].L2Measured, notes)
+	}
+}
+
+// The three panels: 256 threads, 64 registers and 48 KiB on an H100 give 4
+// blocks (65536 / (64 × 256) registers, 228 KiB / (48 + 1) KiB shared
+// memory), 32 warps; below 49 registers (1536 per warp, 5 blocks) shared
+// memory limits alone.
+func TestOccupancyChart(t *testing.T) {
+	c := occupancyChart(t)
+	for i, q := range []occupancy.Quantity{occupancy.VaryThreads, occupancy.VaryRegs, occupancy.VarySmem} {
+		p := c.Panels[i]
+		k := indexX(p.Points, p.Current)
+		if p.Quantity != q || k < 0 || p.Points[k].Warps != 32 {
+			t.Errorf("panel %d (%s): current %d not at 32 warps", i, p.Quantity, p.Current)
+		}
+	}
+	runs := limitRuns(c.Panels[1])
+	if len(runs) < 2 || runs[0].limit != occupancy.LimitSharedMemory || runs[1].limit != occupancy.LimitRegisters || runs[1].lo != 49 {
+		t.Errorf("register panel runs %+v", runs)
+	}
+	if !strings.Contains(c.Title, "32 warps per SM (50.0%)") {
+		t.Errorf("title %q", c.Title)
+	}
+	var svg bytes.Buffer
+	if err := WriteChart(&svg, c, ChartOptions{Format: "svg"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"Threads per block", "Registers per thread", "Shared memory per block (KiB)", "limited by registers", "limited by shared memory", "current: 64, 32 warps (50.0%)"} {
+		if !strings.Contains(svg.String(), want) {
+			t.Errorf("chart lacks %q", want)
+		}
+	}
+}
+
+// The measured curve is the file's rows for the kernel, ilp and block.
+func TestReadMeasuredCurve(t *testing.T) {
+	m := simulationChart(t).Measured
+	if len(m.Warps) != 16 || m.Warps[0] != 4 || m.Values[0] != 659.7 || m.FLOPs {
+		t.Errorf("curve %+v", m)
+	}
+	for _, tc := range []struct{ in, kernel, want string }{
+		{"kind,ilp,block,warps_per_sm,gbps,gflops\nread,1,128,4,x,0\n", "stream", "f.csv:2: column gbps: \"x\" is not a non-negative number"},
+		{"kind,ilp,block,warps_per_sm,gbps,gflops\nread,1,128,4,NaN,0\n", "stream", "not a non-negative number"},
+		{"kind,ilp,block,warps_per_sm,gbps,gflops\nread,2,128,4,1,0\n", "stream", "no rows for read ilp 1 block 128; it has read ilp 2 block 128"},
+		{"read,1,128,4,1,0\n", "stream", "f.csv:1: expected a header"},
+		{"kind,ilp\n\"read,1\n", "stream", "f.csv:2: "},
+		{"", "mixed", "no measured curve for the mixed kernel"},
+	} {
+		_, err := ReadMeasuredCurve(strings.NewReader(tc.in), "f.csv", tc.kernel, 1, 128)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: error %v, want %q", tc.in, err, tc.want)
+		}
+	}
+}
+
+func FuzzReadMeasuredCurve(f *testing.F) {
+	f.Add("kind,ilp,block,warps_per_sm,gbps,gflops\nread,1,128,4,659.7,0\n")
+	f.Fuzz(func(t *testing.T, in string) {
+		_, _ = ReadMeasuredCurve(strings.NewReader(in), "f.csv", "stream", 1, 128)
+	})
+}
+
+// Options: formats, sizes, dpi and the pixel cap are refused before
+// drawing; a failed write leaves an existing file as it was.
+func TestChartOptions(t *testing.T) {
+	c := exampleChart(t, "../examples/resnet50-bottleneck.yaml", "h100")
+	for _, tc := range []struct {
+		opt  ChartOptions
+		want string
+	}{
+		{ChartOptions{Format: "gif"}, `chart format "gif": expected png, svg or pdf`},
+		{ChartOptions{Format: "png", Size: ChartSize{200, 200}, DPI: 1200}, "94489x94489 pixels, 8928 megapixels; the limit is 100"},
+		{ChartOptions{Format: "png", DPI: 5}, "dpi 5: expected 10 to 1200"},
+		{ChartOptions{Format: "svg", Size: ChartSize{1, 1}}, "width 4-200 cm"},
+	} {
+		if err := WriteChart(&bytes.Buffer{}, c, tc.opt); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%+v: error %v, want %q", tc.opt, err, tc.want)
+		}
+	}
+	// 100 megapixels exactly is allowed: 10000 px square at 254 dpi.
+	if err := (ChartOptions{Format: "png", Size: ChartSize{100, 100}, DPI: 254}).Check(); err != nil {
+		t.Errorf("100 megapixels: %v", err)
+	}
+	dir := t.TempDir()
+	file := filepath.Join(dir, "chart.png")
+	if err := WriteChartFile(file, c, ChartOptions{DPI: 50}); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := os.ReadFile(file)
+	if err := WriteChartFile(file, c, ChartOptions{Size: ChartSize{200, 200}, DPI: 1200}); err == nil {
+		t.Error("no error over the pixel cap")
+	}
+	if err := WriteChartFile(file, RooflineChart{}, ChartOptions{DPI: 50}); err == nil {
+		t.Error("no error for a chart without a device")
+	}
+	after, _ := os.ReadFile(file)
+	ents, _ := os.ReadDir(dir)
+	if !bytes.Equal(before, after) || len(ents) != 1 {
+		t.Errorf("the existing chart changed (%d files in the directory)", len(ents))
+	}
+	for _, f := range []string{"c.png", "c.svg", "c.pdf"} {
+		if err := WriteChartFile(filepath.Join(dir, f), c, ChartOptions{DPI: 30}); err != nil {
+			t.Errorf("%s: %v", f, err)
+		}
+	}
+}
+
+// TestChartBadInput: nothing a caller passes makes a chart panic.
+func TestChartBadInput(t *testing.T) {
+	dev := ChartDevice{Name: "d", DRAM: 1e12, Ceilings: []ChartCeiling{{"FP32", 1e13}}}
+	for _, c := range []Chart{
+		RooflineChart{},
+		RooflineChart{Devices: []ChartDevice{{Name: "no bandwidth"}}},
+		RooflineChart{Devices: []ChartDevice{dev}},
+		RooflineChart{Devices: []ChartDevice{dev}, Points: []ChartPoint{{Label: "nan", FLOPs: math.NaN(), Bytes: 1, Rate: 1}, {Label: "inf", FLOPs: 1, Bytes: 0, Rate: math.Inf(1)}, {Label: "neg", FLOPs: -1, Bytes: 1, Rate: -1}}},
+		RooflineChart{Devices: []ChartDevice{{Name: "no ceilings", DRAM: 1e12}}, Points: []ChartPoint{{Label: "x", FLOPs: 1, Bytes: 1, Rate: 1e12, Roof: 1e12}}},
+		SweepChart{},
+		OccupancyChart{},
+		SimulationChart{},
+	} {
+		_ = WriteChart(&bytes.Buffer{}, c, ChartOptions{Format: "png", Size: ChartSize{8, 6}, DPI: 50})
+	}
+}
+
+func TestParseChartSize(t *testing.T) {
+	for s, want := range map[string]ChartSize{"16x10cm": {16, 10}, "160x100mm": {16, 10}, "6x4in": {15.24, 10.16}} {
+		got, err := ParseChartSize(s)
+		if err != nil || math.Abs(got.Width-want.Width) > 1e-9 || math.Abs(got.Height-want.Height) > 1e-9 {
+			t.Errorf("%s: %v %v", s, got, err)
+		}
+	}
+	for _, s := range []string{"16x10", "16cm", "0x10cm", "axbcm", "1000x10cm"} {
+		if _, err := ParseChartSize(s); err == nil {
+			t.Errorf("%s: no error", s)
+		}
+	}
+}
+
+func TestDecadeTicks(t *testing.T) {
+	var labels []string
+	for _, tk := range decadeTicks(0.01, 1e4) {
+		if tk.Label != "" {
+			labels = append(labels, tk.Label)
+		}
+	}
+	if got := strings.Join(labels, " "); got != "0.01 0.1 1 10 100 1k 10k" {
+		t.Errorf("labels %q", got)
+	}
+}
+
+// BenchmarkChart draws each golden chart as a PNG at its default size and
+// 200 dpi; the target is at most 150 ms each.
+func BenchmarkChart(b *testing.B) {
+	charts := goldenCharts(b)
+	for _, name := range []string{"roofline-decode-h100", "roofline-prefill-3gpus", "roofline-ncu-h100", "roofline-dense-50", "occupancy-h100", "sweep-regs-h100", "simulate-stream-h100"} {
+		c := charts[name]
+		b.Run(name, func(b *testing.B) {
+			for b.Loop() {
+				if err := WriteChart(&bytes.Buffer{}, c, ChartOptions{Format: "png", DPI: 200}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// differs compares a PNG with its golden file pixel by pixel, allowing
+// 0.5% of pixels to differ (anti-aliasing may vary with the floating-point
+// unit).
+func differs(t *testing.T, got, want []byte) string {
+	a, err := png.Decode(bytes.NewReader(got))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := png.Decode(bytes.NewReader(want))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Bounds() != b.Bounds() {
+		return "sizes " + a.Bounds().String() + " and " + b.Bounds().String()
+	}
+	n, diff := 0, 0
+	for y := a.Bounds().Min.Y; y < a.Bounds().Max.Y; y++ {
+		for x := a.Bounds().Min.X; x < a.Bounds().Max.X; x++ {
+			n++
+			if a.At(x, y) != b.At(x, y) {
+				diff++
+			}
+		}
+	}
+	if float64(diff) > 0.005*float64(n) {
+		return strconv.Itoa(diff) + " of " + strconv.Itoa(n) + " pixels"
+	}
+	return ""
+}

@@ -1,0 +1,190 @@
+package reports
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/gpucalc/gpucalc/model"
+	"github.com/gpucalc/gpucalc/units"
+)
+
+func gib(b float64) string { return strconv.FormatFloat(b/(1<<30), 'f', 2, 64) + " GiB" }
+
+func tpText(tp int64) string {
+	if tp == 0 {
+		return "none up to 64"
+	}
+	return strconv.FormatInt(tp, 10)
+}
+
+// ModelSummary is the answer for one device: memory per GPU, then prefill
+// and decode.
+func ModelSummary(title string, r model.Report, notes []string) Table {
+	q := r.Request
+	m := r.Memory
+	fits := "fits"
+	if !m.Fits {
+		fits = "DOES NOT FIT"
+	}
+	t := Table{Title: title, Header: []string{"Quantity", "Value"}, Notes: notes}
+	row := func(k, v string) { t.Rows = append(t.Rows, []string{k, v}) }
+	row("parameters", siCount(float64(m.Params.Total))+" ("+strconv.FormatInt(m.Params.Total, 10)+")")
+	if m.Params.Active != m.Params.Total {
+		row("active parameters per token", siCount(float64(m.Params.Active)))
+	}
+	row("weights per GPU", gib(m.Weights)+" ("+string(q.Weights)+")")
+	row("KV cache per token", units.FormatSize(int64(m.KVPerToken))+" ("+string(q.KV)+")")
+	row("KV cache", gib(m.KV))
+	row("activation workspace", gib(m.Workspace))
+	row("memory per GPU", gib(m.Total)+" of "+gib(m.Usable)+" usable: "+fits)
+	row("smallest TP that fits", tpText(r.SmallestTP))
+	p, d := r.Prefill, r.Decode
+	row("prefill (TTFT)", units.FormatDuration(r.TTFT)+" expected, "+units.FormatDuration(p.LowerBound)+" lower bound; "+
+		strconv.Itoa(p.Kernels)+" kernels, mostly "+prefillLabel(p.Dominant))
+	row("decode step (TPOT)", units.FormatDuration(r.TPOT)+" expected, "+units.FormatDuration(d.LowerBound)+" lower bound at "+
+		strconv.FormatInt(q.Ctx, 10)+" tokens of context")
+	row("decode dominated by", string(d.Dominant)+" ("+shares(d)+")")
+	row("decode tokens/s", strconv.FormatFloat(d.PerSequence, 'f', 1, 64)+" per sequence, "+
+		strconv.FormatFloat(d.TokensPerSecond, 'f', 0, 64)+" for the batch")
+	if r.EndToEnd > 0 {
+		row("end to end", units.FormatDuration(r.EndToEnd)+" for "+strconv.FormatInt(q.Gen, 10)+" tokens")
+	}
+	return t
+}
+
+// prefillLabel names what dominates a prefill: its linear layers are
+// compute-bound, so "weights" reads as the linear layers.
+func prefillLabel(c model.Category) string {
+	if c == model.Weights {
+		return "linear layers"
+	}
+	return string(c)
+}
+
+// shares lists the decode step's time by category, largest first.
+func shares(r model.Result) string {
+	var parts []string
+	for _, k := range []model.Category{model.Weights, model.KVCache, model.Launches, model.Elementwise, model.Comm} {
+		if v := r.Time[k]; v > 0 {
+			parts = append(parts, string(k)+" "+strconv.FormatFloat(100*v/r.Expected, 'f', 0, 64)+"%")
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+// ModelOps lists a step's ops with their count, bound and times (one layer's
+// op counted once per layer).
+func ModelOps(title string, r model.Result) Table {
+	t := Table{Title: title, Header: []string{"Op", "Count", "Shape", "Bound", "Lower bound µs", "Expected µs", "Share"}}
+	for i, o := range r.Ops {
+		p := r.Points[i]
+		n := float64(o.Count)
+		bound := string(p.Bound)
+		if p.ExpectedBound == "launch" || p.ExpectedBound == "latency" {
+			bound = p.ExpectedBound
+		}
+		t.Rows = append(t.Rows, []string{o.Name, strconv.Itoa(o.Count), o.Op.String(), bound,
+			us(n * p.LowerBound), us(n * p.Expected), strconv.FormatFloat(100*n*p.Expected/r.Expected, 'f', 1, 64) + "%"})
+	}
+	return t
+}
+
+// ModelRowColumns are the CSV columns of one report per device.
+var ModelRowColumns = []string{"model", "device", "batch", "prompt", "ctx", "gen", "tp", "weights_dtype", "kv_dtype",
+	"params", "weights_bytes", "kv_bytes_per_token", "kv_bytes", "workspace_bytes", "memory_bytes", "usable_bytes", "fits", "smallest_tp",
+	"ttft_ms", "prefill_lower_bound_ms", "tpot_ms", "decode_lower_bound_ms", "decode_tokens_per_s", "decode_dominant", "end_to_end_ms"}
+
+// ModelRows is one row per device, for CSV and side-by-side comparison.
+func ModelRows(rs []model.Report) Table {
+	t := Table{Header: ModelRowColumns}
+	for _, r := range rs {
+		q, m := r.Request, r.Memory
+		i := func(v int64) string { return strconv.FormatInt(v, 10) }
+		t.Rows = append(t.Rows, []string{r.Model, r.Device, i(q.Batch), i(q.Prompt), i(q.Ctx), i(q.Gen), i(q.TP), string(q.Weights), string(q.KV),
+			i(m.Params.Total), num(m.Weights), num(m.KVPerToken), num(m.KV), num(m.Workspace), num(m.Total), num(m.Usable), strconv.FormatBool(m.Fits),
+			i(r.SmallestTP), num(r.TTFT * 1e3), num(r.Prefill.LowerBound * 1e3), num(r.TPOT * 1e3), num(r.Decode.LowerBound * 1e3),
+			num(r.Decode.TokensPerSecond), string(r.Decode.Dominant), num(r.EndToEnd * 1e3)})
+	}
+	return t
+}
+
+// ModelCompare puts the reports of several devices side by side.
+func ModelCompare(rs []model.Report) Table {
+	t := Table{Title: "Side by side", Header: []string{"Quantity"}}
+	var sum []Table
+	for _, r := range rs {
+		t.Header = append(t.Header, r.Device)
+		sum = append(sum, ModelSummary("", r, nil))
+	}
+	for i, row := range sum[0].Rows {
+		out := []string{row[0]}
+		for _, s := range sum {
+			out = append(out, s.Rows[i][1])
+		}
+		t.Rows = append(t.Rows, out)
+	}
+	return t
+}
+
+// ModelList lists the built-in models.
+func ModelList(rows [][]string) Table {
+	return Table{Title: "Built-in models", Header: []string{"name", "model_type", "params", "source"}, Rows: rows}
+}
+
+// ModelBatchOut are the columns model batch appends to its input.
+var ModelBatchOut = []string{"params", "weights_bytes", "kv_bytes_per_token", "memory_bytes", "fits", "lower_bound_ms", "expected_ms", "tokens_per_s", "error"}
+
+// ModelBatchRow is one evaluated batch row (Err set when it failed).
+type ModelBatchRow struct {
+	Cells  []string
+	Result model.Result
+	Err    error
+}
+
+// ModelBatch renders batch results: the input cells, then ModelBatchOut.
+func ModelBatch(header []string, rows []ModelBatchRow) Table {
+	t := Table{Header: append(append([]string(nil), header...), ModelBatchOut...), Rows: make([][]string, 0, len(rows))}
+	for _, r := range rows {
+		cells := make([]string, len(header), len(t.Header))
+		copy(cells, r.Cells)
+		if r.Err != nil {
+			cells = append(cells, "", "", "", "", "", "", "", "", r.Err.Error())
+		} else {
+			x, m := r.Result, r.Result.Memory
+			cells = append(cells, strconv.FormatInt(m.Params.Total, 10), num(m.Weights), num(m.KVPerToken), num(m.Total), strconv.FormatBool(m.Fits),
+				num(x.LowerBound*1e3), num(x.Expected*1e3), num(x.TokensPerSecond), "")
+		}
+		t.Rows = append(t.Rows, cells)
+	}
+	return t
+}
+
+// ModelBatchJSON is the batch as JSON objects: the input cells (numbers
+// where they are numbers) and the results under ModelBatchOut's keys.
+func ModelBatchJSON(header []string, rows []ModelBatchRow) []map[string]any {
+	out := make([]map[string]any, 0, len(rows))
+	for _, r := range rows {
+		o := map[string]any{}
+		for i, h := range header {
+			if i >= len(r.Cells) {
+				o[h] = nil
+				continue
+			}
+			if v, err := strconv.ParseInt(strings.TrimSpace(r.Cells[i]), 10, 64); err == nil {
+				o[h] = v
+			} else {
+				o[h] = r.Cells[i]
+			}
+		}
+		if r.Err != nil {
+			o["error"] = r.Err.Error()
+		} else {
+			x, m := r.Result, r.Result.Memory
+			o["params"], o["weights_bytes"], o["kv_bytes_per_token"], o["memory_bytes"] = m.Params.Total, m.Weights, m.KVPerToken, m.Total
+			o["fits"], o["lower_bound_ms"], o["expected_ms"], o["tokens_per_s"] = m.Fits, x.LowerBound*1e3, x.Expected*1e3, x.TokensPerSecond
+			o["error"] = nil
+		}
+		out = append(out, o)
+	}
+	return out
+}

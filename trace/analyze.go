@@ -1,0 +1,544 @@
+package trace
+
+import (
+	"cmp"
+	"errors"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/gpucalc/gpucalc/devices"
+	"github.com/gpucalc/gpucalc/occupancy"
+	"github.com/gpucalc/gpucalc/ops"
+	"github.com/gpucalc/gpucalc/review"
+	"github.com/gpucalc/gpucalc/roofline"
+)
+
+// Analysis is a trace set against one device. Times are in seconds.
+type Analysis struct {
+	Device string `json:"device"`
+	// Ops are the top-level aten ops with GPU kernels, one row per name,
+	// input shapes and arguments, by measured time (longest first).
+	Ops []OpRow `json:"ops"`
+	// Unattributed is kernel time no op could claim, by reason.
+	Unattributed []Unattributed `json:"unattributed"`
+	// Kernels are the distinct launches (name, grid, block, registers,
+	// shared memory), by time.
+	Kernels   []KernelRow   `json:"kernels"`
+	Streams   []Stream      `json:"streams"`
+	Transfers []TransferRow `json:"transfers"`
+	Summary   Summary       `json:"summary"`
+	// Findings are the design-review checks that apply to a measured step
+	// (fusion, GEMM alignment, wave quantization) and the trace's own
+	// (launch-bound stretches, low occupancy), by severity then saving.
+	Findings []review.Finding `json:"findings"`
+}
+
+// OpRow is one op (name and arguments) with all its calls.
+type OpRow struct {
+	Name   string        `json:"name"`
+	Shapes string        `json:"input_shapes"`
+	DType  devices.DType `json:"dtype"`
+	Calls  int           `json:"calls"`
+	// Kernels is how many kernels the calls launched.
+	Kernels int `json:"kernels"`
+	// Measured is the summed duration of the calls' kernels.
+	Measured float64 `json:"measured_seconds"`
+	// Model is what one call costs as gpucalc ops; empty with Unmodelled
+	// saying why when the op has no model.
+	Model      []ops.Op `json:"model,omitempty"`
+	Unmodelled string   `json:"unmodelled,omitempty"`
+	// FLOPs and Bytes (ideal) are of all calls together.
+	FLOPs             float64 `json:"flops"`
+	Bytes             float64 `json:"bytes"`
+	AchievedFLOPs     float64 `json:"achieved_flops_per_second"`
+	AchievedBandwidth float64 `json:"achieved_bytes_per_second"`
+	// LowerBound and Expected are the roofline's times for all calls.
+	LowerBound float64 `json:"lower_bound_seconds"`
+	Expected   float64 `json:"expected_seconds"`
+	// Bound is what limits the expected time (memory, compute, launch);
+	// Ceiling the compute ceiling's key (bf16_tensor, fp32).
+	Bound        string  `json:"bound"`
+	Ceiling      string  `json:"compute_ceiling"`
+	CeilingFLOPs float64 `json:"compute_ceiling_flops_per_second"`
+	// Efficiency is Expected / Measured: 1 runs as fast as the model
+	// expects, less is slower.
+	Efficiency float64 `json:"efficiency"`
+	// Saved is the time the calls would save at the expected speed.
+	Saved float64 `json:"saved_seconds"`
+	// after counts, by row index, the ops whose kernels ran just before
+	// this op's on its stream: the producer a fusion check pairs it with.
+	after map[int]int
+}
+
+// Modelled reports whether the row has a roofline model.
+func (r OpRow) Modelled() bool { return len(r.Model) > 0 }
+
+// Unattributed is kernel time that belongs to no top-level aten op.
+type Unattributed struct {
+	Reason  string  `json:"reason"`
+	Kernels int     `json:"kernels"`
+	Time    float64 `json:"time_seconds"`
+}
+
+// KernelRow is one distinct kernel launch configuration.
+type KernelRow struct {
+	Name         string  `json:"name"`
+	Grid         [3]int  `json:"grid"`
+	Block        [3]int  `json:"block"`
+	Registers    int     `json:"registers_per_thread"`
+	SharedMemory int     `json:"shared_memory_bytes"`
+	Launches     int     `json:"launches"`
+	Time         float64 `json:"time_seconds"`
+	// Occupancy is gpucalc's theoretical occupancy, percent of the SM's
+	// warps, with the resident blocks and the limits that bind; Error
+	// says why it could not be computed.
+	Occupancy   float64           `json:"theoretical_occupancy_pct"`
+	BlocksPerSM int               `json:"blocks_per_sm"`
+	Limiters    occupancy.Limiter `json:"limiters"`
+	Error       string            `json:"occupancy_error,omitempty"`
+	// TraceEstimate is the trace's "est. achieved occupancy %" of the
+	// first launch (nil when absent); Disagrees is set when it differs
+	// from Occupancy by more than half a percentage point.
+	TraceEstimate *float64 `json:"trace_estimate_pct"`
+	Disagrees     bool     `json:"trace_disagrees"`
+}
+
+// Stream is one CUDA stream's use of the GPU over the trace's GPU window.
+type Stream struct {
+	Stream int `json:"stream"`
+	// Busy is the union of its kernels', copies' and sets' intervals; Idle
+	// the rest of the window.
+	Busy float64 `json:"busy_seconds"`
+	Idle float64 `json:"idle_seconds"`
+	// Activities counts its kernels, copies and sets.
+	Activities int `json:"activities"`
+}
+
+// TransferRow totals the memcpy or memset events of one name.
+type TransferRow struct {
+	Kind  string  `json:"kind"`
+	Name  string  `json:"name"`
+	Count int     `json:"count"`
+	Bytes int64   `json:"bytes"`
+	Time  float64 `json:"time_seconds"`
+}
+
+// Summary is the step as a whole.
+type Summary struct {
+	// KernelTime is the summed duration of every kernel; OpTime what the
+	// ops claim and UnattributedTime the rest. OpTime + UnattributedTime
+	// = KernelTime: nothing is lost.
+	KernelTime       float64 `json:"kernel_seconds"`
+	OpTime           float64 `json:"op_seconds"`
+	UnattributedTime float64 `json:"unattributed_seconds"`
+	Kernels          int     `json:"kernels"`
+	// ModelledTime is the measured time of ops with a model, Expected
+	// their expected time; UnmodelledTime the time of ops without.
+	ModelledTime   float64 `json:"modelled_seconds"`
+	Expected       float64 `json:"expected_seconds"`
+	UnmodelledTime float64 `json:"unmodelled_seconds"`
+	// Window is the GPU span: first activity's start to last's end, on
+	// any stream.
+	Window float64 `json:"gpu_window_seconds"`
+	// LaunchOverhead is the roofline model's launch overhead per kernel
+	// (its fixed cost less the kernel ramp); ShortKernels are the kernels that ran shorter, ShortTime their time.
+	LaunchOverhead float64 `json:"launch_overhead_seconds"`
+	ShortKernels   int     `json:"short_kernels"`
+	ShortTime      float64 `json:"short_kernel_seconds"`
+	// ReviewedExpected is the modelled ops' expected time as the design
+	// review counts it (launch overhead included): what the findings'
+	// shares are of.
+	ReviewedExpected float64 `json:"reviewed_expected_seconds"`
+	TransferTime     float64 `json:"transfer_seconds"`
+	TransferBytes    int64   `json:"transfer_bytes"`
+	// TopByTime and TopByLost index Ops: the costliest ops, and the ops
+	// furthest (in seconds) from their expected time.
+	TopByTime []int `json:"top_by_time"`
+	TopByLost []int `json:"top_by_time_lost"`
+}
+
+// topN is how many ops the summary names.
+const topN = 10
+
+const usec = 1e-6
+
+// Arch is the architecture the trace's kernels ran on: the compute
+// capability its deviceProperties give, else device d's.
+func Arch(t *Trace, d devices.Device) (devices.Arch, error) {
+	if len(t.Devices) > 0 && t.Devices[0].ComputeMajor > 0 {
+		return devices.ArchFor(devices.CC{Major: t.Devices[0].ComputeMajor, Minor: t.Devices[0].ComputeMinor})
+	}
+	return d.Limits()
+}
+
+// DeviceName is the GPU the trace ran on, from deviceProperties ("" when
+// absent).
+func (t *Trace) DeviceName() string {
+	if len(t.Devices) == 0 {
+		return ""
+	}
+	return t.Devices[0].Name
+}
+
+// Analyze joins the trace's kernels to its ops and sets each op against
+// the roofline model m, each kernel against the occupancy of arch. It
+// fails when every kernel was replayed from a CUDA graph.
+func Analyze(t *Trace, m *roofline.Model, arch devices.Arch) (Analysis, error) {
+	a := Analysis{Device: m.Device().Name}
+	j := newJoiner(t)
+	rows := map[string]int{} // group key -> index in a.Ops
+	callsSeen := map[int]bool{}
+	prev := map[int]int{} // stream -> row of the last call on it
+	unattr := map[Link]*Unattributed{}
+	compute := computeTypes(j.tr)
+	for _, k := range t.Kernels {
+		dur := k.Dur * usec
+		a.Summary.KernelTime += dur
+		a.Summary.Kernels++
+		op, link := j.op(k.ExternalID, k.Correlation)
+		if link != Linked {
+			u := unattr[link]
+			if u == nil {
+				u = &Unattributed{Reason: linkReason[link]}
+				unattr[link] = u
+			}
+			u.Kernels++
+			u.Time += dur
+			continue
+		}
+		key := groupKey(&t.Ops[op])
+		ri, ok := rows[key]
+		if !ok {
+			ri = len(a.Ops)
+			rows[key] = ri
+			a.Ops = append(a.Ops, newRow(call{op: &t.Ops[op], compute: compute[op]}))
+		}
+		r := &a.Ops[ri]
+		r.Kernels++
+		r.Measured += dur
+		if !callsSeen[op] {
+			callsSeen[op] = true
+			r.Calls++
+			if p, ok := prev[k.Stream]; ok && p != ri {
+				if r.after == nil {
+					r.after = map[int]int{}
+				}
+				r.after[p]++
+			}
+		}
+		prev[k.Stream] = ri
+	}
+	if g := unattr[Graph]; g != nil && g.Kernels == a.Summary.Kernels {
+		return a, errors.New("every kernel was replayed from a CUDA graph (cudaGraphLaunch), which hides the ops that captured them: profile the step eagerly (without torch.compile's reduce-overhead mode or torch.cuda.graphs)")
+	}
+	for _, l := range []Link{Graph, NotAten, NoOp} {
+		if u := unattr[l]; u != nil {
+			a.Unattributed = append(a.Unattributed, *u)
+			a.Summary.UnattributedTime += u.Time
+		}
+	}
+	launch := m.FixedCost() - m.Efficiency().Ramp
+	for i := range a.Ops {
+		price(&a.Ops[i], m, launch)
+		r := &a.Ops[i]
+		a.Summary.OpTime += r.Measured
+		if r.Modelled() {
+			a.Summary.ModelledTime += r.Measured
+			a.Summary.Expected += r.Expected
+		} else {
+			a.Summary.UnmodelledTime += r.Measured
+		}
+	}
+	findings, reviewedExpected, err := reviewed(a.Ops, m.Device())
+	if err != nil {
+		return a, err
+	}
+	slices.SortStableFunc(a.Ops, func(x, y OpRow) int { return cmp.Compare(y.Measured, x.Measured) })
+	a.Kernels = kernelRows(t.Kernels, arch)
+	a.Streams, a.Summary.Window = streams(t)
+	a.Transfers = transferRows(t.Transfers)
+	for _, tr := range a.Transfers {
+		a.Summary.TransferTime += tr.Time
+		a.Summary.TransferBytes += tr.Bytes
+	}
+	a.Summary.LaunchOverhead = launch
+	for _, k := range t.Kernels {
+		if k.Dur*usec < a.Summary.LaunchOverhead {
+			a.Summary.ShortKernels++
+			a.Summary.ShortTime += k.Dur * usec
+		}
+	}
+	a.Summary.TopByTime, a.Summary.TopByLost = top(a.Ops)
+	a.Summary.ReviewedExpected = reviewedExpected
+	a.Findings = sortFindings(measuredFindings(a), findings)
+	return a, nil
+}
+
+var linkReason = map[Link]string{
+	NoOp:    "no op: neither its External id nor its launch leads to a recorded op",
+	NotAten: "not inside an aten op (a custom kernel or a library called directly)",
+	Graph:   "replayed from a CUDA graph (cudaGraphLaunch)",
+}
+
+// computeTypes finds, for each top-level op, the narrowest floating type
+// among its own and its descendants' tensors.
+func computeTypes(tr *tree) map[int]devices.DType {
+	out := map[int]devices.DType{}
+	for i := range tr.t.Ops {
+		top := tr.top[i]
+		if top < 0 {
+			continue
+		}
+		for _, s := range tr.t.Ops[i].Types {
+			if d, ok := dtypeOf(s); ok {
+				out[top] = narrower(out[top], d)
+			}
+		}
+	}
+	return out
+}
+
+// groupKey identifies an op's row: name, shapes, types and the arguments
+// that change its cost.
+func groupKey(o *Op) string {
+	return o.Name + "\x00" + shapes(o) + "\x00" + strings.Join(o.Types, ",") + "\x00" + strings.Join(o.Concrete, ",")
+}
+
+// shapes writes an op's tensor arguments: "[8,1,2048] [2048,2048]".
+func shapes(o *Op) string {
+	var b strings.Builder
+	dims := func(d []int64) {
+		b.WriteByte('[')
+		for i, v := range d {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			b.WriteString(strconv.FormatInt(v, 10))
+		}
+		b.WriteByte(']')
+	}
+	for _, in := range o.Inputs {
+		if len(in.Dims) == 0 && len(in.List) == 0 {
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		if len(in.List) > 0 {
+			b.WriteByte('[')
+			for i, d := range in.List {
+				if i > 0 {
+					b.WriteByte(',')
+				}
+				dims(d)
+			}
+			b.WriteByte(']')
+			continue
+		}
+		dims(in.Dims)
+	}
+	return b.String()
+}
+
+// newRow starts an op's row with its model.
+func newRow(c call) OpRow {
+	r := OpRow{Name: c.op.Name, Shapes: shapes(c.op)}
+	r.DType, _ = c.typ(0)
+	m, err := model(c)
+	var u unmodelled
+	switch {
+	case errors.As(err, &u):
+		r.Unmodelled = string(u)
+	case err != nil:
+		r.Unmodelled = err.Error()
+	case !sane(m):
+		r.Unmodelled = "shapes out of range"
+	default:
+		for i := range m {
+			if m[i].Out == "" {
+				m[i].Out = m[i].DType // what Cost assumes; specs print it
+			}
+		}
+		r.Model = m
+		r.DType = m[0].DType
+	}
+	return r
+}
+
+// sane reports whether the ops' costs are finite, non-negative and exact
+// in float64: a damaged trace can hold any dims.
+func sane(ms []ops.Op) bool {
+	for _, o := range ms {
+		c := o.Cost()
+		for _, v := range []float64{c.MatrixFLOPs, c.VectorFLOPs, c.Transcendentals, c.Bytes} {
+			if v < 0 || v > 1<<53 || math.IsNaN(v) {
+				return false
+			}
+		}
+		if c.Bytes == 0 && c.FLOPs() == 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// price sets a row against the roofline. A trace times kernels on the GPU,
+// from their start, so the model's launch overhead (the CPU-to-GPU latency
+// a CUDA-event timing includes) is taken off each expected kernel time.
+func price(r *OpRow, m *roofline.Model, launch float64) {
+	var slowest float64
+	for _, o := range r.Model {
+		p, err := m.Analyze(o)
+		if err != nil {
+			r.Unmodelled, r.Model = err.Error(), nil
+			r.FLOPs, r.Bytes, r.LowerBound, r.Expected, r.Bound, r.Ceiling, r.CeilingFLOPs = 0, 0, 0, 0, "", "", 0
+			return
+		}
+		n := float64(r.Calls)
+		r.FLOPs += n * p.FLOPs
+		r.Bytes += n * p.Bytes
+		r.LowerBound += n * p.LowerBound
+		r.Expected += n * max(p.Expected-launch, p.LowerBound)
+		if p.Expected > slowest {
+			slowest, r.Bound, r.Ceiling, r.CeilingFLOPs = p.Expected, p.ExpectedBound, p.PeakKey, p.ComputeCeiling
+		}
+	}
+	if r.Measured > 0 && r.Modelled() {
+		r.AchievedFLOPs = r.FLOPs / r.Measured
+		r.AchievedBandwidth = r.Bytes / r.Measured
+		r.Efficiency = r.Expected / r.Measured
+		r.Saved = math.Max(0, r.Measured-r.Expected)
+	}
+}
+
+// top returns the indices of the costliest ops and of those losing most
+// time against their expected speed.
+func top(rows []OpRow) (byTime, byLost []int) {
+	for i := range rows {
+		if i < topN {
+			byTime = append(byTime, i)
+		}
+		if rows[i].Saved > 0 {
+			byLost = append(byLost, i)
+		}
+	}
+	slices.SortStableFunc(byLost, func(x, y int) int { return cmp.Compare(rows[y].Saved, rows[x].Saved) })
+	if len(byLost) > topN {
+		byLost = byLost[:topN]
+	}
+	return byTime, byLost
+}
+
+// kernelRows groups kernels by launch configuration and computes each
+// one's theoretical occupancy.
+func kernelRows(ks []Kernel, arch devices.Arch) []KernelRow {
+	type key struct {
+		name        string
+		grid, block [3]int
+		regs, smem  int
+	}
+	idx := map[key]int{}
+	var out []KernelRow
+	for _, k := range ks {
+		kk := key{k.Name, k.Grid, k.Block, k.Registers, k.SharedMemory}
+		i, ok := idx[kk]
+		if !ok {
+			i = len(out)
+			idx[kk] = i
+			out = append(out, occupancyRow(k, arch))
+		}
+		out[i].Launches++
+		out[i].Time += k.Dur * usec
+	}
+	slices.SortStableFunc(out, func(x, y KernelRow) int { return cmp.Compare(y.Time, x.Time) })
+	return out
+}
+
+func occupancyRow(k Kernel, arch devices.Arch) KernelRow {
+	r := KernelRow{Name: k.Name, Grid: k.Grid, Block: k.Block, Registers: k.Registers, SharedMemory: k.SharedMemory, TraceEstimate: k.EstOccupancy}
+	threads := k.Block[0] * k.Block[1] * k.Block[2]
+	// The trace gives one shared-memory figure, static and dynamic
+	// together; as dynamic it is not held to the 48 KiB static limit.
+	res := occupancy.Calculate(arch, occupancy.Kernel{Regs: k.Registers}, occupancy.Launch{Threads: threads, DynamicSmem: k.SharedMemory})
+	switch {
+	case res.Err != nil:
+		r.Error = res.Err.Error()
+	case res.Reason != nil:
+		r.Error = res.Reason.Error()
+	}
+	if res.Err == nil {
+		r.Occupancy = 100 * res.Occupancy()
+		r.BlocksPerSM, r.Limiters = res.Blocks, res.Limiters
+	}
+	r.Disagrees = r.TraceEstimate != nil && math.Abs(*r.TraceEstimate-r.Occupancy) > 0.5
+	return r
+}
+
+// streams measures each stream's busy time (the union of its activities'
+// intervals) over the GPU window.
+func streams(t *Trace) ([]Stream, float64) {
+	type span struct{ s, e float64 }
+	by := map[int][]span{}
+	lo, hi := math.Inf(1), math.Inf(-1)
+	add := func(stream int, start, dur float64) {
+		by[stream] = append(by[stream], span{start, start + dur})
+		lo, hi = math.Min(lo, start), math.Max(hi, start+dur)
+	}
+	for _, k := range t.Kernels {
+		add(k.Stream, k.Start, k.Dur)
+	}
+	for _, x := range t.Transfers {
+		add(x.Stream, x.Start, x.Dur)
+	}
+	if len(by) == 0 {
+		return nil, 0
+	}
+	window := (hi - lo) * usec
+	var out []Stream
+	for id, sp := range by {
+		slices.SortFunc(sp, func(a, b span) int { return cmp.Compare(a.s, b.s) })
+		busy, end := 0.0, math.Inf(-1)
+		for _, x := range sp {
+			if x.s > end {
+				busy += x.e - x.s
+				end = x.e
+			} else if x.e > end {
+				busy += x.e - end
+				end = x.e
+			}
+		}
+		out = append(out, Stream{Stream: id, Busy: busy * usec, Idle: window - busy*usec, Activities: len(sp)})
+	}
+	slices.SortFunc(out, func(a, b Stream) int { return cmp.Compare(a.Stream, b.Stream) })
+	return out, window
+}
+
+func transferRows(ts []Transfer) []TransferRow {
+	idx := map[string]int{}
+	var out []TransferRow
+	for _, x := range ts {
+		i, ok := idx[x.Name]
+		if !ok {
+			i = len(out)
+			idx[x.Name] = i
+			out = append(out, TransferRow{Kind: x.Kind, Name: x.Name})
+		}
+		out[i].Count++
+		out[i].Bytes += x.Bytes
+		out[i].Time += x.Dur * usec
+	}
+	slices.SortStableFunc(out, func(a, b TransferRow) int { return cmp.Compare(b.Time, a.Time) })
+	return out
+}
+
+// Balance is |OpTime + UnattributedTime − KernelTime| / KernelTime: the
+// share of kernel time lost or counted twice (0 when every kernel is
+// counted once).
+func (s Summary) Balance() float64 {
+	if s.KernelTime == 0 {
+		return 0
+	}
+	return math.Abs(s.OpTime+s.UnattributedTime-s.KernelTime) / s.KernelTime
+}

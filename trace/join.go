@@ -1,0 +1,147 @@
+package trace
+
+import (
+	"cmp"
+	"slices"
+	"strings"
+)
+
+// tree is the call nesting of the trace's ops: each op's parent on its
+// thread, found from the time spans (a child starts and ends inside its
+// parent).
+type tree struct {
+	t      *Trace
+	parent []int // -1 for a root
+	// top is each op's outermost aten ancestor (itself when it has none
+	// and is aten; -1 when no aten op encloses it).
+	top []int
+	// byThread lists each thread's ops by start time (longest first on
+	// ties), for placing a launch inside the op that made it.
+	byThread map[string][]int
+	byExtID  map[int64]int
+}
+
+// slack absorbs the rounding of the trace's microsecond times (three
+// decimals) when testing that a child ends inside its parent.
+const slack = 0.002
+
+func newTree(t *Trace) *tree {
+	tr := &tree{t: t, parent: make([]int, len(t.Ops)), top: make([]int, len(t.Ops)),
+		byThread: map[string][]int{}, byExtID: make(map[int64]int, len(t.Ops))}
+	for i := range t.Ops {
+		o := &t.Ops[i]
+		tr.byThread[o.Thread] = append(tr.byThread[o.Thread], i)
+		if _, dup := tr.byExtID[o.ExternalID]; !dup && o.ExternalID != 0 {
+			tr.byExtID[o.ExternalID] = i
+		}
+	}
+	for _, idx := range tr.byThread {
+		slices.SortStableFunc(idx, func(a, b int) int {
+			oa, ob := &t.Ops[a], &t.Ops[b]
+			if c := cmp.Compare(oa.Start, ob.Start); c != 0 {
+				return c
+			}
+			return cmp.Compare(ob.Dur, oa.Dur)
+		})
+		var stack []int
+		for _, i := range idx {
+			o := &t.Ops[i]
+			for len(stack) > 0 && t.Ops[stack[len(stack)-1]].End()+slack < o.End() {
+				stack = stack[:len(stack)-1]
+			}
+			tr.parent[i] = -1
+			if len(stack) > 0 {
+				tr.parent[i] = stack[len(stack)-1]
+			}
+			stack = append(stack, i)
+		}
+	}
+	for i := range t.Ops {
+		tr.top[i] = -1
+		for j := i; j >= 0; j = tr.parent[j] {
+			if isAten(t.Ops[j].Name) {
+				tr.top[i] = j
+			}
+		}
+	}
+	return tr
+}
+
+func isAten(name string) bool { return strings.HasPrefix(name, "aten::") }
+
+// enclosing is the innermost op on thread that spans time ts, or -1.
+func (tr *tree) enclosing(thread string, ts float64) int {
+	idx := tr.byThread[thread]
+	// The last op starting at or before ts, then up its ancestors until
+	// one spans ts.
+	n, _ := slices.BinarySearchFunc(idx, ts, func(i int, ts float64) int {
+		if tr.t.Ops[i].Start <= ts {
+			return -1
+		}
+		return 1
+	})
+	if n == 0 {
+		return -1
+	}
+	for j := idx[n-1]; j >= 0; j = tr.parent[j] {
+		if tr.t.Ops[j].End()+slack >= ts {
+			return j
+		}
+	}
+	return -1
+}
+
+// Link is how a kernel or transfer was tied to an op.
+type Link int
+
+// Links.
+const (
+	// Linked: the kernel belongs to a top-level aten op.
+	Linked Link = iota
+	// NoOp: neither its External id nor its launch leads to an op.
+	NoOp
+	// NotAten: the op that launched it has no aten op around it (a custom
+	// kernel, a library called from Python).
+	NotAten
+	// Graph: it was replayed from a CUDA graph (cudaGraphLaunch), which
+	// hides the op that captured it.
+	Graph
+)
+
+// joiner ties GPU activity to top-level ops.
+type joiner struct {
+	tr     *tree
+	launch map[int64]int // correlation -> launch index
+}
+
+func newJoiner(t *Trace) *joiner {
+	j := &joiner{tr: newTree(t), launch: make(map[int64]int, len(t.Launches))}
+	for i, l := range t.Launches {
+		j.launch[l.Correlation] = i
+	}
+	return j
+}
+
+// op returns the top-level aten op of the activity with this External id
+// and correlation, or -1 and why not.
+func (j *joiner) op(ext, corr int64) (int, Link) {
+	t := j.tr.t
+	li, launched := j.launch[corr]
+	if launched && t.Launches[li].Name == "cudaGraphLaunch" {
+		return -1, Graph
+	}
+	op, ok := j.tr.byExtID[ext]
+	if !ok || ext == 0 {
+		if !launched {
+			return -1, NoOp
+		}
+		l := &t.Launches[li]
+		if op = j.tr.enclosing(l.Thread, l.Start); op < 0 {
+			return -1, NoOp
+		}
+	}
+	if top := j.tr.top[op]; top >= 0 {
+		return top, Linked
+	}
+	return -1, NotAten
+}
