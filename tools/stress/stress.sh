@@ -5,6 +5,8 @@
 # panic, no signal). Not run by .ci/run: it takes minutes and 2 GB of pipe
 # traffic per case. Usage: tools/stress/stress.sh [SIZE] (default 2G, as
 # head -c takes it). Prints one line per case and exits 1 if any failed.
+# tools/stress/testdata/results-2G.txt is a run on a development machine
+# (2 shared cores).
 #
 # A command that streams its answer (occupancy batch on valid rows) may still
 # be writing rows at the time limit: it counts as answering when it wrote
@@ -81,7 +83,7 @@ for c in "${commands[@]}"; do
 			verdict="CRASH"
 		fi
 		[ "$verdict" = ok ] || failed=1
-		printf '%-34s %-26s %4s %7.2f  %s: %s\n' "$c" "$in" "$rc" "$secs" "$verdict" "$msg"
+		printf '%-34s %-26s %4s %7.2f  %s: %s\n' "${c//$work/\$WORK}" "$in" "$rc" "$secs" "$verdict" "${msg//$work/\$WORK}"
 	done
 done
 exit $failed
