@@ -507,14 +507,16 @@ func occupancyBatchRun(opts *occupancyBatchOptions) error {
 	if err != nil {
 		return err
 	}
-	if err := runBatch(in, f.Out, format, c.Limits); err != nil {
+	row, done := f.rowProgress("occupancy batch")
+	defer done()
+	if err := runBatch(in, f.Out, format, c.Limits, row); err != nil {
 		return fmt.Errorf("%s: %w", name, err)
 	}
 	return nil
 }
 
 // runBatch streams the batch from in to out.
-func runBatch(in io.Reader, out io.Writer, format reports.Format, lookup func(string) (devices.Arch, error)) error {
+func runBatch(in io.Reader, out io.Writer, format reports.Format, lookup func(string) (devices.Arch, error), progress func(rows int)) error {
 	br, err := occupancy.NewBatchReader(in, lookup)
 	if err != nil {
 		return err
@@ -544,6 +546,7 @@ func runBatch(in io.Reader, out io.Writer, format reports.Format, lookup func(st
 			}
 		}
 		rows++
+		progress(rows)
 		if row.Err != nil {
 			failed++
 		}

@@ -27,3 +27,29 @@ func (f *factory) progress(what string) func(fraction float64) {
 		fmt.Fprintf(f.ErrOut, "%s: %d%%%s", what, pct, end)
 	}
 }
+
+// rowProgress returns a callback for a stream of rows of unknown length: once
+// the run has taken a second, it shows the rows done on stderr, at most four
+// times a second; call done when the stream ends to close the line.
+func (f *factory) rowProgress(what string) (row func(n int), done func()) {
+	start := time.Now()
+	var next time.Time
+	shown := false
+	row = func(n int) {
+		if n%1024 != 0 { // the clock is read once per 1024 rows
+			return
+		}
+		now := time.Now()
+		if now.Sub(start) < time.Second || now.Before(next) {
+			return
+		}
+		next, shown = now.Add(250*time.Millisecond), true
+		fmt.Fprintf(f.ErrOut, "%s: %d rows\r", what, n)
+	}
+	done = func() {
+		if shown {
+			fmt.Fprintln(f.ErrOut)
+		}
+	}
+	return row, done
+}
