@@ -11,6 +11,8 @@
 // never used for a roofline unless a caller asks for them by name.
 package devices
 
+import "strings"
+
 import "fmt"
 
 // Device is one GPU model.
@@ -133,7 +135,7 @@ func (d Device) Peak(dt DType, p Path) (float64, error) {
 	if pk, ok := d.Dense[k]; ok && pk.PerSecond > 0 {
 		return pk.PerSecond, nil
 	}
-	return 0, fmt.Errorf("device %q has no %s peak (it has %v)", d.Name, k, d.PeakKeys())
+	return 0, fmt.Errorf("device %q has no %s peak (it has %s)", d.Name, k, strings.Join(d.PeakKeys(), ", "))
 }
 
 // PeakKeys lists the dense peaks the device has, widest data type first

@@ -1,12 +1,14 @@
 package model
 
 import (
-	"encoding/csv"
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/gpucalc/gpucalc/rows"
 )
 
 // BatchColumns is the header of a model batch file.
@@ -24,45 +26,48 @@ type BatchRow struct {
 }
 
 // ReadBatch reads CSV with BatchColumns as its header (in that order; extra
-// columns are kept in Cells). A bad header is an error; a bad row is a row
-// with Err set, so that one bad row never stops the batch.
+// columns are kept in Cells) through rows (bounded lines, binary data and
+// broken quotes stop it with their line). A bad header is an error; a bad
+// row is a row with Err set, so that one bad row never stops the batch; an
+// input that breaks off returns the rows before the break and the error.
 func ReadBatch(r io.Reader) ([]BatchRow, error) {
-	cr := csv.NewReader(r)
-	cr.FieldsPerRecord = -1
-	cr.ReuseRecord = false
+	cr := rows.NewCSV(r)
 	head, err := cr.Read()
 	if err == io.EOF {
 		return nil, fmt.Errorf("empty input; expected the header %s", strings.Join(BatchColumns, ","))
 	}
 	if err != nil {
-		return nil, fmt.Errorf("line 1: %w", err)
+		return nil, err
 	}
 	if len(head) < len(BatchColumns) {
-		return nil, fmt.Errorf("line 1: header %q; expected %s", strings.Join(head, ","), strings.Join(BatchColumns, ","))
+		return nil, fmt.Errorf("line 1: header %s; expected %s", rows.Quote(strings.Join(head, ",")), strings.Join(BatchColumns, ","))
 	}
 	for i, h := range BatchColumns {
 		if strings.ToLower(strings.TrimSpace(head[i])) != h {
-			return nil, fmt.Errorf("line 1: column %d is %q; expected the header %s", i+1, head[i], strings.Join(BatchColumns, ","))
+			return nil, fmt.Errorf("line 1: column %d is %s; expected the header %s", i+1, rows.Quote(head[i]), strings.Join(BatchColumns, ","))
 		}
 	}
-	var rows []BatchRow
-	for line := 2; ; line++ {
+	var out []BatchRow
+	for {
 		rec, err := cr.Read()
 		if err == io.EOF {
 			break
 		}
-		row := BatchRow{Line: line, Cells: rec}
-		var pe *csv.ParseError
-		if errors.As(err, &pe) && pe.Err == csv.ErrFieldCount {
-			err = nil
+		var re *rows.RowError
+		if errors.As(err, &re) {
+			out = append(out, BatchRow{Line: re.Line, Cells: slices.Clone(rec), Err: re.Err})
+			continue
 		}
 		if err != nil {
-			return rows, fmt.Errorf("line %d: %w", line, err)
+			return out, err
 		}
-		row.Err = row.parse()
-		rows = append(rows, row)
+		row := BatchRow{Line: cr.Line(), Cells: slices.Clone(rec)}
+		if row.Err = row.parse(); row.Err != nil {
+			cr.Bad()
+		}
+		out = append(out, row)
 	}
-	return rows, nil
+	return out, nil
 }
 
 func (r *BatchRow) parse() error {
@@ -85,7 +90,7 @@ func (r *BatchRow) parse() error {
 		}
 		v, err := strconv.ParseInt(s, 10, 64)
 		if err != nil || v < 0 {
-			return fmt.Errorf("%s: %q is not a whole number", BatchColumns[3+i], s)
+			return fmt.Errorf("%s: %s is not a whole number", BatchColumns[3+i], rows.Quote(s))
 		}
 		*dst = v
 	}

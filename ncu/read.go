@@ -11,9 +11,11 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
-	"unicode/utf8"
+
+	"github.com/gpucalc/gpucalc/rows"
 )
 
 // exportHint says which export gpucalc reads; every rejection ends with it.
@@ -43,53 +45,86 @@ type Row struct {
 	Values []string
 }
 
+// maxRowBytes bounds the rows an export may hold in memory (all of them
+// are kept): far above a real export of thousands of launches. The header
+// must come within maxPreamble bytes (ncu's messages and the program's
+// output before it).
+const (
+	maxRowBytes = 256 << 20
+	maxPreamble = 64 << 20
+)
+
 // Read parses what `ncu --csv --page raw` prints, as a redirect captures it:
 // lines before the header (==PROF== messages, the program's own output) are
 // skipped, and so are ==PROF==/==WARNING== lines after it; the units row is
 // kept. Anything else (the details page, a binary .ncu-rep, text output) is
-// rejected with a message that says which export to make.
+// rejected with a message that says which export to make. Lines are read
+// through rows: at most 1 MiB each, text only.
 func Read(r io.Reader) (*Export, error) {
-	data, err := io.ReadAll(r)
-	if err != nil {
-		return nil, err
-	}
-	if err := sniff(data); err != nil {
-		return nil, err
-	}
-	body, line := csvBody(data)
-	if body == nil {
-		if bytes.Contains(data, []byte("Section: ")) {
-			return nil, fmt.Errorf("this is Nsight Compute's text report, not a CSV export: %s", exportHint)
+	lines := rows.NewLines(r)
+	var header []string
+	text, empty := false, true
+	for header == nil {
+		l, err := lines.Next()
+		if errors.Is(err, io.EOF) {
+			break
 		}
-		return nil, fmt.Errorf(`no Nsight Compute CSV header ("ID","Process ID",...) found: %s`, exportHint)
+		if err != nil {
+			return nil, readError(err)
+		}
+		empty = empty && len(bytes.TrimSpace(l)) == 0
+		if bytes.HasPrefix(l, []byte(`"ID",`)) {
+			if header, err = csv.NewReader(bytes.NewReader(l)).Read(); err != nil {
+				return nil, fmt.Errorf("line %d: the CSV header cannot be read: %s", lines.Line(), exportHint)
+			}
+			break
+		}
+		text = text || bytes.Contains(l, []byte("Section: "))
+		if lines.Bytes() > maxPreamble {
+			return nil, fmt.Errorf(`no Nsight Compute CSV header ("ID","Process ID",...) in the first %d MiB: %s`, maxPreamble>>20, exportHint)
+		}
 	}
-	cr := csv.NewReader(bytes.NewReader(body))
-	header, err := cr.Read()
-	if err != nil {
-		return nil, fmt.Errorf("line %d: CSV header: %v: %s", line, err, exportHint)
+	switch {
+	case header == nil && empty:
+		return nil, fmt.Errorf("empty input: %s", exportHint)
+	case header == nil && text:
+		return nil, fmt.Errorf("this is Nsight Compute's text report, not a CSV export: %s", exportHint)
+	case header == nil:
+		return nil, fmt.Errorf(`no Nsight Compute CSV header ("ID","Process ID",...) found: %s`, exportHint)
 	}
 	e := newExport(header)
 	if err := e.checkPage(); err != nil {
 		return nil, err
 	}
+	cr := rows.FromLines(lines, func(l []byte) []byte {
+		if bytes.HasPrefix(l, []byte("==")) {
+			return nil // ncu's own messages, interleaved
+		}
+		return l
+	})
 	for {
 		rec, err := cr.Read()
 		if err == io.EOF {
 			break
 		}
 		if err != nil {
-			var pe *csv.ParseError
-			if errors.As(err, &pe) {
-				return nil, fmt.Errorf("line %d: %v (is the file cut short or edited?)", line+pe.Line-1, pe.Err)
+			var re *rows.RowError
+			if errors.As(err, &re) || errors.Is(err, rows.ErrQuote) {
+				return nil, fmt.Errorf("%w (is the file cut short or edited?)", err)
 			}
-			return nil, err
+			return nil, readError(err)
 		}
-		pos, _ := cr.FieldPos(0)
+		if len(rec) != len(header) {
+			return nil, fmt.Errorf("line %d: %d fields, the header has %d (is the file cut short or edited?)", cr.Line(), len(rec), len(header))
+		}
 		if e.Units == nil && len(e.Rows) == 0 && rec[0] == "" {
-			e.Units = rec
+			e.Units = slices.Clone(rec)
 			continue
 		}
-		e.Rows = append(e.Rows, Row{Line: line + pos - 1, Values: rec})
+		if lines.Bytes() > maxPreamble+maxRowBytes {
+			return nil, fmt.Errorf("line %d: the export is larger than %d MiB; profile fewer launches (ncu --launch-count, --kernel-name)", cr.Line(), (maxPreamble+maxRowBytes)>>20)
+		}
+		e.Rows = append(e.Rows, Row{Line: cr.Line(), Values: slices.Clone(rec)})
 	}
 	if e.Units == nil {
 		e.Units = make([]string, len(header))
@@ -100,31 +135,12 @@ func Read(r io.Reader) (*Export, error) {
 	return e, nil
 }
 
-// sniff rejects binary input (a .ncu-rep report, an archive) before any CSV
-// parsing.
-func sniff(data []byte) error {
-	head := data
-	if len(head) > 4096 {
-		head = trimPartialRune(head[:4096])
-	}
-	if bytes.IndexByte(head, 0) >= 0 || !utf8.Valid(head) {
+// readError words an input that cannot be read as an export.
+func readError(err error) error {
+	if errors.Is(err, rows.ErrBinary) {
 		return fmt.Errorf("binary input (an .ncu-rep report?): gpucalc reads CSV; %s", exportHint)
 	}
-	if len(bytes.TrimSpace(data)) == 0 {
-		return fmt.Errorf("empty input: %s", exportHint)
-	}
-	return nil
-}
-
-// trimPartialRune drops a UTF-8 sequence cut at the end of b.
-func trimPartialRune(b []byte) []byte {
-	for i := 0; i < utf8.UTFMax && len(b) > 0; i++ {
-		if r, _ := utf8.DecodeLastRune(b); r != utf8.RuneError {
-			break
-		}
-		b = b[:len(b)-1]
-	}
-	return b
+	return fmt.Errorf("%w: %s", err, exportHint)
 }
 
 func newExport(header []string) *Export {
@@ -159,31 +175,6 @@ func sectionMetric(c string) string {
 		return ""
 	}
 	return c[dot+1:]
-}
-
-// csvBody returns the input from the CSV header (`"ID","Process ID",...`)
-// on, with the lines ncu interleaves (==PROF==, ==WARNING==) blanked so that
-// line numbers still match the input, and the header's 1-based line number.
-// It returns nil when there is no header.
-func csvBody(data []byte) ([]byte, int) {
-	var out []byte
-	line := 0
-	for n, rest := 1, data; len(rest) > 0; n++ {
-		l, next, _ := bytes.Cut(rest, []byte("\n"))
-		rest = next
-		if out == nil {
-			t := bytes.TrimPrefix(l, []byte("\xef\xbb\xbf"))
-			if !bytes.HasPrefix(t, []byte(`"ID",`)) {
-				continue
-			}
-			out, line = make([]byte, 0, len(data)), n
-			l = t
-		} else if bytes.HasPrefix(l, []byte("==")) {
-			l = nil
-		}
-		out = append(append(out, l...), '\n')
-	}
-	return out, line
 }
 
 // checkPage tells the raw page from the other CSV pages ncu prints.

@@ -1,7 +1,6 @@
 package occupancy
 
 import (
-	"encoding/csv"
 	"errors"
 	"fmt"
 	"io"
@@ -9,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/gpucalc/gpucalc/devices"
+	"github.com/gpucalc/gpucalc/rows"
 )
 
 // BatchColumns are the input columns of a batch, in order; the last two are
@@ -17,11 +17,16 @@ var BatchColumns = []string{"device", "threads", "regs", "static_smem", "dynamic
 
 const batchRequired = 6
 
+// MaxBatchValue is the largest number a batch cell takes: far above any
+// GPU's limits (which the calculation reports), and small enough that
+// sizes cannot overflow when added.
+const MaxBatchValue = 1 << 40
+
 // BatchReader reads batch rows: CSV with the header in BatchColumns (any
 // order). device is a catalog name or an architecture (sm_90, 9.0); sizes are
 // bytes; carveout is empty or -1 for the default, else a percentage 0..100.
 type BatchReader struct {
-	cr     *csv.Reader
+	cr     *rows.CSV
 	lookup func(string) (devices.Arch, error)
 	archs  map[string]archEntry
 	col    [8]int
@@ -50,10 +55,7 @@ type BatchRow struct {
 // NewBatchReader reads the header. lookup resolves the device column
 // (devices.Catalog.Limits); its answers are cached per name.
 func NewBatchReader(r io.Reader, lookup func(string) (devices.Arch, error)) (*BatchReader, error) {
-	b := &BatchReader{cr: csv.NewReader(r), lookup: lookup, archs: map[string]archEntry{}}
-	b.cr.ReuseRecord = true
-	b.cr.FieldsPerRecord = -1
-	b.cr.TrimLeadingSpace = true
+	b := &BatchReader{cr: rows.NewCSV(r), lookup: lookup, archs: map[string]archEntry{}}
 	head, err := b.cr.Read()
 	if err == io.EOF {
 		return nil, fmt.Errorf("batch input is empty; expected a CSV header %s", strings.Join(BatchColumns, ","))
@@ -62,17 +64,18 @@ func NewBatchReader(r io.Reader, lookup func(string) (devices.Arch, error)) (*Ba
 		return nil, fmt.Errorf("batch header: %w", err)
 	}
 	b.Header = append([]string(nil), head...)
+	b.cr.Fields = len(head)
 	for i := range b.col {
 		b.col[i] = -1
 	}
 	for i, h := range b.Header {
-		h = strings.TrimSpace(strings.TrimPrefix(h, "\ufeff"))
+		h = strings.TrimSpace(h)
 		j := indexOf(BatchColumns, h)
 		if j < 0 {
-			return nil, fmt.Errorf("batch header: unknown column %q; expected %s", h, strings.Join(BatchColumns, ","))
+			return nil, fmt.Errorf("batch header: unknown column %s; expected %s", rows.Quote(h), strings.Join(BatchColumns, ","))
 		}
 		if b.col[j] >= 0 {
-			return nil, fmt.Errorf("batch header: column %q twice", h)
+			return nil, fmt.Errorf("batch header: column %s twice", rows.Quote(h))
 		}
 		b.col[j] = i
 	}
@@ -94,33 +97,27 @@ func indexOf(list []string, s string) int {
 }
 
 // Next reads the next row into row; it returns io.EOF at the end and other
-// errors only when the input cannot be read further. A malformed row is
-// returned with row.Err set.
+// errors (a *rows.Error with its line) only when the input cannot be read
+// further. A malformed row is returned with row.Err set.
 func (b *BatchReader) Next(row *BatchRow) error {
 	rec, err := b.cr.Read()
-	*row = BatchRow{Fields: rec}
-	if err == io.EOF {
-		return err
-	}
-	var pe *csv.ParseError
-	if err != nil {
-		if !errors.As(err, &pe) {
-			return err
-		}
-		row.Err = err
+	*row = BatchRow{Fields: rec, Line: b.cr.Line()}
+	var re *rows.RowError
+	if errors.As(err, &re) {
+		row.Line, row.Err = re.Line, re
 		return nil
 	}
-	row.Line, _ = b.cr.FieldPos(0)
+	if err != nil {
+		return err
+	}
 	if err := b.parse(rec, row); err != nil {
 		row.Err = fmt.Errorf("line %d: %w", row.Line, err)
+		b.cr.Bad()
 	}
 	return nil
 }
 
 func (b *BatchReader) parse(rec []string, row *BatchRow) error {
-	if len(rec) != len(b.Header) {
-		return fmt.Errorf("%d fields, header has %d", len(rec), len(b.Header))
-	}
 	field := func(j int) string {
 		if b.col[j] < 0 {
 			return ""
@@ -145,8 +142,11 @@ func (b *BatchReader) parse(rec []string, row *BatchRow) error {
 			continue
 		}
 		n, err := strconv.Atoi(s)
-		if err != nil {
-			return fmt.Errorf("%s %q is not a whole number", BatchColumns[j], s)
+		if j == 5 && err != nil {
+			return fmt.Errorf("carveout %s: expected -1 or empty for the default, or a percentage 0..100", rows.Quote(s))
+		}
+		if err != nil || n < 0 && !(n == -1 && j >= 5) || n > MaxBatchValue {
+			return fmt.Errorf("%s %s: expected a whole number from 0 to %d", BatchColumns[j], rows.Quote(s), MaxBatchValue)
 		}
 		v[j] = n
 	}

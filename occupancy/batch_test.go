@@ -1,11 +1,14 @@
 package occupancy
 
 import (
+	"encoding/csv"
+	"errors"
 	"io"
 	"strings"
 	"testing"
 
 	"github.com/gpucalc/gpucalc/devices"
+	"github.com/gpucalc/gpucalc/rows"
 )
 
 func lookupArch(name string) (devices.Arch, error) {
@@ -23,7 +26,13 @@ func TestBatchReader(t *testing.T) {
 		"1,sm_80,128,32\n" + // too few fields
 		"1,sm_99,128,32,0,0,\n" + // unknown arch
 		"1,sm_80,128,3x,0,0,\n" +
-		"1,sm_80,128,32,0,0,101\n"
+		"1,sm_80,128,32,0,0,101\n" +
+		"1,sm_80,128,32,0,9223372036854775807,\n" + // dynamic_smem beyond any GPU and int32
+		"1,sm_80,-5,32,0,0,\n" +
+		"1,sm_80,128,32,0,1099511627777,\n" +
+		"1,sm_80,128,32,\"0\",0,\n" + // quoted is fine
+		"1,sm_80,12\"8,32,0,0,\n" + // a stray quote is this row's error
+		"1,sm_80,128.0,32,0,0,\n"
 	br, err := NewBatchReader(strings.NewReader(in), lookupArch)
 	if err != nil {
 		t.Fatal(err)
@@ -48,10 +57,16 @@ func TestBatchReader(t *testing.T) {
 	want := []string{
 		"9.0 default barriers 2 1",
 		"8.0 50% shared_memory 0 5", // 50% of 164 KiB → 100 KiB; 100/17 = 5
-		"line 4: 4 fields, header has 7",
+		"line 4: 4 fields, the header has 7",
 		"line 5: compute capability 9.9 is not in the catalog",
-		`line 6: regs "3x" is not a whole number`,
+		`line 6: regs "3x": expected a whole number from 0 to 1099511627776`,
 		"line 7: carveout 101: expected -1 or empty for the default, or a percentage 0..100",
+		`line 8: dynamic_smem "9223372036854775807": expected a whole number from 0 to 1099511627776`,
+		`line 9: threads "-5": expected a whole number from 0 to 1099511627776`,
+		`line 10: dynamic_smem "1099511627777": expected a whole number from 0 to 1099511627776`,
+		"8.0 default warps|registers 1 6",
+		`line 12: a " inside a field`,
+		`line 13: threads "128.0": expected a whole number`,
 	}
 	if len(got) != len(want) {
 		t.Fatalf("got %q", got)
@@ -96,10 +111,32 @@ func FuzzBatchReader(f *testing.F) {
 			}
 			err := br.Next(&row)
 			if err == io.EOF {
+				// One row per record: count them with encoding/csv, which
+				// goes on after a stray quote in an unquoted field.
+				cr := csv.NewReader(strings.NewReader(in))
+				cr.FieldsPerRecord = -1
+				n := -1
+				for {
+					_, err := cr.Read()
+					if err == io.EOF {
+						break
+					}
+					if err != nil && !errors.Is(err, csv.ErrBareQuote) {
+						return
+					}
+					n++
+				}
+				if i != n {
+					t.Fatalf("%d rows for %d records", i, n)
+				}
 				return
 			}
+			var re *rows.Error
 			if err != nil {
-				t.Fatal(err) // a strings.Reader never fails to read
+				if !errors.As(err, &re) || re.Line < 1 {
+					t.Fatalf("error %v has no line", err)
+				}
+				return
 			}
 			if row.Err == nil {
 				Calculate(row.Arch, row.Kernel, row.Launch)

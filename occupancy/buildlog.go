@@ -1,13 +1,14 @@
 package occupancy
 
 import (
-	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"strconv"
 	"strings"
 
 	"github.com/gpucalc/gpucalc/devices"
+	"github.com/gpucalc/gpucalc/rows"
 	"github.com/ianlancetaylor/demangle"
 )
 
@@ -36,7 +37,21 @@ type BuildKernel struct {
 	// ReservedRemoved is true when cuobjdump's SHARED included the 1 KiB
 	// reserved per block and it was taken off.
 	ReservedRemoved bool `json:"reserved_removed,omitempty"`
+	// Problem says why the entry's figures cannot be used (a block cut
+	// short, a figure out of range); empty when they can.
+	Problem string `json:"problem,omitempty"`
 }
+
+// MaxBuildLog is the longest build log read: a build's resource usage is
+// far shorter, and reading stops early on the wrong input.
+const MaxBuildLog = 64 << 20
+
+// maxFigure is the largest count or size a log entry may give: far above
+// any GPU's limits, small enough that nothing derived from it overflows.
+const maxFigure = 1 << 40
+
+// incomplete is the problem of a ptxas entry until its "Used" line.
+const incomplete = `incomplete: no "Used N registers" line after "Compiling entry function" (is the log cut short?)`
 
 // Spills reports whether ptxas spilled registers to local memory.
 func (k BuildKernel) Spills() bool { return k.SpillStores > 0 || k.SpillLoads > 0 }
@@ -54,17 +69,21 @@ func (k BuildKernel) Spills() bool { return k.SpillStores > 0 || k.SpillLoads > 
 // for an object whose kernels include it and fails for one whose do not.
 func ParseBuildLog(r io.Reader) ([]BuildKernel, error) {
 	p := buildParser{index: map[buildKey]int{}, entry: -1}
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64*1024), 1<<20)
-	n := 0
-	for sc.Scan() {
-		n++
-		if err := p.line(strings.TrimRight(sc.Text(), "\r")); err != nil {
-			return nil, fmt.Errorf("line %d: %w", n, err)
+	lines := rows.NewLines(r)
+	for {
+		line, err := lines.Next()
+		if errors.Is(err, io.EOF) {
+			break
 		}
-	}
-	if err := sc.Err(); err != nil {
-		return nil, err
+		if err != nil {
+			return nil, err
+		}
+		if err := p.line(string(line)); err != nil {
+			return nil, fmt.Errorf("line %d: %w", lines.Line(), err)
+		}
+		if lines.Bytes() > MaxBuildLog {
+			return nil, fmt.Errorf("line %d: the log is longer than %d MiB; give the output of one build", lines.Line(), MaxBuildLog>>20)
+		}
 	}
 	p.endSection()
 	if len(p.out) == 0 {
@@ -116,13 +135,13 @@ func (p *buildParser) line(s string) error {
 	case strings.Contains(t, "Compiling entry function '"):
 		name, arch, ok := quoted2(t[strings.Index(t, "Compiling entry function '")+len("Compiling entry function "):])
 		if !ok {
-			return fmt.Errorf("cannot read %q", t)
+			return fmt.Errorf("cannot read %s; expected Compiling entry function 'NAME' for 'sm_XX'", rows.Quote(t))
 		}
 		cc, err := devices.ParseCC(arch)
 		if err != nil {
 			return err
 		}
-		p.entry = p.add(BuildKernel{Name: name, CC: cc, Tool: "ptxas"})
+		p.entry = p.add(BuildKernel{Name: name, CC: cc, Tool: "ptxas", Problem: incomplete})
 		p.properties = false
 	case strings.Contains(t, "Function properties for "):
 		name := strings.TrimSpace(t[strings.Index(t, "Function properties for ")+len("Function properties for "):])
@@ -131,7 +150,7 @@ func (p *buildParser) line(s string) error {
 		p.properties = false
 		k := &p.out[p.entry]
 		for _, f := range strings.Split(t, ",") {
-			n, what := countOf(f)
+			n, what := countOf(f, k)
 			switch what {
 			case "bytes stack frame":
 				k.Stack = n
@@ -143,10 +162,13 @@ func (p *buildParser) line(s string) error {
 		}
 	case strings.Contains(t, ": Used ") && p.entry >= 0 && len(p.out) > 0:
 		k := &p.out[p.entry]
+		if k.Problem == incomplete {
+			k.Problem = ""
+		}
 		for _, f := range strings.Split(t[strings.Index(t, ": Used ")+2:], ",") {
 			f = strings.TrimSpace(f)
 			f = strings.TrimPrefix(strings.TrimPrefix(f, "Used "), "used ")
-			n, what := countOf(f)
+			n, what := countOf(f, k)
 			switch what {
 			case "registers":
 				k.Regs = n
@@ -178,10 +200,10 @@ func (p *buildParser) line(s string) error {
 		}
 		for _, f := range strings.Fields(t) {
 			name, val, ok := strings.Cut(f, ":")
-			n, err := strconv.Atoi(val)
-			if !ok || err != nil {
+			if !ok || (name != "REG" && name != "STACK" && name != "SHARED") {
 				continue
 			}
+			n := figure(val, name, &k)
 			switch name {
 			case "REG":
 				k.Regs = n
@@ -231,15 +253,29 @@ func quoted2(s string) (a, b string, ok bool) {
 	return parts[1], parts[3], parts[1] != ""
 }
 
-// countOf splits "256 bytes stack frame" into 256 and "bytes stack frame".
-func countOf(s string) (int, string) {
+// countOf splits "256 bytes stack frame" into 256 and "bytes stack frame";
+// a number that cannot be a real figure becomes k's problem.
+func countOf(s string, k *BuildKernel) (int, string) {
 	s = strings.TrimSpace(s)
 	num, rest, _ := strings.Cut(s, " ")
-	n, err := strconv.Atoi(num)
-	if err != nil {
+	if num == "" || num[0] < '0' || num[0] > '9' {
 		return 0, ""
 	}
-	return n, strings.TrimSpace(rest)
+	rest = strings.TrimSpace(rest)
+	return figure(num, rest, k), rest
+}
+
+// figure reads a count or size the log gives for what; one that is not a
+// whole number from 0 to maxFigure becomes k's problem (and reads as 0).
+func figure(num, what string, k *BuildKernel) int {
+	n, err := strconv.ParseInt(num, 10, 64)
+	if err != nil || n < 0 || n > maxFigure {
+		if k.Problem == "" || k.Problem == incomplete {
+			k.Problem = fmt.Sprintf("the log gives %s %s, not a whole number from 0 to %d", what, rows.Quote(num), int64(maxFigure))
+		}
+		return 0
+	}
+	return int(n)
 }
 
 // Matches reports whether s names the kernel: its symbol, its demangled

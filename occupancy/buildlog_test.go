@@ -1,6 +1,7 @@
 package occupancy
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -133,7 +134,66 @@ func TestBuildLogFormats(t *testing.T) {
 	}
 }
 
-// FuzzBuildLog: no input makes the importer panic.
+// TestBuildLogProblems: entries cut short or with impossible figures are
+// flagged, not read as zeros, and the other kernels are still read.
+func TestBuildLogProblems(t *testing.T) {
+	const entry = "ptxas info    : Compiling entry function '%s' for 'sm_90'\n"
+	const props = "ptxas info    : Function properties for %s\n"
+	const good = "ptxas info    : Compiling entry function 'ok' for 'sm_90'\n" +
+		"ptxas info    : Function properties for ok\n    0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\n" +
+		"ptxas info    : Used 32 registers, used 1 barriers, 1024 bytes smem\n"
+	for _, tt := range []struct{ name, log, want string }{
+		{"cut after Compiling, at the end", good + fmt.Sprintf(entry, "k"), "incomplete"},
+		{"cut after Function properties", good + fmt.Sprintf(entry, "k") + fmt.Sprintf(props, "k"), "incomplete"},
+		{"cut before the next entry", fmt.Sprintf(entry, "k") + good, "incomplete"},
+		{"smem 10^22", good + fmt.Sprintf(entry, "k") + "ptxas info    : Used 32 registers, 10000000000000000000000 bytes smem\n", `bytes smem "10000000000000000000000"`},
+		{"spills near 2^63", good + fmt.Sprintf(entry, "k") + fmt.Sprintf(props, "k") +
+			"    0 bytes stack frame, 9223372036854775807 bytes spill stores, 0 bytes spill loads\nptxas info    : Used 32 registers\n", "bytes spill stores"},
+		{"registers beyond int64", good + fmt.Sprintf(entry, "k") + "ptxas info    : Used 99999999999999999999 registers\n", "registers"},
+		{"cuobjdump SHARED 10^22", good + "arch = sm_90\nFunction k:\nREG:8 STACK:0 SHARED:10000000000000000000000 LOCAL:0\n", "SHARED"},
+		{"cuobjdump REG not a number", good + "arch = sm_90\nFunction k:\nREG:x STACK:0 SHARED:0\n", "REG"},
+	} {
+		ks, err := ParseBuildLog(strings.NewReader(tt.log))
+		if err != nil {
+			t.Errorf("%s: %v", tt.name, err)
+			continue
+		}
+		var k, ok *BuildKernel
+		for i := range ks {
+			switch ks[i].Name {
+			case "k":
+				k = &ks[i]
+			case "ok":
+				ok = &ks[i]
+			}
+		}
+		if ok == nil || ok.Problem != "" || ok.Regs != 32 || ok.StaticSmem != 1024 {
+			t.Errorf("%s: the good kernel is %+v", tt.name, ok)
+		}
+		if k == nil || !strings.Contains(k.Problem, tt.want) {
+			t.Errorf("%s: kernel %+v, want a problem with %q", tt.name, k, tt.want)
+		}
+	}
+}
+
+// TestBuildLogUnreadable: a line over 1 MiB or binary data stops with the
+// line, in words.
+func TestBuildLogUnreadable(t *testing.T) {
+	for _, tt := range []struct{ name, log, want string }{
+		{"long line", "ptxas info    : 0 bytes gmem\n" + strings.Repeat("x", 2<<20) + "\n", "line 2: longer than 1 MiB"},
+		{"no newline", strings.Repeat("ptxas ", 1<<20), "line 1: longer than 1 MiB"},
+		{"zeros without newline", strings.Repeat("\x00", 3<<20), "line 1: binary data"},
+		{"binary", "ptxas\n\x00\x01\x02\n", "line 2: binary data"},
+	} {
+		_, err := ParseBuildLog(strings.NewReader(tt.log))
+		if err == nil || !strings.Contains(err.Error(), tt.want) || len(err.Error()) > 200 {
+			t.Errorf("%s: error %v, want %q", tt.name, err, tt.want)
+		}
+	}
+}
+
+// FuzzBuildLog: no input makes the importer panic, and a ptxas kernel
+// without a problem had its "Used" line read.
 func FuzzBuildLog(f *testing.F) {
 	for _, n := range []string{"ptxas-sm90.txt", "cuobjdump-sm90.txt"} {
 		data, err := os.ReadFile(filepath.Join("testdata", "buildlog", n))
@@ -147,6 +207,14 @@ func FuzzBuildLog(f *testing.F) {
 		ks, err := ParseBuildLog(strings.NewReader(in))
 		if err == nil && len(ks) == 0 {
 			t.Fatal("no kernels and no error")
+		}
+		for _, k := range ks {
+			if k.Regs < 0 || k.StaticSmem < 0 || k.Stack < 0 || k.SpillStores < 0 || k.SpillLoads < 0 {
+				t.Fatalf("negative figure: %+v", k)
+			}
+			if k.Tool == "ptxas" && k.Problem == "" && !strings.Contains(in, ": Used ") {
+				t.Fatalf("complete ptxas kernel without a Used line: %+v", k)
+			}
 		}
 	})
 }

@@ -41,6 +41,10 @@ type Clusters struct {
 	NonPortable bool `json:"non_portable"`
 }
 
+// maxSMs bounds the SMs of a GPU ActiveClusters takes: 1024, the largest
+// count a device file may give (the catalog's largest GPU has 160).
+const maxSMs = 1024
+
 // ErrNoClusters is returned for architectures without thread-block clusters.
 var ErrNoClusters = errors.New("thread-block clusters need compute capability 9.0 or newer")
 
@@ -59,6 +63,10 @@ func ActiveClusters(a devices.Arch, r Result, size, sms int, gpcs []int) (Cluste
 		return c, fmt.Errorf("cluster size %d: cc %s allows 1 to %d blocks per cluster (more than %d only with cudaFuncAttributeNonPortableClusterSizeAllowed)", size, a.CC, a.MaxClusterSizeNonPortable, a.MaxClusterSize)
 	case sms < 1:
 		return c, errors.New("the number of SMs must be known for clusters on the whole GPU")
+	case sms > maxSMs:
+		// The GPCs are listed one by one; refuse rather than allocate
+		// without bound.
+		return c, fmt.Errorf("%d SMs: more than any GPU has (the model takes up to %d)", sms, maxSMs)
 	}
 	c.NonPortable = size > a.MaxClusterSize
 	if len(c.GPCs) == 0 {

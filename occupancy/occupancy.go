@@ -352,9 +352,13 @@ func calculate(a *devices.Arch, k *Kernel, l *Launch) Result {
 	r.SmemLimit = smemLimit(a)
 	maxDynamic := a.SmemPerBlockOptin - k.StaticSmem
 	if l.DynamicSmem > maxDynamic {
-		// Too large for 32-bit arithmetic, possibly, and no block fits.
-		u := a.SmemAllocUnit
-		r.SmemPerBlock = (k.StaticSmem + a.SmemReservedPerBlock + min(l.DynamicSmem, math.MaxInt32) + u - 1) / u * u
+		// Too large for 32-bit arithmetic, possibly, and no block fits:
+		// 64-bit, saturating at the largest int rather than wrapping.
+		u, base := a.SmemAllocUnit, k.StaticSmem+a.SmemReservedPerBlock
+		r.SmemPerBlock = math.MaxInt
+		if l.DynamicSmem <= math.MaxInt-base-u {
+			r.SmemPerBlock = (base + l.DynamicSmem + u - 1) / u * u
+		}
 	} else {
 		r.SmemPerBlock = roundUp(k.StaticSmem+a.SmemReservedPerBlock+l.DynamicSmem, a.SmemAllocUnit)
 	}

@@ -2,6 +2,8 @@ package occupancy
 
 import (
 	"errors"
+	"fmt"
+	"math"
 
 	"github.com/gpucalc/gpucalc/devices"
 )
@@ -165,14 +167,19 @@ type Waves struct {
 // GridWaves returns the waves a grid of grid blocks takes with blocksPerSM
 // resident blocks on each of sms SMs. It fails when nothing is resident.
 func GridWaves(grid, blocksPerSM, sms int) (Waves, error) {
-	w := Waves{Grid: grid, PerWave: blocksPerSM * sms}
+	w := Waves{Grid: grid}
 	if grid < 1 {
 		return w, errors.New("the grid must have at least 1 block")
 	}
-	if w.PerWave < 1 {
+	if blocksPerSM < 1 || sms < 1 {
 		return w, errors.New("no block is resident, so the grid never runs")
 	}
-	w.Waves = (grid + w.PerWave - 1) / w.PerWave
+	if blocksPerSM > math.MaxInt/sms {
+		return w, fmt.Errorf("%d blocks per SM on %d SMs is more blocks than can be counted", blocksPerSM, sms)
+	}
+	w.PerWave = blocksPerSM * sms
+	// (grid-1)/PerWave + 1 rounds up without overflowing near the largest int.
+	w.Waves = (grid-1)/w.PerWave + 1
 	w.LastWaveBlocks = grid - (w.Waves-1)*w.PerWave
 	w.LastWaveFill = float64(w.LastWaveBlocks) / float64(w.PerWave)
 	return w, nil

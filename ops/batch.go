@@ -1,7 +1,6 @@
 package ops
 
 import (
-	"encoding/csv"
 	"errors"
 	"fmt"
 	"io"
@@ -10,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/gpucalc/gpucalc/devices"
+	"github.com/gpucalc/gpucalc/rows"
 )
 
 // BatchRow is one row of a batch CSV: the row as read and the op it names.
@@ -20,6 +20,8 @@ type BatchRow struct {
 	// Measured is the measured time in seconds from an ms or measured_us
 	// column; zero when the input has none.
 	Measured float64
+	// Err says what is wrong with the row; Op and Measured are then unset.
+	Err error
 }
 
 // Batch is a parsed batch CSV.
@@ -28,18 +30,36 @@ type Batch struct {
 	Rows   []BatchRow
 }
 
+// Failed is the number of rows with an error.
+func (b Batch) Failed() int {
+	n := 0
+	for _, r := range b.Rows {
+		if r.Err != nil {
+			n++
+		}
+	}
+	return n
+}
+
 // BatchColumns are the required input columns; ms or measured_us may be
 // added to carry a measured time.
 var BatchColumns = []string{"op", "dtype", "shape", "note"}
+
+// MaxBatchRows is the most rows ReadBatch reads: it keeps them all, and
+// their analyses, in memory (roof_bench has a few hundred).
+const MaxBatchRows = 50000
 
 // ReadBatch reads CSV with header op,dtype,shape,note in roof_bench's
 // conventions (see SpecHelp's shape=): note carries the variant (erf or
 // tanh, causal or full, "stride1 same", "e4m3 in, bf16 out"). An optional ms
 // or measured_us column gives a measured time; other columns are kept and
 // echoed, except names in reserved (the columns the caller will add).
+//
+// Every data row read gives one BatchRow, in order; a bad row carries its
+// error in Err. An error is returned for a bad header, or with the rows read
+// so far when the rest of the input cannot be read (rows.Error).
 func ReadBatch(r io.Reader, reserved []string) (Batch, error) {
-	cr := csv.NewReader(r)
-	cr.FieldsPerRecord = 0
+	cr := rows.NewCSV(r)
 	header, err := cr.Read()
 	if err != nil {
 		if errors.Is(err, io.EOF) {
@@ -47,11 +67,12 @@ func ReadBatch(r io.Reader, reserved []string) (Batch, error) {
 		}
 		return Batch{}, fmt.Errorf("batch input: %w", err)
 	}
+	header = slices.Clone(header)
 	col := map[string]int{}
 	for i, h := range header {
-		h = strings.ToLower(strings.TrimSpace(strings.TrimPrefix(h, "\ufeff")))
+		h = strings.ToLower(strings.TrimSpace(h))
 		if _, dup := col[h]; dup {
-			return Batch{}, fmt.Errorf("batch input: column %q given twice", h)
+			return Batch{}, fmt.Errorf("batch input: column %s given twice", rows.Quote(h))
 		}
 		if slices.Contains(reserved, h) {
 			return Batch{}, fmt.Errorf("batch input: column %q is one gpucalc writes; drop it from the input", h)
@@ -74,33 +95,28 @@ func ReadBatch(r io.Reader, reserved []string) (Batch, error) {
 		return Batch{}, fmt.Errorf("batch input: give ms or measured_us, not both")
 	}
 	b := Batch{Header: header}
+	cr.Fields = len(header)
 	for {
 		rec, err := cr.Read()
 		if errors.Is(err, io.EOF) {
 			break
 		}
-		if err != nil {
-			return Batch{}, fmt.Errorf("batch input: %w", err)
+		if len(b.Rows) == MaxBatchRows && err == nil {
+			return b, fmt.Errorf("batch input: more than %d rows; split the file", MaxBatchRows)
 		}
-		line, _ := cr.FieldPos(0)
-		row := BatchRow{Line: line, Fields: rec}
-		row.Op, err = ParseBench(rec[col["op"]], rec[col["dtype"]], rec[col["shape"]], rec[col["note"]])
-		if err != nil {
-			return Batch{}, fmt.Errorf("batch input line %d: %w", line, err)
+		var re *rows.RowError
+		if errors.As(err, &re) {
+			b.Rows = append(b.Rows, BatchRow{Line: re.Line, Fields: slices.Clone(rec), Err: re})
+			continue
 		}
-		for _, c := range []struct {
-			i     int
-			scale float64
-			name  string
-		}{{msCol, 1e-3, "ms"}, {usCol, 1e-6, "measured_us"}} {
-			if c.i < 0 || strings.TrimSpace(rec[c.i]) == "" {
-				continue
-			}
-			v, err := strconv.ParseFloat(strings.TrimSpace(rec[c.i]), 64)
-			if err != nil || v <= 0 || v > 1e12 {
-				return Batch{}, fmt.Errorf("batch input line %d: %s=%q is not a positive time", line, c.name, rec[c.i])
-			}
-			row.Measured = v * c.scale
+		if err != nil {
+			return b, fmt.Errorf("batch input: %w", err)
+		}
+		row := BatchRow{Line: cr.Line(), Fields: slices.Clone(rec)}
+		row.Op, row.Measured, err = batchRow(rec, col, msCol, usCol)
+		if err != nil {
+			row.Err = fmt.Errorf("line %d: %w", row.Line, err)
+			cr.Bad()
 		}
 		b.Rows = append(b.Rows, row)
 	}
@@ -110,10 +126,46 @@ func ReadBatch(r io.Reader, reserved []string) (Batch, error) {
 	return b, nil
 }
 
+// batchRow reads one row's op and measured time.
+func batchRow(rec []string, col map[string]int, msCol, usCol int) (Op, float64, error) {
+	o, err := ParseBench(rec[col["op"]], rec[col["dtype"]], rec[col["shape"]], rec[col["note"]])
+	if err != nil {
+		return Op{}, 0, err
+	}
+	measured := 0.0
+	for _, c := range []struct {
+		i     int
+		scale float64
+		name  string
+	}{{msCol, 1e-3, "ms"}, {usCol, 1e-6, "measured_us"}} {
+		if c.i < 0 || strings.TrimSpace(rec[c.i]) == "" {
+			continue
+		}
+		v, err := strconv.ParseFloat(strings.TrimSpace(rec[c.i]), 64)
+		if err != nil || !(v > 0 && v <= 1e12) {
+			return Op{}, 0, fmt.Errorf("%s=%s is not a time; expected a positive number up to 1e12", c.name, rows.Quote(rec[c.i]))
+		}
+		measured = v * c.scale
+	}
+	return o, measured, nil
+}
+
 // ParseBench builds an op from roof_bench's four columns. The note's words
 // that name a variant are applied (erf, tanh, causal, full, flash, naive,
 // same, valid, strideN, "<dtype> out"); other words are free text.
+//
+// Each of op, dtype and shape holds one thing: "64x64x64 m=4096" in the
+// shape cell or "bf16 batch=1000" in the dtype cell is an error.
 func ParseBench(op, dtype, shape, note string) (Op, error) {
+	for _, c := range []struct{ name, v, want string }{
+		{"op", op, "an op name such as matmul"},
+		{"dtype", dtype, "a data type such as bf16"},
+		{"shape", shape, "a shape such as 4096x4096x4096"},
+	} {
+		if strings.ContainsAny(strings.TrimSpace(c.v), " \t=") {
+			return Op{}, fmt.Errorf("%s cell %s holds more than %s", c.name, rows.Quote(c.v), c.want)
+		}
+	}
 	spec := strings.TrimSpace(op) + " shape=" + strings.TrimSpace(shape)
 	if strings.TrimSpace(dtype) != "" {
 		spec += " dtype=" + strings.TrimSpace(dtype)

@@ -1,6 +1,9 @@
 package ops
 
 import (
+	"encoding/csv"
+	"errors"
+	"io"
 	"strings"
 	"testing"
 )
@@ -32,25 +35,107 @@ func TestReadBatchErrors(t *testing.T) {
 		{"op,dtype,shape\n", `missing column "note"`},
 		{"op,dtype,shape,note\n", "no rows"},
 		{"op,dtype,shape,note,flops\ncopy,fp32,8,,1\n", "gpucalc writes"},
-		{"op,dtype,shape,note\ncopy,fp32,8x8,\n", "line 2"},
-		{"op,dtype,shape,note,ms\ncopy,fp32,8,,-1\n", "positive time"},
 		{"op,dtype,shape,note,ms,measured_us\ncopy,fp32,8,,1,1\n", "not both"},
-		{"op,dtype,shape,note\ncopy,fp32\n", "wrong number of fields"},
+		{"op,op,shape,note\n", "twice"},
+		{"\x00\x01\x02", "binary"},
+		{strings.Repeat("z", 3<<20), "longer than 1 MiB"},
 	} {
 		_, err := ReadBatch(strings.NewReader(tt.in), []string{"flops"})
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
-			t.Errorf("%q: error %v, want %q", tt.in, err, tt.want)
+			t.Errorf("%.40q: error %v, want %q", tt.in, err, tt.want)
+		} else if len(err.Error()) > 300 {
+			t.Errorf("%.40q: message of %d bytes", tt.in, len(err.Error()))
 		}
 	}
 }
 
+// TestReadBatchRowErrors: each bad row gets its own error, in order, and
+// the rows around it are read.
+func TestReadBatchRowErrors(t *testing.T) {
+	const head = "op,dtype,shape,note,ms\n"
+	const good = "copy,fp32,8,,1\n"
+	for _, tt := range []struct{ row, want string }{
+		{"copy,fp32,8x8,,\n", "shape=\"8x8\""},
+		{"copy,fp32,8,,-1\n", "ms=\"-1\""},
+		{"copy,fp32,8,,NaN\n", "ms=\"NaN\""},
+		{"copy,fp32,8,,+Inf\n", "ms=\"+Inf\""},
+		{"copy,fp32,8,,0\n", "ms=\"0\""},
+		{"copy,fp32\n", "2 fields, the header has 5"},
+		{"matmul,bf16,64x64x64 m=4096,,\n", "shape cell"},
+		{"matmul,bf16 batch=1000,64x64x64,,\n", "dtype cell"},
+		{"matmul m=1,bf16,64x64x64,,\n", "op cell"},
+		{"attention,bf16,1x2x3x4,causal full,\n", "conflict"},
+		{"gelu_tanh,bf16,64,erf,\n", "conflict"},
+		{"copy,fp32,9223372036854775808,,\n", "positive whole number"},
+		{"copy,fp32,8,x\"y,\n", "inside a field"},
+		{"warp,fp32,8,,\n", "unknown op"},
+	} {
+		b, err := ReadBatch(strings.NewReader(head+good+tt.row+good), nil)
+		if err != nil {
+			t.Errorf("%q: %v", tt.row, err)
+			continue
+		}
+		if len(b.Rows) != 3 || b.Failed() != 1 {
+			t.Errorf("%q: %d rows, %d failed; want 3 rows, 1 failed", tt.row, len(b.Rows), b.Failed())
+			continue
+		}
+		if e := b.Rows[1].Err; e == nil || !strings.Contains(e.Error(), tt.want) || !strings.HasPrefix(e.Error(), "line 3: ") {
+			t.Errorf("%q: row error %v, want line 3 and %q", tt.row, e, tt.want)
+		}
+		if b.Rows[0].Line != 2 || b.Rows[2].Line != 4 {
+			t.Errorf("%q: lines %d, %d; want 2, 4", tt.row, b.Rows[0].Line, b.Rows[2].Line)
+		}
+	}
+}
+
+// TestReadBatchUnclosedQuote: rows before an unclosed quote are kept and the
+// error names its line.
+func TestReadBatchUnclosedQuote(t *testing.T) {
+	in := "op,dtype,shape,note\n" + strings.Repeat("copy,fp32,8,\n", 5000) + "copy,fp32,8,\"oops\n" + strings.Repeat("copy,fp32,8,\n", 4999)
+	b, err := ReadBatch(strings.NewReader(in), nil)
+	if err == nil || !strings.Contains(err.Error(), "line 5002") {
+		t.Fatalf("error %v, want one at line 5002", err)
+	}
+	if len(b.Rows) != 5000 {
+		t.Errorf("%d rows before the error, want 5000", len(b.Rows))
+	}
+}
+
+// FuzzReadBatch: every record after the header is one row, in order.
 func FuzzReadBatch(f *testing.F) {
 	f.Add("op,dtype,shape,note\nmatmul,bf16,1x2x3,\n")
 	f.Add("op,dtype,shape,note,ms\nattention,bf16,1x2x3x4,causal,0.1\n")
+	f.Add("op,dtype,shape,note\ncopy,fp32,8,a\"b\nx\n")
 	f.Fuzz(func(t *testing.T, in string) {
 		b, err := ReadBatch(strings.NewReader(in), nil)
 		if err == nil && len(b.Rows) == 0 {
 			t.Fatal("accepted input without rows")
+		}
+		if err != nil {
+			return
+		}
+		// Count records independently: encoding/csv goes on after a stray
+		// quote in an unquoted field.
+		cr := csv.NewReader(strings.NewReader(in))
+		cr.FieldsPerRecord = -1
+		n := -1
+		for {
+			_, err := cr.Read()
+			if err == io.EOF {
+				break
+			}
+			if err != nil && !errors.Is(err, csv.ErrBareQuote) {
+				return
+			}
+			n++
+		}
+		if len(b.Rows) != n {
+			t.Fatalf("%d rows for %d records", len(b.Rows), n)
+		}
+		for i := 1; i < len(b.Rows); i++ {
+			if b.Rows[i].Line <= b.Rows[i-1].Line {
+				t.Fatalf("rows out of order: line %d after %d", b.Rows[i].Line, b.Rows[i-1].Line)
+			}
 		}
 	})
 }

@@ -171,6 +171,11 @@ func (e *entryDesignFile) entryDesign(i int, entries []Entry) (EntryDesign, erro
 	return d, nil
 }
 
+// maxLocalPerThread is the most local memory a thread may use: 512 KiB on
+// every compute capability (CUDA C++ Programming Guide, "Technical
+// Specifications per Compute Capability").
+const maxLocalPerThread = 512 << 10
+
 func (kf *kernelFile) kernel() (Kernel, error) {
 	k := Kernel{Threads: kf.Threads, Regs: kf.Regs, SpillBytes: kf.SpillBytes}
 	if k.Threads < 1 || k.Threads > 1024 {
@@ -179,8 +184,8 @@ func (kf *kernelFile) kernel() (Kernel, error) {
 	if k.Regs < 0 || k.Regs > 255 {
 		return k, fmt.Errorf("regs %d: registers per thread are 0 to 255", k.Regs)
 	}
-	if k.SpillBytes < 0 {
-		return k, fmt.Errorf("spill_bytes %d: must be 0 or more", k.SpillBytes)
+	if k.SpillBytes < 0 || k.SpillBytes > maxLocalPerThread {
+		return k, fmt.Errorf("spill_bytes %d: must be 0 to %d, the local memory a thread may have (CUDA Programming Guide, compute capabilities table)", k.SpillBytes, maxLocalPerThread)
 	}
 	for _, s := range []struct {
 		name string

@@ -4,6 +4,7 @@ import (
 	"encoding/csv"
 	"os"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/gpucalc/gpucalc/devices"
@@ -175,9 +176,37 @@ func TestParseErrors(t *testing.T) {
 		"conv2d n=1 c=3 h=8 w=8 k=4 r=2 s=2 pad=same",
 		"softmax shape=12",
 		"matmul m=1048576 n=1048576 k=1048576",
+		// Conflicting settings: the last one no longer wins.
+		"matmul m=1 n=1 k=1 m=2",
+		"matmul m=1 n=1 k=1 batch=2 b=3",
+		"linear tokens=1 in=1 out=1 m=2",
+		"matmul shape=1x2x3 k=4",
+		"matmul m=1 n=1 k=1 dtype=bf16 dtype=fp16",
+		"matmul m=1 n=1 k=1 bias=true bias=false",
+		"attention b=1 h=1 s=8 d=8 causal full",
+		"attention b=1 h=1 s=8 d=8 flash naive",
+		"gelu_tanh n=8 erf",
+		"gelu n=8 tanh erf",
+		"conv2d n=1 c=3 h=8 w=8 k=4 r=3 s=3 pad=same pad=1",
+		"matmul m=1 n=1 k=1 bias=maybe",
+		"matmul m=NaN n=1 k=1",
+		"matmul m=1e3 n=1 k=1",
+		"copy n=9223372036854775808",
 	} {
-		if _, err := Parse(spec); err == nil {
+		_, err := Parse(spec)
+		if err == nil {
 			t.Errorf("Parse(%q): no error", spec)
+		} else if strings.Contains(err.Error(), "strconv") || strings.Contains(err.Error(), "Parse") {
+			t.Errorf("Parse(%q): %v leaks Go internals", spec, err)
+		}
+	}
+}
+
+// TestParseRepeats: the same setting given twice the same way is accepted.
+func TestParseRepeats(t *testing.T) {
+	for _, spec := range []string{"matmul m=1 n=1 k=1 m=1", "attention b=1 h=1 s=8 d=8 causal causal", "gelu_tanh n=8 tanh"} {
+		if _, err := Parse(spec); err != nil {
+			t.Errorf("Parse(%q): %v", spec, err)
 		}
 	}
 }

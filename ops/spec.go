@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/gpucalc/gpucalc/devices"
+	"github.com/gpucalc/gpucalc/rows"
 )
 
 // DefaultDType is the data type of an op spec that names none.
@@ -53,46 +54,80 @@ func parse(spec string, dtype devices.DType) (Op, error) {
 	name := strings.ToLower(fields[0])
 	kind, ok := kindAliases[name]
 	if !ok {
-		return Op{}, fmt.Errorf("op spec %q: unknown op %q; expected one of %s", spec, fields[0], kindList())
+		return Op{}, fmt.Errorf("op spec %s: unknown op %s; expected one of %s", rows.Quote(spec), rows.Quote(fields[0]), kindList())
 	}
 	o := Op{Kind: kind, DType: dtype, Tanh: name == "gelu_tanh", Batch: 1, Stride: 1, Groups: 1}
 	var samePad, haveShape, haveOut bool
 	var s, sq, sk, msgBytes int64
+	// given holds what each setting was given as, to refuse a second,
+	// different one ("m=1 m=2", "causal full").
+	type setting struct{ as, value string }
+	given := map[any]setting{}
+	if o.Tanh {
+		given["gelu variant"] = setting{fields[0], "tanh"}
+	}
+	once := func(what any, as string) error {
+		value := strings.ToLower(as)
+		if prev, ok := given[what]; ok && prev.value != value {
+			return fmt.Errorf("%s and %s conflict; give one", rows.Quote(prev.as), rows.Quote(as))
+		}
+		given[what] = setting{as, value}
+		return nil
+	}
 	for _, f := range fields[1:] {
 		key, val, isKV := strings.Cut(f, "=")
 		key = strings.ToLower(key)
+		var err error
 		if !isKV {
-			if err := o.flag(key); err != nil {
-				return Op{}, fmt.Errorf("op spec %q: %w", spec, err)
+			if err = once(o.flagGroup(key), f); err == nil {
+				err = o.flag(key)
+			}
+			if err != nil {
+				return Op{}, fmt.Errorf("op spec %s: %w", rows.Quote(spec), err)
 			}
 			continue
 		}
-		var err error
 		switch key {
 		case "dtype":
-			o.DType, err = devices.ParseDType(val)
+			if err = once("dtype", f); err == nil {
+				o.DType, err = devices.ParseDType(val)
+			}
 		case "weight_dtype", "wdtype":
 			if kind != Matmul && kind != Linear {
-				err = fmt.Errorf("unknown key %q for %s", key, kind)
-			} else {
+				err = fmt.Errorf("unknown key %s for %s", rows.Quote(key), kind)
+			} else if err = once("weight_dtype", f); err == nil {
 				o.Weight, err = devices.ParseDType(val)
 			}
 		case "out_dtype", "odtype":
-			o.Out, err = devices.ParseDType(val)
+			if err = once("out_dtype", f); err == nil {
+				o.Out, err = devices.ParseDType(val)
+			}
 			haveOut = true
 		case "shape":
-			err = o.setShape(val)
+			for _, d := range o.shapeDims() {
+				if err == nil {
+					err = once(d, f)
+				}
+			}
+			if err == nil {
+				err = o.setShape(val)
+			}
 			haveShape = true
 			samePad = kind == Conv2D
 		case "bias":
-			o.Bias, err = strconv.ParseBool(val)
+			if err = once("bias", f); err == nil {
+				o.Bias, err = parseBool(key, val)
+			}
 		case "bytes":
 			if kind != AllReduce {
-				err = fmt.Errorf("unknown key %q for %s", key, kind)
-			} else {
+				err = fmt.Errorf("unknown key %s for %s", rows.Quote(key), kind)
+			} else if err = once("bytes", f); err == nil {
 				msgBytes, err = parseDim(key, val)
 			}
 		case "pad", "padding":
+			if err = once(&o.Pad, f); err != nil {
+				break
+			}
 			if kind == Conv2D && strings.EqualFold(val, "same") {
 				samePad = true
 			} else if kind == Conv2D && strings.EqualFold(val, "valid") {
@@ -102,10 +137,15 @@ func parse(spec string, dtype devices.DType) (Op, error) {
 				err = o.set(key, val, &s, &sq, &sk)
 			}
 		default:
-			err = o.set(key, val, &s, &sq, &sk)
+			if t := o.target(key, &s, &sq, &sk); t != nil {
+				err = once(t, f)
+			}
+			if err == nil {
+				err = o.set(key, val, &s, &sq, &sk)
+			}
 		}
 		if err != nil {
-			return Op{}, fmt.Errorf("op spec %q: %w", spec, err)
+			return Op{}, fmt.Errorf("op spec %s: %w", rows.Quote(spec), err)
 		}
 	}
 	if kind == Attention && !haveShape {
@@ -120,7 +160,7 @@ func parse(spec string, dtype devices.DType) (Op, error) {
 	if msgBytes > 0 {
 		size := int64(o.DType.Size())
 		if size == 0 || msgBytes%size != 0 {
-			return Op{}, fmt.Errorf("op spec %q: bytes=%d is not a whole number of %s elements", spec, msgBytes, o.DType)
+			return Op{}, fmt.Errorf("op spec %s: bytes=%d is not a whole number of %s elements", rows.Quote(spec), msgBytes, o.DType)
 		}
 		o.Elems = msgBytes / size
 	}
@@ -129,7 +169,7 @@ func parse(spec string, dtype devices.DType) (Op, error) {
 	}
 	if samePad {
 		if o.R != o.S || o.R%2 == 0 || o.Stride != 1 {
-			return Op{}, fmt.Errorf("op spec %q: same padding needs an odd square filter (r=s) and stride 1; give pad= instead", spec)
+			return Op{}, fmt.Errorf("op spec %s: same padding needs an odd square filter (r=s) and stride 1; give pad= instead", rows.Quote(spec))
 		}
 		o.Pad = (o.R - 1) / 2
 	}
@@ -137,7 +177,7 @@ func parse(spec string, dtype devices.DType) (Op, error) {
 		o.Out = defaultOut(kind, o.DType)
 	}
 	if err := o.validate(); err != nil {
-		return Op{}, fmt.Errorf("op spec %q: %w", spec, err)
+		return Op{}, fmt.Errorf("op spec %s: %w", rows.Quote(spec), err)
 	}
 	return o, nil
 }
@@ -165,6 +205,20 @@ func kindList() string {
 	return strings.Join(s, ", ")
 }
 
+// flagGroup names the setting a bare word chooses, so that two words for
+// one setting conflict.
+func (o *Op) flagGroup(w string) string {
+	switch w {
+	case "tanh", "erf":
+		return "gelu variant"
+	case "causal", "full":
+		return "mask"
+	case "naive", "flash":
+		return "attention kernel"
+	}
+	return w
+}
+
 // flag applies a bare word: a variant (causal, tanh, bias, ...).
 func (o *Op) flag(w string) error {
 	switch {
@@ -177,7 +231,7 @@ func (o *Op) flag(w string) error {
 	case (w == "naive" || w == "flash") && o.Kind == Attention:
 		o.Naive = w == "naive"
 	default:
-		return fmt.Errorf("unknown word %q for %s (flags: bias for matmul/linear/conv2d; erf, tanh for gelu; causal, full, flash, naive for attention)", w, o.Kind)
+		return fmt.Errorf("unknown word %s for %s (flags: bias for matmul/linear/conv2d; erf, tanh for gelu; causal, full, flash, naive for attention)", rows.Quote(w), o.Kind)
 	}
 	return nil
 }
@@ -185,13 +239,13 @@ func (o *Op) flag(w string) error {
 func parseDim(key, val string) (int64, error) {
 	v, err := strconv.ParseInt(val, 10, 64)
 	if err != nil || v <= 0 {
-		return 0, fmt.Errorf("%s=%q is not a positive whole number", key, val)
+		return 0, fmt.Errorf("%s=%s is not a positive whole number (at most 9223372036854775807)", key, rows.Quote(val))
 	}
 	return v, nil
 }
 
-// set applies one size.
-func (o *Op) set(key, val string, s, sq, sk *int64) error {
+// target is the size a key sets, or nil for a key the op does not take.
+func (o *Op) target(key string, s, sq, sk *int64) *int64 {
 	var target *int64
 	switch o.Kind {
 	case Matmul:
@@ -211,13 +265,19 @@ func (o *Op) set(key, val string, s, sq, sk *int64) error {
 		target = map[string]*int64{"n": &o.N, "c": &o.C, "h": &o.H, "w": &o.W, "k": &o.K, "r": &o.R, "s": &o.S,
 			"stride": &o.Stride, "pad": &o.Pad, "padding": &o.Pad, "groups": &o.Groups}[key]
 	}
+	return target
+}
+
+// set applies one size.
+func (o *Op) set(key, val string, s, sq, sk *int64) error {
+	target := o.target(key, s, sq, sk)
 	if target == nil {
-		return fmt.Errorf("unknown key %q for %s", key, o.Kind)
+		return fmt.Errorf("unknown key %s for %s", rows.Quote(key), o.Kind)
 	}
 	if key == "pad" || key == "padding" {
 		v, err := strconv.ParseInt(val, 10, 64)
 		if err != nil || v < 0 {
-			return fmt.Errorf("pad=%q: expected a number of pixels, same or valid", val)
+			return fmt.Errorf("pad=%s: expected a number of pixels, same or valid", rows.Quote(val))
 		}
 		*target = v
 		return nil
@@ -230,31 +290,54 @@ func (o *Op) set(key, val string, s, sq, sk *int64) error {
 	return nil
 }
 
+// shapeDims are the sizes a shape= sets, in its order.
+func (o *Op) shapeDims() []*int64 {
+	switch o.Kind {
+	case Matmul, Linear:
+		return []*int64{&o.M, &o.N, &o.K}
+	case LayerNorm, RMSNorm, Softmax:
+		return []*int64{&o.Rows, &o.Cols}
+	case GELU, ReLU, SiLU, Add, Mul, Copy:
+		return []*int64{&o.Elems}
+	case Attention:
+		return []*int64{&o.B, &o.Heads, &o.SeqQ, &o.HeadDim}
+	case Conv2D:
+		return []*int64{&o.N, &o.C, &o.H, &o.W, &o.K, &o.R, &o.S}
+	}
+	return nil
+}
+
+// parseBool reads yes/no words for key=.
+func parseBool(key, val string) (bool, error) {
+	switch strings.ToLower(val) {
+	case "1", "t", "true", "yes", "on":
+		return true, nil
+	case "0", "f", "false", "no", "off":
+		return false, nil
+	}
+	return false, fmt.Errorf("%s=%s: expected true or false", key, rows.Quote(val))
+}
+
 // setShape applies a roof_bench shape: MxNxK, ROWSxCOLS, N, BxHxSxD or
 // NxCxHxWxKxRxS.
 func (o *Op) setShape(shape string) error {
 	parts := strings.Split(strings.ToLower(shape), "x")
-	var dims []*int64
-	form := ""
-	switch o.Kind {
-	case Matmul, Linear:
-		dims, form = []*int64{&o.M, &o.N, &o.K}, "MxNxK"
-	case LayerNorm, RMSNorm, Softmax:
-		dims, form = []*int64{&o.Rows, &o.Cols}, "ROWSxCOLS"
-	case GELU, ReLU, SiLU, Add, Mul, Copy:
-		dims, form = []*int64{&o.Elems}, "N (elements)"
-	case Attention:
-		dims, form = []*int64{&o.B, &o.Heads, &o.SeqQ, &o.HeadDim}, "BxHxSxD"
-	case Conv2D:
-		dims, form = []*int64{&o.N, &o.C, &o.H, &o.W, &o.K, &o.R, &o.S}, "NxCxHxWxKxRxS"
+	dims := o.shapeDims()
+	if dims == nil {
+		return fmt.Errorf("shape=%s: %s takes no shape; give its sizes as keys (see the op spec help)", rows.Quote(shape), o.Kind)
+	}
+	form := map[Kind]string{Matmul: "MxNxK", Linear: "MxNxK", LayerNorm: "ROWSxCOLS", RMSNorm: "ROWSxCOLS",
+		Softmax: "ROWSxCOLS", Attention: "BxHxSxD", Conv2D: "NxCxHxWxKxRxS"}[o.Kind]
+	if form == "" {
+		form = "N (elements)"
 	}
 	if len(parts) != len(dims) {
-		return fmt.Errorf("shape=%q: %s takes %s", shape, o.Kind, form)
+		return fmt.Errorf("shape=%s: %s takes %s", rows.Quote(shape), o.Kind, form)
 	}
 	for i, p := range parts {
 		v, err := parseDim("shape", p)
 		if err != nil {
-			return fmt.Errorf("shape=%q: %s takes %s", shape, o.Kind, form)
+			return fmt.Errorf("shape=%s: %s takes %s, each a positive whole number up to 9223372036854775807", rows.Quote(shape), o.Kind, form)
 		}
 		*dims[i] = v
 	}

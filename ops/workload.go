@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/gpucalc/gpucalc/devices"
+	"github.com/gpucalc/gpucalc/rows"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -55,11 +56,32 @@ type workloadFile struct {
 	workloadDesignFile `yaml:",inline"` // design.go
 }
 
+// MaxWorkloadBytes is the largest workload file read, and MaxOps the most
+// ops it may list: far above a real one (a transformer layer is a few KiB
+// and a dozen ops), small enough to parse and price in bounded memory.
+const (
+	MaxWorkloadBytes = 1 << 20
+	MaxOps           = 10000
+)
+
+// ReadWorkload reads a workload file (at most MaxWorkloadBytes) from r and
+// parses it; file names it in errors.
+func ReadWorkload(file string, r io.Reader) (Workload, error) {
+	data, err := rows.ReadAll(r, MaxWorkloadBytes)
+	if err != nil {
+		return Workload{}, fmt.Errorf("%s: %w", file, err)
+	}
+	return ParseWorkload(file, data)
+}
+
 // ParseWorkload reads a workload YAML file (file names it in errors); see
 // WorkloadSchema. Parsing is strict: unknown fields, duplicate names and bad
 // specs are errors.
 func ParseWorkload(file string, data []byte) (Workload, error) {
 	var f workloadFile
+	if err := wholeNumbers(data); err != nil {
+		return Workload{}, fmt.Errorf("%s: %w", file, err)
+	}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	if err := dec.Decode(&f); err != nil {
@@ -77,6 +99,9 @@ func ParseWorkload(file string, data []byte) (Workload, error) {
 	}
 	if len(f.Ops) == 0 {
 		return Workload{}, fmt.Errorf("%s: no ops; give a list under \"ops\"", file)
+	}
+	if len(f.Ops) > MaxOps {
+		return Workload{}, fmt.Errorf("%s: %d ops; a workload lists at most %d (use count: for repeats)", file, len(f.Ops), MaxOps)
 	}
 	dt := DefaultDType
 	if f.DType != "" {
@@ -114,6 +139,59 @@ func ParseWorkload(file string, data []byte) (Workload, error) {
 	return w, nil
 }
 
+// wholeFields are the workload file's fields that hold whole numbers.
+var wholeFields = map[string]bool{"count": true, "threads": true, "regs": true, "spill_bytes": true,
+	"elem_bytes": true, "stride": true, "offset": true, "ilp": true}
+
+// wholeNumbers refuses a number with a fraction or exponent (2.5, 1e3, .nan)
+// in a field that counts, which the YAML decoder would truncate.
+func wholeNumbers(data []byte) error {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return nil // the decoder reports it
+	}
+	var walk func(n *yaml.Node) error
+	walk = func(n *yaml.Node) error {
+		if n.Kind == yaml.MappingNode {
+			for i := 0; i+1 < len(n.Content); i += 2 {
+				k, v := n.Content[i], n.Content[i+1]
+				if wholeFields[k.Value] && v.Kind == yaml.ScalarNode && v.ShortTag() == "!!float" {
+					return fmt.Errorf("line %d: %s %s is not a whole number", v.Line, k.Value, rows.Quote(v.Value))
+				}
+			}
+		}
+		for _, c := range n.Content {
+			if err := walk(c); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return walk(&doc)
+}
+
+// yamlKinds says in words what a YAML tag holds.
+var yamlKinds = map[string]string{"!!int": "a whole number", "!!float": "a number", "!!str": "text", "!!bool": "true or false",
+	"!!seq": "a list", "!!map": "a mapping (key: value lines)", "!!null": "nothing", "!!timestamp": "a date"}
+
+// goKind says in words what a Go type named in a decoder message holds.
+func goKind(t string) string {
+	t = strings.TrimLeft(t, "*")
+	switch {
+	case strings.HasPrefix(t, "[]"):
+		return "a list"
+	case strings.HasPrefix(t, "map[") || strings.HasPrefix(t, "struct") || strings.Contains(t, "."):
+		return "a mapping (key: value lines)"
+	case strings.HasPrefix(t, "int") || strings.HasPrefix(t, "uint"):
+		return "a whole number"
+	case strings.HasPrefix(t, "float"):
+		return "a number"
+	case t == "bool":
+		return "true or false"
+	}
+	return "text"
+}
+
 // yamlError rewrites the YAML decoder's errors into one line without Go
 // type names: "line 3: unknown field "repeat" (an op takes name, op, count)".
 func yamlError(err error) string {
@@ -131,6 +209,18 @@ func yamlError(err error) string {
 				where = "an op takes name, op, count"
 			}
 			e = fmt.Sprintf("%sunknown field %q (%s)", e[:i], field, where)
+		} else if i := strings.Index(e, "cannot unmarshal "); i >= 0 && strings.Contains(e, " into ") {
+			// "cannot unmarshal !!int `5` into []struct { ... }"
+			what, into, _ := strings.Cut(e[i+len("cannot unmarshal "):], " into ")
+			tag, val, _ := strings.Cut(what, " ")
+			got := yamlKinds[tag]
+			if got == "" {
+				got = "a value"
+			}
+			if val != "" {
+				got += " " + rows.Quote(strings.Trim(val, "`"))
+			}
+			e = fmt.Sprintf("%sfound %s where %s belongs", e[:i], got, goKind(into))
 		}
 		msgs = append(msgs, e)
 	}

@@ -38,11 +38,41 @@ func TestParseWorkloadErrors(t *testing.T) {
 		{"name: x\nops:\n  - {name: a, op: copy n=1, count: 0}\n", "count"},
 		{"name: x\ndtype: fp12\nops:\n  - {name: a, op: copy n=1}\n", "dtype"},
 		{"name: x\nops:\n  - {name: a, op: copy n=1}\n---\nname: y\n", "one YAML document"},
+		{"name: x\nops:\n  - {name: a, op: copy n=1, count: 2.5}\n", `line 3: count "2.5" is not a whole number`},
+		{"name: x\nops:\n  - {name: a, op: copy n=1, count: 1e3}\n", `count "1e3" is not a whole number`},
+		{"name: x\nops:\n  - {name: a, op: copy n=1, count: .inf}\n", `count ".inf" is not a whole number`},
+		{"name: x\nops:\n  - {name: a, op: copy n=1, kernel: {threads: 32.0}}\n", `threads "32.0" is not a whole number`},
+		{"name: x\ntransfers: [{name: t, bytes: 1K, count: 0.5}]\nops:\n  - {name: a, op: copy n=1}\n", `count "0.5"`},
+		{"name: x\nops: 5\n", `line 2: found a whole number "5" where a list belongs`},
+		{"name: [1]\nops:\n  - {name: a, op: copy n=1}\n", "line 1: found a list where text belongs"},
+		{"name: x\nops:\n  - {name: a, op: copy n=1, kernel: 3}\n", "found a whole number \"3\" where a mapping"},
+		{"name: x\nops:\n  - {name: a, op: copy n=1, count: x}\n", "where a whole number belongs"},
+		{"name: x\nops:\n  - {name: a, op: matmul m=1 n=1 k=1 m=2}\n", `"m=1" and "m=2" conflict`},
+		{"name: x\nops:\n  - {name: a, op: attention b=1 h=1 s=8 d=8 causal full}\n", `"causal" and "full" conflict`},
+		{"name: x\nops:\n  - {name: a, op: matmul m=1 n=1 k=1 bias=maybe}\n", `bias="maybe": expected true or false`},
+		{"name: x\nops:\n" + strings.Repeat("  - {name: a, op: copy n=1}\n", MaxOps+1), "10001 ops; a workload lists at most 10000"},
 	} {
 		_, err := ParseWorkload("w.yaml", []byte(tt.doc))
+		if err != nil && (strings.Contains(err.Error(), "struct") || strings.Contains(err.Error(), "strconv") || strings.Contains(err.Error(), "[]")) {
+			t.Errorf("%q: error %v names Go types", tt.doc, err)
+		}
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%q: error %v, want it to mention %q", tt.doc, err, tt.want)
 		}
+	}
+}
+
+// TestReadWorkloadSize: a file over MaxWorkloadBytes is refused before it is
+// parsed; one at the limit is read.
+func TestReadWorkloadSize(t *testing.T) {
+	head := "name: x\nops:\n  - {name: a, op: copy n=1}\n"
+	pad := func(n int) string { return head + "#" + strings.Repeat("x", n-len(head)-2) + "\n" }
+	if _, err := ReadWorkload("w.yaml", strings.NewReader(pad(MaxWorkloadBytes))); err != nil {
+		t.Errorf("at the limit: %v", err)
+	}
+	_, err := ReadWorkload("w.yaml", strings.NewReader(pad(MaxWorkloadBytes+1)))
+	if err == nil || !strings.Contains(err.Error(), "w.yaml: larger than 1 MiB") {
+		t.Errorf("over the limit: %v", err)
 	}
 }
 

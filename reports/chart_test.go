@@ -191,3 +191,12 @@ func TestLabelPlacement(t *testing.T) {
 		})
 	}
 }
+
+func containsInt(s []int, v int) bool {
+	for _, x := range s {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}

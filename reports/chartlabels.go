@@ -1,8 +1,10 @@
 package reports
 
 import (
+	"fmt"
 	"image/color"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -38,6 +40,8 @@ type labeller struct {
 	numbered  bool
 	unplaced  map[string]bool // keys left off the chart
 	roofClean bool            // every roof label found a clean place
+
+	unlabelled map[string]bool // marks of points past maxLabelledPoints
 }
 
 type gapLine struct {
@@ -112,7 +116,24 @@ func (l *labeller) mark(x, y float64, g draw.GlyphStyle, owner int) {
 	l.marks = append(l.marks, chartMark{x, y, g, owner})
 }
 
+// maxLabelledPoints bounds the points that get a label: placing them costs
+// the square of their number, and a chart with more is unreadable anyway.
+// Points past it are drawn without a label.
+const maxLabelledPoints = 200
+
 func (l *labeller) point(p ChartPoint, x, y float64, g draw.GlyphStyle) {
+	if len(l.points) >= maxLabelledPoints {
+		// Unlabelled: one mark per place and glyph is enough.
+		k := fmt.Sprintf("%g %g %v %v %T", x, y, g.Radius, g.Color, g.Shape)
+		if !l.unlabelled[k] {
+			if l.unlabelled == nil {
+				l.unlabelled = map[string]bool{}
+			}
+			l.unlabelled[k] = true
+			l.mark(x, y, g, -1)
+		}
+		return
+	}
 	l.mark(x, y, g, len(l.points))
 	l.points = append(l.points, labelPoint{label: p.Label, key: p.Key, x: x, y: y})
 }
@@ -214,13 +235,14 @@ func (l *labeller) layout(c draw.Canvas, plt *plot.Plot, numbered bool) bool {
 	for _, s := range l.lines {
 		l.segs = append(l.segs, [2]vg.Point{pt(s[0].X, s[0].Y), pt(s[1].X, s[1].Y)})
 	}
+	marks := newMarkGrid(l.markBoxes)
 	// The gaps are drawn faint and dotted; labels may cross them.
 	l.sites = l.group(pt, numbered)
 
 	// cost weighs what a label at r would overlap (0 is a clean place):
 	// leaving the chart is worst, then a label, a mark, a line. own holds
 	// the points whose marks the label may touch.
-	cost := func(r rect, own []int) int {
+	cost := func(r rect, own map[int]bool) int {
 		n := 0
 		if r.x0 < l.area.x0 || r.x1 > l.area.x1 || r.y0 < l.area.y0 || r.y1 > l.area.y1 {
 			n += 10000
@@ -230,8 +252,8 @@ func (l *labeller) layout(c draw.Canvas, plt *plot.Plot, numbered bool) bool {
 				n += 1000
 			}
 		}
-		for _, m := range l.markBoxes {
-			if r.overlaps(m.rect) && !containsInt(own, m.owner) {
+		for _, i := range marks.near(r) {
+			if m := l.markBoxes[i]; r.overlaps(m.rect) && !own[m.owner] {
 				n += 100
 			}
 		}
@@ -326,8 +348,12 @@ func (l *labeller) layout(c draw.Canvas, plt *plot.Plot, numbered bool) bool {
 		}
 		sort.SliceStable(cands, func(i, j int) bool { return s.dist(cands[i]) < s.dist(cands[j]) })
 		placed := false
+		own := map[int]bool{}
+		for _, i := range s.pts {
+			own[i] = true
+		}
 		for _, r := range cands {
-			if cost(r, s.pts) == 0 && l.nearest(r, k) {
+			if cost(r, own) == 0 && l.nearest(r, k) {
 				l.placed = append(l.placed, placedLabel{texts[k], r, color.Black, k})
 				placed = true
 				break
@@ -404,7 +430,9 @@ func (l *labeller) group(pt func(x, y float64) vg.Point, numbered bool) []site {
 			index[r] = k
 			sites = append(sites, site{})
 		}
-		sites[k].at = append(sites[k].at, at[i])
+		if !slices.Contains(sites[k].at, at[i]) { // one place once
+			sites[k].at = append(sites[k].at, at[i])
+		}
 		sites[k].pts = append(sites[k].pts, i)
 	}
 	return sites
@@ -458,15 +486,6 @@ func pick(cands []rect, cost func(rect) int) (best, bestCost int) {
 		}
 	}
 	return best, bestCost
-}
-
-func containsInt(s []int, v int) bool {
-	for _, x := range s {
-		if x == v {
-			return true
-		}
-	}
-	return false
 }
 
 func containsString(s []string, v string) bool {
@@ -540,4 +559,47 @@ func drawKey(c draw.Canvas, keys []keyEntry, sty text.Style, rows, cols int, col
 		sty.Color = color.Gray{Y: 0x50}
 		c.FillText(sty, vg.Point{X: x0, Y: y0 - vg.Length(rows)*line}, "* too crowded to number on the chart")
 	}
+}
+
+// markGrid buckets mark boxes by cell, so that a label's cost looks only at
+// the marks near it: a chart of thousands of points stays quick to lay out.
+type markGrid struct {
+	cells map[[2]int][]int
+	seen  []int // the query that last returned each mark
+	query int
+	out   []int
+}
+
+const markCell = vg.Length(16) // points
+
+func cellOf(v vg.Length) int { return int(math.Floor(float64(v / markCell))) }
+
+func newMarkGrid(boxes []ownedRect) *markGrid {
+	g := &markGrid{cells: map[[2]int][]int{}, seen: make([]int, len(boxes))}
+	for i, b := range boxes {
+		for x := cellOf(b.x0); x <= cellOf(b.x1); x++ {
+			for y := cellOf(b.y0); y <= cellOf(b.y1); y++ {
+				g.cells[[2]int{x, y}] = append(g.cells[[2]int{x, y}], i)
+			}
+		}
+	}
+	return g
+}
+
+// near returns each mark whose cells r touches, once (valid until the next
+// call).
+func (g *markGrid) near(r rect) []int {
+	g.query++
+	g.out = g.out[:0]
+	for x := cellOf(r.x0); x <= cellOf(r.x1); x++ {
+		for y := cellOf(r.y0); y <= cellOf(r.y1); y++ {
+			for _, i := range g.cells[[2]int{x, y}] {
+				if g.seen[i] != g.query {
+					g.seen[i] = g.query
+					g.out = append(g.out, i)
+				}
+			}
+		}
+	}
+	return g.out
 }

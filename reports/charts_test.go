@@ -58,7 +58,7 @@ func simulationChart(t testing.TB) SimulationChart {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pts, err := s.Sweep(sim.Stream(1), []int{4, 16, 32, 64})
+	pts, err := s.Sweep(sim.Stream(1), []int{4, 16, 32, 64}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -481,6 +481,9 @@ type BuildRow struct {
 	// MaxThreads is the largest block the registers allow.
 	MaxThreads int      `json:"max_threads_by_regs"`
 	Flags      []string `json:"flags,omitempty"`
+	// Error says why the kernel could not be calculated; the figures are
+	// then empty.
+	Error string `json:"error,omitempty"`
 }
 
 // NewBuildRow fills the derived fields of a row.
@@ -516,6 +519,10 @@ func BuildTable(rows []BuildRow, notes []string) Table {
 	t := Table{Title: "Occupancy of the kernels in the build log (lowest first)",
 		Header: []string{"Kernel", "Arch", "Regs", "Static smem", "Threads", "Blocks per SM", "Occupancy", "Limited by", "Max threads (regs)", "Flags"}}
 	for _, r := range rows {
+		if r.Error != "" {
+			t.Rows = append(t.Rows, []string{r.Kernel.Short, r.Kernel.CC.SM(), "-", "-", strconv.Itoa(r.Threads), "-", "-", "-", "-", "error: " + r.Error})
+			continue
+		}
 		lim := limiterText(r.Result.Limiters)
 		if r.Result.Blocks == 0 {
 			lim = "cannot launch"

@@ -331,12 +331,18 @@ func SweepRecords(q occupancy.Quantity, pts []occupancy.Point, current int) []Ta
 func BuildRecords(rows []BuildRow) []Table {
 	t := Table{Key: "kernels", Header: []string{"kernel", "mangled_name", "compute_capability", "regs_per_thread", "static_smem_bytes",
 		"stack_bytes_per_thread", "spill_store_bytes", "spill_load_bytes", "barriers", "threads_per_block", "threads_from", "blocks_per_sm",
-		"warps_per_sm", "occupancy", "limiters", "max_threads_by_regs", "flags"}}
+		"warps_per_sm", "occupancy", "limiters", "max_threads_by_regs", "flags", "error"}}
 	for _, r := range rows {
 		k := r.Kernel
+		if r.Error != "" {
+			// The log's figures are not to be trusted: only the names.
+			t.Rows = append(t.Rows, []string{k.Short, k.Name, k.CC.String(), "", "", "", "", "", "", integer(r.Threads), r.ThreadsFrom,
+				"", "", "", "", "", "", r.Error})
+			continue
+		}
 		t.Rows = append(t.Rows, []string{k.Short, k.Name, k.CC.String(), integer(k.Regs), integer(k.StaticSmem), integer(k.Stack),
 			integer(k.SpillStores), integer(k.SpillLoads), integer(k.Barriers), integer(r.Threads), r.ThreadsFrom, integer(r.Result.Blocks),
-			integer(r.Result.Warps), num(r.Occupancy), r.Result.Limiters.String(), integer(r.MaxThreads), strings.Join(r.Flags, "; ")})
+			integer(r.Result.Warps), num(r.Occupancy), r.Result.Limiters.String(), integer(r.MaxThreads), strings.Join(r.Flags, "; "), ""})
 	}
 	return []Table{t}
 }

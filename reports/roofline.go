@@ -46,9 +46,16 @@ func num(v float64) string {
 	return strconv.FormatFloat(v, 'g', 6, 64)
 }
 
-func us(s float64) string { return strconv.FormatFloat(s*1e6, 'f', 3, 64) }
+func us(s float64) string { return plain(s * 1e6) }
 
-func tflops(v float64) string { return strconv.FormatFloat(v/1e12, 'f', 1, 64) }
+func tflops(v float64) string { return plain(v / 1e12) }
+
+// plain is a number for a CSV cell: six significant digits and no exponent,
+// so that a positive value never prints as 0.
+func plain(v float64) string {
+	r, _ := strconv.ParseFloat(strconv.FormatFloat(v, 'g', 6, 64), 64)
+	return strconv.FormatFloat(r, 'f', -1, 64)
+}
 
 // label is a point's name: the workload entry's, else its op spec.
 func label(p roofline.Point) string {
@@ -136,45 +143,60 @@ func RooflineCompare(names []string, pts [][]roofline.Point) Table {
 }
 
 // RooflineBatchColumns are the columns roofline batch adds to its input.
-var RooflineBatchColumns = []string{"flops", "bytes", "ai", "bound", "ceiling_tflops", "lower_bound_us", "expected_us"}
+var RooflineBatchColumns = []string{"flops", "bytes", "ai", "bound", "ceiling_tflops", "lower_bound_us", "expected_us", "error"}
 
 // RooflineBatch is roofline batch's output: the input columns, then
-// RooflineBatchColumns. flops counts matrix FLOPs only (the roof_bench and
-// torch.utils.flop_counter convention: 0 for norms, softmax and
-// elementwise ops), and ai is flops/bytes in that convention; bound and the
-// times use every FLOP.
+// RooflineBatchColumns, one row per input row. flops counts matrix FLOPs
+// only (the roof_bench and torch.utils.flop_counter convention: 0 for
+// norms, softmax and elementwise ops), and ai is flops/bytes in that
+// convention; bound and the times use every FLOP. A row with an error has
+// empty figures and its message in error.
 func RooflineBatch(b ops.Batch, pts []roofline.Point) Table {
 	t := Table{Header: append(append([]string{}, b.Header...), RooflineBatchColumns...)}
 	for i, r := range b.Rows {
-		p := pts[i]
-		ai := 0.0
-		if p.Bytes > 0 {
-			ai = p.MatrixFLOPs / p.Bytes
+		in := make([]string, len(b.Header))
+		copy(in, r.Fields)
+		if r.Err != nil {
+			t.Rows = append(t.Rows, append(in, "", "", "", "", "", "", "", r.Err.Error()))
+			continue
 		}
-		t.Rows = append(t.Rows, append(append([]string{}, r.Fields...), num(p.MatrixFLOPs), num(p.Bytes),
-			strconv.FormatFloat(ai, 'f', 3, 64), string(p.Bound), tflops(p.ComputeCeiling), us(p.LowerBound), us(p.Expected)))
+		p := pts[i]
+		t.Rows = append(t.Rows, append(in, num(p.MatrixFLOPs), num(p.Bytes),
+			plain(matrixAI(p)), string(p.Bound), tflops(p.ComputeCeiling), us(p.LowerBound), us(p.Expected), ""))
 	}
 	return t
 }
 
+// matrixAI is matrix FLOPs per byte.
+func matrixAI(p roofline.Point) float64 {
+	if p.Bytes > 0 {
+		return p.MatrixFLOPs / p.Bytes
+	}
+	return 0
+}
+
 // RooflineBatchJSON is roofline batch's JSON: one object per row with the
-// input columns (as strings) and the RooflineBatchColumns as numbers.
+// input columns (as strings) and the RooflineBatchColumns as numbers; a row
+// with an error has only its input and error.
 func RooflineBatchJSON(b ops.Batch, pts []roofline.Point) []map[string]any {
 	out := make([]map[string]any, len(b.Rows))
 	for i, r := range b.Rows {
 		p := pts[i]
 		o := map[string]any{}
 		for j, h := range b.Header {
+			o[h] = ""
 			if j < len(r.Fields) {
 				o[h] = r.Fields[j]
 			}
 		}
-		ai := 0.0
-		if p.Bytes > 0 {
-			ai = p.MatrixFLOPs / p.Bytes
+		if r.Err != nil {
+			o["error"] = r.Err.Error()
+			out[i] = o
+			continue
 		}
-		o["flops"], o["bytes"], o["ai"], o["bound"] = p.MatrixFLOPs, p.Bytes, ai, p.Bound
+		o["flops"], o["bytes"], o["ai"], o["bound"] = p.MatrixFLOPs, p.Bytes, matrixAI(p), p.Bound
 		o["ceiling_tflops"], o["lower_bound_us"], o["expected_us"] = p.ComputeCeiling/1e12, p.LowerBound*1e6, p.Expected*1e6
+		o["error"] = ""
 		out[i] = o
 	}
 	return out

@@ -1,9 +1,9 @@
 package reports
 
 import (
-	"encoding/csv"
 	"errors"
 	"fmt"
+	"github.com/gpucalc/gpucalc/rows"
 	"image/color"
 	"io"
 	"math"
@@ -51,9 +51,7 @@ func ReadMeasuredCurve(r io.Reader, name, kernel string, ilp, block int) (*Measu
 	if !ok {
 		return nil, fmt.Errorf("%s: no measured curve for the %s kernel; the file holds stream (read) and fma sweeps", name, kernel)
 	}
-	cr := csv.NewReader(io.LimitReader(r, 64<<20))
-	cr.FieldsPerRecord = -1
-	cr.ReuseRecord = true
+	cr := rows.NewCSV(io.LimitReader(r, 64<<20))
 	var col map[string]int
 	c := &MeasuredCurve{Label: fmt.Sprintf("measured (%s)", filepath.Base(name)), FLOPs: kernel == "fma"}
 	have := map[string]bool{}
@@ -63,17 +61,21 @@ func ReadMeasuredCurve(r io.Reader, name, kernel string, ilp, block int) (*Measu
 			break
 		}
 		if err != nil {
-			var pe *csv.ParseError
-			if errors.As(err, &pe) {
-				return nil, fmt.Errorf("%s:%d: %v", name, pe.Line, pe.Err)
+			var re *rows.Error
+			var rr *rows.RowError
+			switch {
+			case errors.As(err, &re):
+				return nil, fmt.Errorf("%s:%d: %v", name, re.Line, re.Err)
+			case errors.As(err, &rr):
+				return nil, fmt.Errorf("%s:%d: %v", name, rr.Line, rr.Err)
 			}
 			return nil, fmt.Errorf("%s: %w", name, err)
 		}
-		line, _ := cr.FieldPos(0)
-		if strings.TrimPrefix(rec[0], "\ufeff") == "kind" {
+		line := cr.Line()
+		if rec[0] == "kind" {
 			col = map[string]int{}
 			for i, h := range rec {
-				col[strings.TrimPrefix(h, "\ufeff")] = i
+				col[h] = i
 			}
 			continue
 		}
@@ -91,7 +93,7 @@ func ReadMeasuredCurve(r io.Reader, name, kernel string, ilp, block int) (*Measu
 			s, _ := get(k)
 			v, err := strconv.ParseFloat(s, 64)
 			if err != nil || math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
-				return 0, fmt.Errorf("%s:%d: column %s: %q is not a non-negative number", name, line, k, s)
+				return 0, fmt.Errorf("%s:%d: column %s: %s is not a non-negative number", name, line, k, rows.Quote(s))
 			}
 			return v, nil
 		}

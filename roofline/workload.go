@@ -14,6 +14,9 @@ func (m *Model) AnalyzeWorkload(w ops.Workload) ([]Point, error) {
 	for _, e := range w.Entries {
 		p, err := m.Analyze(e.Op)
 		if err != nil {
+			if e.Name == "" {
+				return nil, err
+			}
 			return nil, fmt.Errorf("%s: %w", e.Name, err)
 		}
 		p.Name, p.Count = e.Name, e.Count

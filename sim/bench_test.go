@@ -44,7 +44,7 @@ func BenchmarkSweep(b *testing.B) {
 	}{{"fma", FMAChains(1)}, {"stream", Stream(1)}, {"mixed", mixed}} {
 		b.Run(c.name, func(b *testing.B) {
 			for b.Loop() {
-				if _, err := s.Sweep(c.k, warps); err != nil {
+				if _, err := s.Sweep(c.k, warps, nil); err != nil {
 					b.Fatal(err)
 				}
 			}

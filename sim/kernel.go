@@ -37,6 +37,10 @@ type Kernel struct {
 	Shared     bool `json:"shared"`
 }
 
+// maxProgram bounds the instructions of one loop iteration (the program is
+// kept in memory): Mixed's longest, 48 chains of 65536 FMAs, fits.
+const maxProgram = 1 << 22
+
 // lineBytes is the size of a global-memory request: a warp's access is
 // split into 128-byte cache lines.
 const lineBytes = 128
@@ -63,6 +67,8 @@ func (k Kernel) Validate() error {
 		return fmt.Errorf("kernel: no loads, FMAs, shared-memory accesses or stores to simulate")
 	case k.Loads+k.Smem+k.Chains > maxRegs:
 		return fmt.Errorf("kernel: at most %d loads, shared-memory loads and chains together", maxRegs)
+	case k.Overhead > maxProgram || k.ChainFMAs > maxProgram/max(k.Chains, 1) || k.Stores > maxProgram || k.LoadBytes > 16:
+		return fmt.Errorf("kernel: more than %d instructions per iteration", maxProgram)
 	}
 	return nil
 }

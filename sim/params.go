@@ -133,6 +133,9 @@ type Point struct {
 	MeanLoadLatency float64 `json:"mean_load_latency_cycles"`
 	Cycles          int64   `json:"cycles"`
 	Instructions    int64   `json:"warp_instructions"`
+	// Scaled is Result.Scaled: non-zero when the run was cut at
+	// MaxInstructions and scaled.
+	Scaled float64 `json:"scaled,omitempty"`
 }
 
 // Bound returns the analytic ceilings of k at warps resident warps per SM,
@@ -162,11 +165,17 @@ func (s Setup) Bound(k Kernel, warps int) (gbps, gflops float64) {
 	return gbps / 1e9, gflops / 1e9
 }
 
-// Sweep simulates k at each count of resident warps per SM.
-func (s Setup) Sweep(k Kernel, warps []int) ([]Point, error) {
+// Sweep simulates k at each count of resident warps per SM. progress, when
+// not nil, is called from time to time with the fraction of the sweep done.
+// Each point costs at most MaxInstructions simulated warp instructions.
+func (s Setup) Sweep(k Kernel, warps []int, progress func(fraction float64)) ([]Point, error) {
 	out := make([]Point, 0, len(warps))
-	for _, n := range warps {
-		r, err := Run(s.Params, k, n)
+	for i, n := range warps {
+		var p func(float64)
+		if progress != nil {
+			p = func(f float64) { progress((float64(i) + f) / float64(len(warps))) }
+		}
+		r, err := RunProgress(s.Params, k, n, p)
 		if err != nil {
 			return nil, err
 		}
@@ -181,6 +190,7 @@ func (s Setup) Sweep(k Kernel, warps []int) ([]Point, error) {
 			MeanLoadLatency: r.MeanLoadLatency,
 			Cycles:          r.Cycles,
 			Instructions:    r.Instructions,
+			Scaled:          r.Scaled,
 		})
 	}
 	return out, nil

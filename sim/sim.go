@@ -83,6 +83,9 @@ type Result struct {
 	// MeanLoadLatency is the mean cycles from a global load's issue to its
 	// completion (loaded latency); zero without loads.
 	MeanLoadLatency float64 `json:"mean_load_latency_cycles"`
+	// Scaled is the factor the counts were scaled by when the run was
+	// longer than MaxInstructions (see RunProgress); 0 when simulated whole.
+	Scaled float64 `json:"scaled,omitempty"`
 }
 
 // BytesPerCycle is the achieved global-memory throughput of the SM.
@@ -203,9 +206,26 @@ type scheduler struct {
 	next    int64 // earliest cycle it may issue
 }
 
+// MaxInstructions bounds the warp instructions one run simulates, so that
+// its cost is bounded whatever the kernel: a longer run stops there and is
+// scaled (Result.Scaled). At about 20 million warp instructions a second, a
+// run takes a fraction of a second.
+const MaxInstructions = 1 << 22
+
 // Run simulates warps resident warps running k and returns what the SM
 // achieved.
 func Run(p Params, k Kernel, warps int) (Result, error) {
+	return RunProgress(p, k, warps, nil)
+}
+
+// RunProgress is Run that calls progress (when not nil) with the fraction of
+// the run done, from time to time.
+//
+// A run longer than MaxInstructions stops there: the steady state it has
+// reached stands for the rest: the cycles until the simulated part's work
+// completes are scaled by the run's instructions over those simulated, and
+// the instructions, bytes and FLOPs are the whole run's.
+func RunProgress(p Params, k Kernel, warps int, progress func(fraction float64)) (Result, error) {
 	if err := p.Validate(); err != nil {
 		return Result{}, err
 	}
@@ -216,6 +236,7 @@ func Run(p Params, k Kernel, warps int) (Result, error) {
 		return Result{}, fmt.Errorf("sim: %d warps per SM; expected 1 to %d", warps, MaxWarps)
 	}
 	m := newMachine(p, k, warps)
+	m.progress = progress
 	m.run()
 	return m.result(), nil
 }
@@ -235,14 +256,21 @@ type machine struct {
 
 	now, end     int64
 	instructions int64
-	bytes, fmas  float64
-	loads        int64
-	loadLatency  float64
+	// total is the warp instructions of the whole run; budget where it
+	// stops; progress is told how far it is every report instructions.
+	total, budget, report int64
+	iterations            int64 // of all warps together
+	k                     Kernel
+	progress              func(float64)
+	bytes, fmas           float64
+	loads                 int64
+	loadLatency           float64
 }
 
 func newMachine(p Params, k Kernel, warps int) *machine {
 	m := &machine{
 		p:           p,
+		k:           k,
 		prog:        k.program(),
 		ws:          make([]warp, warps),
 		sched:       make([]scheduler, p.Schedulers),
@@ -260,6 +288,7 @@ func newMachine(p Params, k Kernel, warps int) *machine {
 	for i := range m.sched {
 		m.sched[i].last = -1
 	}
+	m.budget, m.report = MaxInstructions, MaxInstructions/64
 	for w := range m.ws {
 		iters := k.Iterations
 		if k.Shared {
@@ -270,6 +299,8 @@ func newMachine(p Params, k Kernel, warps int) *machine {
 			}
 		}
 		m.ws[w].iters = iters
+		m.total += int64(iters) * int64(len(m.prog))
+		m.iterations += int64(iters)
 		if iters == 0 {
 			continue
 		}
@@ -294,8 +325,12 @@ func (m *machine) run() {
 			}
 			next = min(next, s.next)
 		}
-		if next == never {
+		if next == never || m.instructions >= m.budget {
 			return
+		}
+		if m.progress != nil && m.instructions >= m.report {
+			m.progress(float64(m.instructions) / float64(min(m.total, m.budget)))
+			m.report += MaxInstructions / 64
 		}
 		m.now = next
 	}
@@ -332,29 +367,36 @@ func (m *machine) issue(s *scheduler, i int) {
 	wp := &m.ws[s.warps[i]]
 	in := m.prog[wp.pc]
 	m.instructions++
+	done := now + 1 // when the instruction's work is complete
 	switch in.op {
 	case opALU:
 		if in.dst != noReg {
-			wp.reg[in.dst] = now + m.fmaLat
+			done = now + m.fmaLat
+			wp.reg[in.dst] = done
 		}
 	case opFMA:
-		wp.reg[in.dst] = now + m.fmaLat
+		done = now + m.fmaLat
+		wp.reg[in.dst] = done
 		s.fmaFree = now + m.fmaInt
 		m.fmas++
 	case opLoad:
-		done := m.global(now, m.loadBytes)
+		done = m.global(now, m.loadBytes)
 		wp.reg[in.dst] = done
 		m.loads++
 		m.loadLatency += float64(done - now)
 	case opStore:
-		m.global(now, m.storeBytes)
+		done = m.global(now, m.storeBytes)
 	case opSmem:
 		start := max(float64(now), m.smemFree)
 		m.smemFree = start + m.smemService
-		wp.reg[in.dst] = int64(math.Ceil(m.smemFree)) + m.smemLat
+		done = int64(math.Ceil(m.smemFree)) + m.smemLat
+		wp.reg[in.dst] = done
 	case opBranch:
 		wp.stall = now + m.bubble
 	}
+	// The run lasts until its last work completes, so that no rate is
+	// taken over less time than its work needed.
+	m.end = max(m.end, done)
 	wp.pc++
 	if wp.pc == len(m.prog) {
 		wp.pc = 0
@@ -362,7 +404,6 @@ func (m *machine) issue(s *scheduler, i int) {
 		if wp.iter == wp.iters {
 			s.readyAt[i] = never
 			s.fma[i] = false
-			m.end = max(m.end, now+1)
 			s.last = -1
 			return
 		}
@@ -397,6 +438,17 @@ func (m *machine) result() Result {
 		Instructions: m.instructions,
 		Bytes:        m.bytes,
 		FLOPs:        m.fmas * warpSize * 2,
+	}
+	if m.instructions < m.total {
+		// Stopped at the budget: the window's pace stands for the whole
+		// run, whose work is known from the program (the window's own mix
+		// is skewed: an iteration's loads issue before its FMAs).
+		f := float64(m.total) / float64(m.instructions)
+		r.Scaled = f
+		r.Cycles = int64(math.Ceil(float64(r.Cycles) * f))
+		r.Instructions = m.total
+		r.Bytes = float64(m.iterations) * float64(m.k.Loads*m.loadBytes+m.k.Stores*m.storeBytes)
+		r.FLOPs = float64(m.iterations) * float64(m.k.FMAs()) * warpSize * 2
 	}
 	if m.loads > 0 {
 		r.MeanLoadLatency = m.loadLatency / float64(m.loads)

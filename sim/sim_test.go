@@ -118,7 +118,7 @@ func TestDeterministic(t *testing.T) {
 
 func TestBounds(t *testing.T) {
 	s := h100(t)
-	pts, err := s.Sweep(Stream(1), []int{4, 16, 64})
+	pts, err := s.Sweep(Stream(1), []int{4, 16, 64}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -214,4 +214,83 @@ func FuzzRun(f *testing.F) {
 			t.Errorf("FLOPs %g, want %g", r.FLOPs, want)
 		}
 	})
+}
+
+// TestAchievedWithinBound: whatever the kernel, occupancy and seed, the
+// achieved rates do not exceed the analytic bounds Sweep reports with them.
+func TestAchievedWithinBound(t *testing.T) {
+	s := h100(t)
+	var kernels []Kernel
+	for _, ilp := range []int{1, 2, 4, 8} {
+		kernels = append(kernels, Stream(ilp), FMAChains(ilp))
+	}
+	for _, fpb := range []float64{0.5, 2, 8, 64, 1024} { // 1024: longer than the budget
+		k, err := Mixed(fpb, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		kernels = append(kernels, k)
+	}
+	for _, seed := range []uint64{1, 7} {
+		s.Params.Seed = seed
+		for _, k := range kernels {
+			pts, err := s.Sweep(k, []int{1, 2, 8, 32, 64}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, p := range pts {
+				if p.AchievedGBps > p.BoundGBps*(1+1e-12) || p.AchievedGFLOPs > p.BoundGFLOPs*(1+1e-12) {
+					t.Errorf("%+v at %d warps, seed %d: achieved %g GB/s %g GFLOP/s above the bounds %g, %g",
+						k, p.Warps, seed, p.AchievedGBps, p.AchievedGFLOPs, p.BoundGBps, p.BoundGFLOPs)
+				}
+			}
+		}
+	}
+}
+
+// TestBudget: a run longer than the budget stops there, says so, and gives
+// the rates of the whole run within 1 %; the slowest legal mixed kernel is
+// bounded too.
+func TestBudget(t *testing.T) {
+	s := h100(t)
+	k, err := Mixed(512, 4) // 16 chains of 1024 FMAs per iteration
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, warps := range []int{4, 64} {
+		full := newMachine(s.Params, k, warps)
+		full.budget = math.MaxInt64
+		full.run()
+		want := full.result()
+		if want.Instructions <= MaxInstructions || want.Scaled != 0 {
+			t.Fatalf("%d warps: the whole run has %d instructions; the test needs more than %d", warps, want.Instructions, MaxInstructions)
+		}
+		var calls int
+		got, err := RunProgress(s.Params, k, warps, func(f float64) {
+			if f <= 0 || f > 1 {
+				t.Errorf("progress %g", f)
+			}
+			calls++
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Scaled <= 1 || calls == 0 || !near(float64(got.Instructions), float64(want.Instructions), 1e-9) {
+			t.Errorf("%d warps: scaled %g, %d progress calls, %d instructions (want %d)", warps, got.Scaled, calls, got.Instructions, want.Instructions)
+		}
+		if !near(got.FLOPsPerCycle(), want.FLOPsPerCycle(), 0.01) || !near(got.BytesPerCycle(), want.BytesPerCycle(), 0.01) {
+			t.Errorf("%d warps: budgeted %g FLOP/cycle %g B/cycle, whole run %g, %g", warps, got.FLOPsPerCycle(), got.BytesPerCycle(), want.FLOPsPerCycle(), want.BytesPerCycle())
+		}
+	}
+	slow, err := Mixed(32768, 12)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := Run(s.Params, slow, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Scaled == 0 || r.FLOPs != float64(slow.FMAs())*warpSize*2*mixedIterationsPerSM {
+		t.Errorf("mixed 32768 FLOP/B, ilp 12: %+v; want a scaled run with every FLOP of the kernel", r)
+	}
 }

@@ -76,7 +76,16 @@ func ParseSize(s string) (int64, error) {
 		return 0, fmt.Errorf("size %q: unit %q; expected %s", s, unit, want)
 	}
 	if p == "b" || strings.HasSuffix(unit, "b") {
-		return 0, fmt.Errorf("size %q: %q is bits; expected %s", s, unit, want)
+		// A lowercase b means bits; say what was probably meant.
+		fixed := strings.ToUpper(unit[:1]) + strings.TrimSuffix(unit[1:], "b") + "B"
+		if unit == "b" {
+			fixed = "B"
+		}
+		if _, err := ParseSize(strings.TrimSuffix(strings.TrimSpace(s), unit) + fixed); err == nil {
+			num := strings.TrimSuffix(strings.TrimSpace(s), unit)
+			return 0, fmt.Errorf("size %q: a lowercase b means bits; for bytes write %s or %s", s, num+fixed, num+strings.TrimSuffix(strings.TrimSuffix(fixed, "B"), "i"))
+		}
+		return 0, fmt.Errorf("size %q: a lowercase b in %q means bits; expected %s", s, unit, want)
 	}
 	m, ok := binaryPrefix[p]
 	if !ok {

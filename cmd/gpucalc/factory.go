@@ -130,13 +130,15 @@ func (f *factory) ReadAll(name string) ([]byte, string, error) {
 	return data, shown, nil
 }
 
-// ReadWorkload reads and parses a workload file, or standard input for -.
+// ReadWorkload reads and parses a workload file, or standard input for -
+// (at most ops.MaxWorkloadBytes).
 func (f *factory) ReadWorkload(name string) (ops.Workload, error) {
-	data, shown, err := f.ReadAll(name)
+	r, shown, err := f.Open(name)
 	if err != nil {
 		return ops.Workload{}, err
 	}
-	return ops.ParseWorkload(shown, data)
+	defer r.Close()
+	return ops.ReadWorkload(shown, r)
 }
 
 // OutFormat parses --format against the formats a command supports (nil:

@@ -308,9 +308,16 @@ func modelBatchRun(opts *modelBatchOptions) error {
 		return err
 	}
 	defer in.Close()
-	rows, err := model.ReadBatch(in)
-	if err != nil {
-		return fmt.Errorf("%s: %w", name, err)
+	rows, readErr := model.ReadBatch(in)
+	if readErr != nil {
+		// The rows before a break in the input are still answered.
+		readErr = fmt.Errorf("%s: %w", name, readErr)
+		if len(rows) == 0 {
+			return readErr
+		}
+	}
+	if len(rows) == 0 {
+		return fmt.Errorf("%s: the batch has a header but no rows", name)
 	}
 	for i := range rows {
 		rows[i].Shape.FullCache = opts.fullCache
@@ -329,6 +336,9 @@ func modelBatchRun(opts *modelBatchOptions) error {
 	}
 	if err != nil {
 		return err
+	}
+	if readErr != nil {
+		return batchFailures(failed, len(out), readErr)
 	}
 	if failed > 0 {
 		return fmt.Errorf("%s: %d of %d rows failed (see the error column)", name, failed, len(out))

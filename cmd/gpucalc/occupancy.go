@@ -452,7 +452,12 @@ blocks_per_sm,warps_per_sm,occupancy,limiters,blocks_by_warps,blocks_by_regs,
 blocks_by_smem,blocks_by_blocks,regs_per_block,smem_per_block,error.
 limiters joins the tied limits with "|"; an unlimited per-limit count is empty;
 a bad row gets its message in error and the batch goes on. Output is CSV unless
---format says otherwise.`,
+--format says otherwise.
+
+Every input row gives one output row, in order. The exit status is 0 when
+every row was calculated, 1 when any row failed or the input could not be read
+to its end (an unclosed quote, a line over 1 MiB, binary data: the message
+names the line) or has no rows.`,
 		Example: `  gpucalc occupancy batch --input configs.csv > out.csv
   printf 'device,threads,regs,static_smem,dynamic_smem,carveout\nsm_90,256,64,0,49152,\n' | gpucalc occupancy batch --input -`,
 		Args: args(cobra.NoArgs),
@@ -487,17 +492,19 @@ func occupancyBatchRun(opts *occupancyBatchOptions) error {
 	if err != nil {
 		return err
 	}
-	if err := runBatch(in, f.Out, format, c.Limits); err != nil {
+	row, done := f.rowProgress("occupancy batch")
+	defer done()
+	if err := runBatch(in, f.Out, format, c.Limits, row); err != nil {
 		return fmt.Errorf("%s: %w", name, err)
 	}
 	return nil
 }
 
 // runBatch streams the batch from in to out.
-func runBatch(in io.Reader, out io.Writer, format reports.Format, lookup func(string) (devices.Arch, error)) error {
-	br, err := occupancy.NewBatchReader(bufio.NewReaderSize(in, 1<<16), lookup)
+func runBatch(in io.Reader, out io.Writer, format reports.Format, lookup func(string) (devices.Arch, error), progress func(rows int)) error {
+	br, err := occupancy.NewBatchReader(in, lookup)
 	if err != nil {
-		return usageError{err}
+		return err
 	}
 	bw := bufio.NewWriterSize(out, 1<<16)
 	w, err := reports.NewOccupancyBatch(bw, format, br.Header)
@@ -505,13 +512,16 @@ func runBatch(in io.Reader, out io.Writer, format reports.Format, lookup func(st
 		return err
 	}
 	var row occupancy.BatchRow
+	var readErr error
+	rows, failed := 0, 0
 	for {
 		err := br.Next(&row)
 		if err == io.EOF {
 			break
 		}
 		if err != nil {
-			return fmt.Errorf("batch input: %w", err)
+			readErr = fmt.Errorf("batch input: %w", err)
+			break
 		}
 		var r occupancy.Result
 		if row.Err == nil {
@@ -520,6 +530,11 @@ func runBatch(in io.Reader, out io.Writer, format reports.Format, lookup func(st
 				row.Err = fmt.Errorf("line %d: %w", row.Line, r.Err)
 			}
 		}
+		rows++
+		progress(rows)
+		if row.Err != nil {
+			failed++
+		}
 		if err := w.Write(row.Fields, len(br.Header), r, row.Err); err != nil {
 			return err
 		}
@@ -527,7 +542,13 @@ func runBatch(in io.Reader, out io.Writer, format reports.Format, lookup func(st
 	if err := w.Flush(); err != nil {
 		return err
 	}
-	return bw.Flush()
+	if err := bw.Flush(); err != nil {
+		return err
+	}
+	if rows == 0 && readErr == nil {
+		return errors.New("batch input has a header but no rows")
+	}
+	return batchFailures(failed, rows, readErr)
 }
 
 type occupancySweepOptions struct {
@@ -636,7 +657,11 @@ reserves per block for some sm_90+ objects: gpucalc takes it off where every
 kernel of an object shows at least 1 KiB, so it is not counted twice. Names
 are demangled; spills and local memory are flagged. Block size: --threads for
 all, or per kernel with --launch NAME=THREADS (NAME as printed, with or without
-template arguments, or the mangled symbol).`,
+template arguments, or the mangled symbol).
+
+A kernel whose entry is cut short or whose figures are impossible is listed
+with the reason, and the others are still calculated; the exit status is then
+1 (0 when every kernel was calculated).`,
 		Example: `  nvcc -arch=sm_90 -Xptxas -v -c kernels.cu 2>&1 | gpucalc occupancy from-build -
   cuobjdump --dump-resource-usage app | gpucalc occupancy from-build - --threads 128
   gpucalc occupancy from-build build.log --launch saxpy=512 --launch block_reduce=128`,
@@ -656,7 +681,7 @@ template arguments, or the mangled symbol).`,
 	return cmd
 }
 
-func occupancyFromBuildRun(opts *occupancyFromBuildOptions) error {
+func occupancyFromBuildRun(opts *occupancyFromBuildOptions) (runErr error) {
 	f := opts.f
 	format, err := f.OutFormat(nil)
 	if err != nil {
@@ -693,22 +718,25 @@ func occupancyFromBuildRun(opts *occupancyFromBuildOptions) error {
 		return usageError{fmt.Errorf("--launch: %w", err)}
 	}
 	var rows []reports.BuildRow
+	failed := 0
 	for i, k := range ks {
-		arch, err := devices.ArchFor(k.CC)
-		if err != nil {
-			return fmt.Errorf("kernel %s: %w", k.Short, err)
-		}
 		src := "--threads"
 		if from[i] != "" {
 			src = "--launch " + from[i]
 		}
-		kern := occupancy.Kernel{Regs: k.Regs, StaticSmem: k.StaticSmem, Barriers: k.Barriers}
-		l := occupancy.Launch{Threads: threads[i], DynamicSmem: dyn, Carveout: carve}
-		r := occupancy.Calculate(arch, kern, l)
-		if err := inputError(arch, kern, l, r); err != nil && !errors.Is(r.Reason, occupancy.ErrSmemPerBlock) {
-			return fmt.Errorf("kernel %s: %w", k.Short, err)
+		row, err := buildRow(k, threads[i], src, dyn, carve)
+		if err != nil {
+			row = reports.BuildRow{Kernel: k, Threads: threads[i], ThreadsFrom: src, Error: err.Error()}
+			failed++
 		}
-		rows = append(rows, reports.NewBuildRow(k, threads[i], src, r, occupancy.MaxThreadsByRegs(arch, k.Regs)))
+		rows = append(rows, row)
+	}
+	if failed > 0 {
+		defer func() {
+			if runErr == nil {
+				runErr = fmt.Errorf("%d of %d kernels could not be calculated; the output says why", failed, len(rows))
+			}
+		}()
 	}
 	reports.SortBuildRows(rows)
 	notes := []string{fmt.Sprintf("Threads per block: %d unless --launch says otherwise; dynamic shared memory %s; carveout %s.", opts.threads, units.FormatSize(int64(dyn)), carve),
@@ -716,4 +744,38 @@ func occupancyFromBuildRun(opts *occupancyFromBuildOptions) error {
 	return f.Output(format, nil, rows,
 		func() []reports.Table { return []reports.Table{reports.BuildTable(rows, notes)} },
 		func() []reports.Table { return reports.BuildRecords(rows) })
+}
+
+// buildRow calculates one kernel of a build log launched with threads (from
+// the flag named in from); an error names the log's figure or the flag at
+// fault.
+func buildRow(k occupancy.BuildKernel, threads int, from string, dyn int, carve occupancy.Carveout) (reports.BuildRow, error) {
+	if k.Problem != "" {
+		return reports.BuildRow{}, errors.New(k.Problem)
+	}
+	arch, err := devices.ArchFor(k.CC)
+	if err != nil {
+		return reports.BuildRow{}, err
+	}
+	kern := occupancy.Kernel{Regs: k.Regs, StaticSmem: k.StaticSmem, Barriers: k.Barriers}
+	l := occupancy.Launch{Threads: threads, DynamicSmem: dyn, Carveout: carve}
+	r := occupancy.Calculate(arch, kern, l)
+	switch {
+	case errors.Is(r.Err, occupancy.ErrBlockSize):
+		err = fmt.Errorf("%s %d: a block has 1 to %d threads on cc %s", from, threads, arch.MaxThreadsPerBlock, arch.CC)
+	case errors.Is(r.Err, occupancy.ErrRegisters):
+		err = fmt.Errorf("the log gives %d registers per thread; cc %s allows at most %d", k.Regs, arch.CC, arch.MaxRegsPerThread)
+	case errors.Is(r.Err, occupancy.ErrStaticSmem):
+		err = fmt.Errorf("the log gives %s of static shared memory; cc %s allows at most %s per block", units.FormatSize(int64(k.StaticSmem)), arch.CC, units.FormatSize(int64(arch.SmemPerBlock)))
+	case errors.Is(r.Err, occupancy.ErrBarriers):
+		err = fmt.Errorf("the log gives %d named barriers; a block has at most 16", k.Barriers)
+	case errors.Is(r.Err, occupancy.ErrCarveout):
+		err = fmt.Errorf("--carveout %s: more than the %s of shared memory an SM has on cc %s", carve, units.FormatSize(int64(arch.SmemPerSM)), arch.CC)
+	case r.Err != nil:
+		err = r.Err
+	}
+	if err != nil {
+		return reports.BuildRow{}, err
+	}
+	return reports.NewBuildRow(k, threads, from, r, occupancy.MaxThreadsByRegs(arch, k.Regs)), nil
 }

@@ -204,7 +204,7 @@ func newCmdRooflineBatch(f *factory, runF func(*rooflineBatchOptions) error) *co
 		Short: "Analyse a CSV of ops (op,dtype,shape,note) on one GPU",
 		Long: `Read CSV with header op,dtype,shape,note in the conventions of roof_bench.csv
 and write the input columns followed by
-flops,bytes,ai,bound,ceiling_tflops,lower_bound_us,expected_us.
+flops,bytes,ai,bound,ceiling_tflops,lower_bound_us,expected_us,error.
 
 Shapes: matmul MxNxK; layernorm, rmsnorm, softmax ROWSxCOLS; elementwise ops
 (copy, add, mul, relu, silu, gelu, gelu_tanh) the element count; attention
@@ -213,6 +213,11 @@ variant: erf or tanh (gelu), causal or full (attention), "stride2", "valid",
 "e4m3 in, bf16 out" (output type); other words are ignored. An optional ms or
 measured_us column carries a measured time, drawn as a measured point by
 --plot; other extra columns are echoed.
+
+Every input row gives one output row, in order; a bad row has empty figures
+and its message in the error column. The exit status is 0 when every row was
+analysed, 1 when any row failed or the input could not be read to its end
+(the rows before the break are written) or has no rows.
 
 flops is counted as roof_bench counts it (and torch.utils.flop_counter):
 matrix FLOPs only, so 0 for norms, softmax and elementwise ops; ai is
@@ -252,9 +257,12 @@ func rooflineBatchRun(opts *rooflineBatchOptions) error {
 		return err
 	}
 	defer in.Close()
-	b, err := ops.ReadBatch(in, reports.RooflineBatchColumns)
-	if err != nil {
-		return fmt.Errorf("%s: %w", name, err)
+	b, readErr := ops.ReadBatch(in, reports.RooflineBatchColumns)
+	if readErr != nil {
+		readErr = fmt.Errorf("%s: %w", name, readErr)
+	}
+	if len(b.Rows) == 0 {
+		return readErr
 	}
 	t, err := f.Device(opts.devices)
 	if err != nil {
@@ -265,15 +273,32 @@ func rooflineBatchRun(opts *rooflineBatchOptions) error {
 		return err
 	}
 	pts := make([]roofline.Point, len(b.Rows))
-	for i, row := range b.Rows {
+	var good []roofline.Point // the rows that were analysed, for the chart
+	for i := range b.Rows {
+		row := &b.Rows[i]
+		if row.Err != nil {
+			continue
+		}
 		if pts[i], err = m.Analyze(row.Op); err != nil {
-			return fmt.Errorf("%s line %d: %w", name, row.Line, err)
+			row.Err = fmt.Errorf("line %d: %w", row.Line, err)
+			continue
 		}
 		pts[i].Measured = row.Measured
+		good = append(good, pts[i])
 	}
+	if err := rooflineBatchOutput(opts, form, chartOpt, t, m, b, pts, good); err != nil {
+		return err
+	}
+	return batchFailures(b.Failed(), len(b.Rows), readErr)
+}
+
+// rooflineBatchOutput writes roofline batch's rows (and chart).
+func rooflineBatchOutput(opts *rooflineBatchOptions, form reports.Format, chartOpt reports.ChartOptions, t target, m *roofline.Model, b ops.Batch, pts, good []roofline.Point) error {
+	f := opts.f
 	var notes []string
+	var err error
 	if opts.chart.file != "" {
-		c := reports.RooflineChartOf("Roofline: "+t.Name, []devices.Device{t.Device}, [][]roofline.Point{pts})
+		c := reports.RooflineChartOf("Roofline: "+t.Name, []devices.Device{t.Device}, [][]roofline.Point{good})
 		if notes, err = opts.chart.write(c, chartOpt); err != nil {
 			return err
 		}

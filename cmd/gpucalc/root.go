@@ -82,7 +82,7 @@ Peak rates are dense; 2:4-sparse rates are never used unless asked for.`,
 	root.PersistentFlags().BoolVar(&f.datasheet, "datasheet", false, "ignore measured ceilings (the catalog's measured H100/H200 figures and device files' measured: sections); use datasheet figures only")
 	_ = root.RegisterFlagCompletionFunc("format", cobra.FixedCompletions([]string{"table", "markdown", "json", "csv"}, cobra.ShellCompDirectiveNoFileComp))
 	_ = root.MarkPersistentFlagFilename("device-file", "yaml", "yml")
-	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError{err} })
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError{flagError(err)} })
 	root.PersistentFlags().BoolVarP(&f.verbose, "verbose", "v", false, "also print provenance: how each figure was measured and its sources")
 	root.AddCommand(
 		newCmdDevices(f, nil),
@@ -96,4 +96,41 @@ Peak rates are dense; 2:4-sparse rates are never used unless asked for.`,
 		newCmdServe(f, nil),
 	)
 	return root
+}
+
+// batchFailures is a batch command's closing error: the reading error that
+// cut the input short, else how many rows failed (their messages are in the
+// output's error column), else nil.
+func batchFailures(failed, rows int, readErr error) error {
+	if readErr != nil {
+		return fmt.Errorf("%w (the %d rows before it are written)", readErr, rows)
+	}
+	if failed > 0 {
+		return fmt.Errorf("%d of %d rows failed; see the error column", failed, rows)
+	}
+	return nil
+}
+
+// flagError rewrites the flag parser's number and boolean errors, which
+// quote strconv ("strconv.ParseInt: parsing "abc": invalid syntax"), into
+// what the flag takes.
+func flagError(err error) error {
+	msg := err.Error()
+	i := strings.Index(msg, ": strconv.Parse")
+	if i < 0 {
+		return err
+	}
+	want := "a whole number"
+	switch {
+	case strings.HasPrefix(msg[i:], ": strconv.ParseFloat"):
+		want = "a number"
+	case strings.HasPrefix(msg[i:], ": strconv.ParseBool"):
+		want = "true or false"
+	case strings.HasPrefix(msg[i:], ": strconv.ParseUint"):
+		want = "a whole number, 0 or more"
+	}
+	if strings.HasSuffix(msg, "value out of range") {
+		want += " (this one is too large)"
+	}
+	return fmt.Errorf("%s: expected %s", strings.Replace(msg[:i], " flag", "", 1), want)
 }

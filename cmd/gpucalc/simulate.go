@@ -154,10 +154,12 @@ func simulateRun(o *simulateOptions) error {
 	if err != nil {
 		return err
 	}
-	pts, err := setup.Sweep(k, warps)
+	progress := f.progress("simulating")
+	pts, err := setup.Sweep(k, warps, progress)
 	if err != nil {
 		return err
 	}
+	progress(1)
 	dev := d.Name
 	if origin != "" {
 		dev += " (" + origin + ")"
@@ -166,6 +168,12 @@ func simulateRun(o *simulateOptions) error {
 		Title:  fmt.Sprintf("Simulated %s kernel on %s, %d-thread blocks", o.kernel, dev, o.threads),
 		Points: pts,
 		Notes:  simulationNotes(setup, what, o, occ),
+	}
+	for _, p := range pts {
+		if p.Scaled > 0 {
+			s.Notes = append(s.Notes, fmt.Sprintf("runs longer than %d warp instructions per SM are simulated that far and scaled to the whole run (the cycles column is scaled)", sim.MaxInstructions))
+			break
+		}
 	}
 	var notes []string
 	if o.chart.file != "" {

@@ -1,0 +1,55 @@
+package main
+
+import (
+	"fmt"
+	"time"
+)
+
+// progress returns a callback that shows what fraction of a long task is
+// done on stderr, once the task has run for a second (and nothing before);
+// call it with 1 at the end to close the line.
+func (f *factory) progress(what string) func(fraction float64) {
+	start := time.Now()
+	last := -1
+	return func(done float64) {
+		if time.Since(start) < time.Second || done >= 1 && last < 0 {
+			return
+		}
+		pct := int(done * 100)
+		if pct == last {
+			return
+		}
+		last = pct
+		end := "\r"
+		if done >= 1 {
+			end = "\n"
+		}
+		fmt.Fprintf(f.ErrOut, "%s: %d%%%s", what, pct, end)
+	}
+}
+
+// rowProgress returns a callback for a stream of rows of unknown length: once
+// the run has taken a second, it shows the rows done on stderr, at most four
+// times a second; call done when the stream ends to close the line.
+func (f *factory) rowProgress(what string) (row func(n int), done func()) {
+	start := time.Now()
+	var next time.Time
+	shown := false
+	row = func(n int) {
+		if n%1024 != 0 { // the clock is read once per 1024 rows
+			return
+		}
+		now := time.Now()
+		if now.Sub(start) < time.Second || now.Before(next) {
+			return
+		}
+		next, shown = now.Add(250*time.Millisecond), true
+		fmt.Fprintf(f.ErrOut, "%s: %d rows\r", what, n)
+	}
+	done = func() {
+		if shown {
+			fmt.Fprintln(f.ErrOut)
+		}
+	}
+	return row, done
+}

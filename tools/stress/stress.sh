@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# stress.sh: every gpucalc command that reads input, fed up to 2 GB of bad
+# (and of valid) input under a 2 GiB address-space limit (ulimit -v). Each
+# must answer or refuse within 10 s and never crash (no Go fatal error, no
+# panic, no signal). Not run by .ci/run: it takes minutes and 2 GB of pipe
+# traffic per case. Usage: tools/stress/stress.sh [SIZE] (default 2G, as
+# head -c takes it). Prints one line per case and exits 1 if any failed.
+# tools/stress/testdata/results-2G.txt is a run on a development machine
+# (2 shared cores).
+#
+# A command that streams its answer (occupancy batch on valid rows) may still
+# be writing rows at the time limit: it counts as answering when it wrote
+# output within the limit and did not crash; the line says how much.
+set -u
+cd "$(dirname "$0")/../.."
+SIZE=${1:-2G}
+LIMIT_KB=$((2 * 1024 * 1024))
+TIMEOUT=10
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+go build -o "$work/gpucalc" ./cmd/gpucalc || exit 1
+
+occ_header=device,threads,regs,static_smem,dynamic_smem,carveout
+roof_header=op,dtype,shape,note
+
+# gen NAME writes input NAME, cut at SIZE bytes, to stdout.
+gen() {
+	case $1 in
+	zeros) head -c "$SIZE" /dev/zero ;;
+	random) head -c "$SIZE" /dev/urandom ;;
+	no-newline) yes a | tr -d '\n' | head -c "$SIZE" ;;
+	short-lines) yes x | head -c "$SIZE" ;;
+	unclosed-quote) { printf '"'; yes a; } | head -c "$SIZE" ;;
+	occ-header+random) { echo $occ_header; head -c "$SIZE" /dev/urandom; } | head -c "$SIZE" ;;
+	occ-header+garbage-rows) { echo $occ_header; yes x,x,x,x,x,x; } | head -c "$SIZE" ;;
+	occ-header+long-field) { echo $occ_header; printf sm_90,; yes 1 | tr -d '\n'; } | head -c "$SIZE" ;;
+	occ-valid-rows) { echo $occ_header; yes sm_90,256,64,0,49152,; } | head -c "$SIZE" ;;
+	roof-header+garbage-rows) { echo $roof_header; yes x,x,x,x; } | head -c "$SIZE" ;;
+	roof-valid-rows) { echo $roof_header; yes matmul,bf16,64x64x64,; } | head -c "$SIZE" ;;
+	ptxas-entries) yes "ptxas info    : Compiling entry function 'k' for 'sm_90'" | head -c "$SIZE" ;;
+	yaml-nesting) yes -- '- [' | head -c "$SIZE" ;;
+	workload-max-ops) echo 'name: x'; echo 'ops:'; seq 1 10000 | sed 's/.*/  - {name: a&, op: matmul m=4096 n=4096 k=4096}/' ;;
+	esac
+}
+
+inputs="zeros random no-newline short-lines unclosed-quote occ-header+random occ-header+garbage-rows
+occ-header+long-field occ-valid-rows roof-header+garbage-rows roof-valid-rows ptxas-entries yaml-nesting
+workload-max-ops"
+
+commands=(
+	"occupancy batch --input -"
+	"roofline batch --input -"
+	"occupancy from-build -"
+	"ncu -"
+	"check -"
+	"roofline --workload /dev/stdin"
+	"roofline --workload /dev/stdin --devices h100,a100,h200 --plot $work/chart.png"
+	"devices --device-file /dev/stdin"
+)
+
+printf '%-34s %-26s %4s %7s  %s\n' command input exit seconds "verdict: first line of stderr"
+failed=0
+for c in "${commands[@]}"; do
+	for in in $inputs; do
+		start=$(date +%s.%N)
+		(
+			ulimit -v $LIMIT_KB
+			gen "$in" | timeout -k 1 $TIMEOUT "$work/gpucalc" $c 2>"$work/err" | wc -c >"$work/out"
+			exit "${PIPESTATUS[1]}"
+		)
+		rc=$?
+		secs=$(echo "$(date +%s.%N) - $start" | bc)
+		msg=$(head -n 1 "$work/err" | cut -c 1-110)
+		verdict=ok
+		out=$(cat "$work/out")
+		if grep -qE '^(fatal error|panic:|goroutine )|runtime: out of memory' "$work/err"; then
+			verdict="CRASH"
+		elif { [ $rc -eq 124 ] || [ $rc -eq 137 ]; } && [ "$out" -gt 0 ]; then
+			msg="still streaming at ${TIMEOUT} s, $out bytes of output written"
+		elif [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
+			verdict="TIMEOUT"
+		elif [ $rc -gt 2 ] || grep -qE '^(fatal error|panic:|goroutine )|runtime: out of memory' "$work/err"; then
+			verdict="CRASH"
+		fi
+		[ "$verdict" = ok ] || failed=1
+		printf '%-34s %-26s %4s %7.2f  %s: %s\n' "${c//$work/\$WORK}" "$in" "$rc" "$secs" "$verdict" "${msg//$work/\$WORK}"
+	done
+done
+exit $failed
