@@ -106,6 +106,9 @@ func (t Table) alignments() []tw.Align {
 // Render writes tables in format f (table, markdown or csv). Tables follow
 // one another, separated by a blank line; CSV writes only header and rows.
 func Render(w io.Writer, f Format, tables ...Table) error {
+	// One tablewriter table serves every grid: each new one allocates a
+	// 10,240-entry cache, most of what a short command touches.
+	var tab *tablewriter.Table
 	for i, t := range tables {
 		if i > 0 {
 			if _, err := fmt.Fprintln(w); err != nil {
@@ -117,9 +120,9 @@ func Render(w io.Writer, f Format, tables ...Table) error {
 		case FormatCSV:
 			err = t.csv(w)
 		case FormatMarkdown:
-			err = t.grid(w, true)
+			err = t.grid(w, true, &tab)
 		case FormatTable:
-			err = t.grid(w, false)
+			err = t.grid(w, false, &tab)
 		default:
 			err = fmt.Errorf("reports: format %q is not a table format", f)
 		}
@@ -151,7 +154,7 @@ func (t Table) csv(w io.Writer) error {
 	return cw.Error()
 }
 
-func (t Table) grid(w io.Writer, markdown bool) (err error) {
+func (t Table) grid(w io.Writer, markdown bool, reuse **tablewriter.Table) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("reports: rendering table %q: %v", t.Title, r)
@@ -175,14 +178,22 @@ func (t Table) grid(w io.Writer, markdown bool) (err error) {
 	} else {
 		r = renderer.NewBlueprint(tw.Rendition{Symbols: tw.NewSymbols(tw.StyleLight)})
 	}
-	tab := tablewriter.NewTable(w,
+	opts := []tablewriter.Option{
 		tablewriter.WithRenderer(r),
 		tablewriter.WithHeaderAutoFormat(tw.Off),
 		tablewriter.WithHeaderAlignment(tw.AlignLeft),
 		tablewriter.WithRowAlignmentConfig(tw.CellAlignment{PerColumn: t.alignments()}),
 		tablewriter.WithRowAutoWrap(tw.WrapNone),
 		tablewriter.WithHeaderAutoWrap(tw.WrapNone),
-	)
+	}
+	tab := *reuse
+	if tab == nil {
+		tab = tablewriter.NewTable(w, opts...)
+		*reuse = tab
+	} else {
+		tab.Reset()
+		tab.Options(opts...)
+	}
 	tab.Header(t.Header)
 	for _, row := range t.Rows {
 		if err := tab.Append(row); err != nil {

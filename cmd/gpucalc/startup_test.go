@@ -22,6 +22,7 @@ var startupCommands = []string{
 	"check examples/llama3-8b-decode.yaml",
 	"ncu ncu/testdata/ncu_raw.csv.gz",
 	"simulate --warps-per-sm 16",
+	"model llama-3.1-8b",
 }
 
 // BenchmarkStartup runs the built binary, process start to exit, and
