@@ -15,10 +15,10 @@ import (
 // benchRow is one measured row of the reference-decoder or transformers
 // benchmark (testdata/*_bench_h100.csv, measured on an H100 80GB HBM3).
 type benchRow struct {
-	model, phase    string
-	batch, seq, ctx int64
-	ok              bool
-	gpuMS           float64
+	model, phase        string
+	batch, seq, ctx, tp int64
+	ok                  bool
+	gpuMS               float64
 }
 
 func readBench(t *testing.T, file string) []benchRow {
@@ -40,7 +40,11 @@ func readBench(t *testing.T, file string) []benchRow {
 	for _, r := range recs[1:] {
 		n := func(k string) int64 { v, _ := strconv.ParseInt(r[col[k]], 10, 64); return v }
 		ms, _ := strconv.ParseFloat(r[col["gpu_ms"]], 64)
-		rows = append(rows, benchRow{model: r[col["model"]], phase: r[col["phase"]], batch: n("batch"), seq: n("seq"), ctx: n("ctx"),
+		tp := int64(1)
+		if _, ok := col["tp"]; ok {
+			tp = n("tp")
+		}
+		rows = append(rows, benchRow{model: r[col["model"]], phase: r[col["phase"]], batch: n("batch"), seq: n("seq"), ctx: n("ctx"), tp: tp,
 			ok: r[col["status"]] == "ok", gpuMS: ms})
 	}
 	return rows
@@ -61,7 +65,7 @@ func onDevice(t testing.TB, name string) *roofline.Model {
 }
 
 func (r benchRow) shape(fullCache bool) Shape {
-	return Shape{Phase: Phase(r.phase), Batch: r.batch, Seq: r.seq, Ctx: r.ctx, FullCache: fullCache}
+	return Shape{Phase: Phase(r.phase), Batch: r.batch, Seq: r.seq, Ctx: r.ctx, TP: r.tp, FullCache: fullCache}
 }
 
 // percentile of sorted xs (nearest rank).
@@ -148,5 +152,19 @@ func TestReferenceDecoderH200(t *testing.T) {
 	t.Logf("H200 held out: %d rows, median |error| %.1f%%, p90 %.1f%%", len(errs), 100*med, 100*p90)
 	if med > 0.10 || p90 > 0.20 {
 		t.Errorf("median |error| %.1f%% (max 10%%), p90 %.1f%% (max 20%%)", 100*med, 100*p90)
+	}
+}
+
+// Held out, tensor parallel: the reference decoder over two H200s (Megatron
+// sharding, two NCCL all-reduces per layer, decode steps with their
+// all-reduces replayed in one CUDA graph; testdata/ref_tp2_h200.csv, made
+// by tools/refdecode/tp_bench.py). Nothing was tuned to these rows; the
+// all-reduce is priced from the device's measured back-to-back curve.
+func TestReferenceDecoderTP2(t *testing.T) {
+	errs := errorsOnDevice(t, "h200-sxm", "testdata/ref_tp2_h200.csv", true)
+	med, p90 := percentile(errs, 0.5), percentile(errs, 0.9)
+	t.Logf("TP 2 on H200s: %d rows, median |error| %.1f%%, p90 %.1f%%", len(errs), 100*med, 100*p90)
+	if len(errs) < 20 || med > 0.10 || p90 > 0.20 {
+		t.Errorf("%d rows: median |error| %.1f%% (max 10%%), p90 %.1f%% (max 20%%)", len(errs), 100*med, 100*p90)
 	}
 }

@@ -403,12 +403,13 @@ const Link devices.Level = "link"
 
 // Defaults for links without a measured all-reduce curve, from the two-H200
 // NCCL 2.28.9 fit in the device catalog (devices/data/measured/h200-sxm.yaml:
-// 57.26 us, 303.6 GB/s bus bandwidth over NVLink 4 at 450 GB/s per
-// direction): NCCL's fixed cost per call, and the share of the link's
-// per-direction rate its bus bandwidth reaches.
+// 9.62 us, 263.7 GB/s bus bandwidth over NVLink 4 at 450 GB/s per direction,
+// calls back to back in a CUDA graph): NCCL's fixed cost per call, and the
+// share of the link's per-direction rate its bus bandwidth reaches.
+// TestAllReduceDefaults keeps them equal to the catalog's figures.
 const (
-	allReduceLatency  = 57.26e-6
-	allReduceLinkFrac = 303.6 / 450.0
+	allReduceLatency  = 9.62e-6
+	allReduceLinkFrac = 263.7 / 450.0
 )
 
 // allReduce prices an all-reduce over the device's peer link: the lower
