@@ -62,17 +62,24 @@ func newCmdRoot(f *factory) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "gpucalc",
 		Short: "GPU occupancy, roofline and latency-hiding calculator",
-		Long: `gpucalc answers the questions GPU engineers ask before and after writing a kernel:
-how many blocks fit on an SM and what limits them (occupancy), whether an op is
-memory- or compute-bound and how fast it can run (roofline), and why (a simulated
-kernel run that shows latency hiding).
+		Long: `gpucalc answers the questions GPU engineers ask before and after writing a kernel
+or deploying a model: how many blocks fit on an SM and what limits them
+(occupancy, as CUDA computes it), whether an op is memory- or compute-bound and
+how fast it can run (roofline), why (a simulated kernel run), what an LLM needs
+and how fast it runs from its config.json (model), where a profiled step loses
+time (ncu, trace), and what to fix (check). 'gpucalc serve' puts the
+calculators in a browser.
 
 Units: memory sizes are binary (48K = 48 KiB = 49152 bytes, as in CUDA);
 rates are decimal (3.35TB/s = 3.35e12 B/s, 989T = 989e12 FLOP/s).
-Peak rates are dense; 2:4-sparse rates are never used unless asked for.`,
+Peak rates are dense; 2:4-sparse rates are never used unless asked for.
+Exit status: 0 success, 1 failure, 2 usage error.`,
 		Example: `  gpucalc occupancy --regs 64 --smem 48K
-  gpucalc devices
-  gpucalc devices show h100`,
+  gpucalc roofline --op "matmul m=4096 n=4096 k=4096 dtype=bf16"
+  gpucalc model llama-3.1-70b --device h100 --tp 4 --batch 32 --ctx 8192
+  gpucalc trace profile.json.gz
+  gpucalc check examples/llama3-8b-decode.yaml --format html > review.html
+  gpucalc serve --open`,
 		Version:       version(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
