@@ -505,13 +505,7 @@ func (l *loader) apply(f *deviceFile) error {
 		}
 		d.ClusterGPCs = gpcs
 	}
-	for _, q := range []struct {
-		field string
-		q     quantity
-		parse func(string) (float64, error)
-		r     span
-		dst   *float64
-	}{
+	if err := l.numbers([]numberField{
 		{"boost_clock", f.BoostClock, units.ParseFrequency, clockSpan, &d.BoostClockHz},
 		{"tensor_clock", f.TensorClock, units.ParseFrequency, clockSpan, &d.TensorClockHz},
 		{"memory.bandwidth", f.Memory.Bandwidth, units.ParseBandwidth, dramSpan, &d.Memory.BytesPerSecond},
@@ -521,12 +515,8 @@ func (l *loader) apply(f *deviceFile) error {
 		{"peer_link.bandwidth", f.PeerLink.Bandwidth, units.ParseBandwidth, linkSpan, &d.PeerLink.BytesPerSecond},
 		{"peer_link.latency", f.PeerLink.Latency, units.ParseDuration, linkLatSpan, &d.PeerLink.LatencySeconds},
 		{"tdp", f.TDP, units.ParsePower, tdpSpan, &d.TDPWatts},
-	} {
-		if v, ok, err := l.number(q.field, q.q, q.parse, q.r); err != nil {
-			return err
-		} else if ok {
-			*q.dst = v
-		}
+	}); err != nil {
+		return err
 	}
 	for _, s := range []struct {
 		field string
@@ -601,13 +591,7 @@ func (l *loader) measured(f *measuredFile) error {
 			return err
 		}
 	}
-	for _, q := range []struct {
-		field string
-		q     quantity
-		parse func(string) (float64, error)
-		r     span
-		dst   *float64
-	}{
+	if err := l.numbers([]numberField{
 		{"measured.dram_read", f.DRAMRead, units.ParseBandwidth, dramSpan, &m.DRAMRead},
 		{"measured.dram_write", f.DRAMWrite, units.ParseBandwidth, dramSpan, &m.DRAMWrite},
 		{"measured.dram_copy", f.DRAMCopy, units.ParseBandwidth, dramSpan, &m.DRAMCopy},
@@ -616,12 +600,8 @@ func (l *loader) measured(f *measuredFile) error {
 		{"measured.launch_overhead", f.LaunchOverhead, units.ParseDuration, launchSpan, &m.LaunchOverhead},
 		{"measured.allreduce_latency", f.AllReduceLatency, units.ParseDuration, allReduceSpan, &m.AllReduceLatency},
 		{"measured.allreduce_bus_bandwidth", f.AllReduceBusBandwidth, units.ParseBandwidth, linkSpan, &m.AllReduceBusBandwidth},
-	} {
-		if v, ok, err := l.number(q.field, q.q, q.parse, q.r); err != nil {
-			return err
-		} else if ok {
-			*q.dst = v
-		}
+	}); err != nil {
+		return err
 	}
 	for _, e := range []struct {
 		field string
@@ -713,4 +693,26 @@ func clone[K comparable, V any](m map[K]V) map[K]V {
 		out[k] = v
 	}
 	return out
+}
+
+// numberField is a figure of a device file: its path, its YAML value, how
+// it parses, its allowed range and where it goes.
+type numberField struct {
+	field string
+	q     quantity
+	parse func(string) (float64, error)
+	r     span
+	dst   *float64
+}
+
+// numbers parses every field that was given into its destination.
+func (l *loader) numbers(fields []numberField) error {
+	for _, q := range fields {
+		if v, ok, err := l.number(q.field, q.q, q.parse, q.r); err != nil {
+			return err
+		} else if ok {
+			*q.dst = v
+		}
+	}
+	return nil
 }
