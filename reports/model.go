@@ -100,10 +100,14 @@ func ModelRows(rs []model.Report) Table {
 	for _, r := range rs {
 		q, m := r.Request, r.Memory
 		i := func(v int64) string { return strconv.FormatInt(v, 10) }
+		e2e := "" // no --gen: no end-to-end time
+		if r.EndToEnd > 0 {
+			e2e = num(r.EndToEnd * 1e3)
+		}
 		t.Rows = append(t.Rows, []string{r.Model, r.Device, i(q.Batch), i(q.Prompt), i(q.Ctx), i(q.Gen), i(q.TP), string(q.Weights), string(q.KV),
 			i(m.Params.Total), num(m.Weights), num(m.KVPerToken), num(m.KV), num(m.Workspace), num(m.Total), num(m.Usable), strconv.FormatBool(m.Fits),
 			i(r.SmallestTP), num(r.TTFT * 1e3), num(r.Prefill.LowerBound * 1e3), num(r.TPOT * 1e3), num(r.Decode.LowerBound * 1e3),
-			num(r.Decode.TokensPerSecond), string(r.Decode.Dominant), num(r.EndToEnd * 1e3)})
+			num(r.Decode.TokensPerSecond), string(r.Decode.Dominant), e2e})
 	}
 	return t
 }
