@@ -51,9 +51,10 @@ func TestNCUChart(t *testing.T) {
 	if p := c.Points[4]; p.Group != "L1 bytes" || p.Roof != 0 || p.Key != "10" {
 		t.Errorf("L1 point %+v", p)
 	}
-	// 1644191488 B of L2 traffic in 179.456 µs is 9.16 TB/s, above the
-	// measured 8.364 TB/s of L2 reads: the note says so.
-	if len(notes) != 2 || !strings.Contains(notes[0], "ID 0's L2 point lies above its roof: 9.162 TB/s") || !strings.Contains(notes[1], "ID 0's L1 point") {
+	// 1644191488 B of L2 traffic in 179.456 µs is 9.16 TB/s, under the
+	// measured 12.33 TB/s L2 read ceiling: no L2 point lies above its roof,
+	// and the only note is the L1 point left out.
+	if gemm.Duration*l2 < 1644191488 || len(notes) != 1 || !strings.Contains(notes[0], "ID 0's L1 point") {
 		t.Errorf("notes %q", notes)
 	}
 	var svg bytes.Buffer
