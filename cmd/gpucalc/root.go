@@ -51,13 +51,6 @@ func wrapRunE(c *cobra.Command, started *bool) {
 	}
 }
 
-func version() string {
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-		return bi.Main.Version
-	}
-	return "dev"
-}
-
 func newCmdRoot(f *factory) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "gpucalc",
@@ -68,7 +61,8 @@ or deploying a model: how many blocks fit on an SM and what limits them
 how fast it can run (roofline), why (a simulated kernel run), what an LLM needs
 and how fast it runs from its config.json (model), where a profiled step loses
 time (ncu, trace), and what to fix (check). 'gpucalc serve' puts the
-calculators in a browser.
+calculators in a browser; 'gpucalc version' says what this binary was built
+from.
 
 Units: memory sizes are binary (48K = 48 KiB = 49152 bytes, as in CUDA);
 rates are decimal (3.35TB/s = 3.35e12 B/s, 989T = 989e12 FLOP/s).
@@ -80,7 +74,7 @@ Exit status: 0 success, 1 failure, 2 usage error.`,
   gpucalc trace profile.json.gz
   gpucalc check examples/llama3-8b-decode.yaml --format html > review.html
   gpucalc serve --open`,
-		Version:       version(),
+		Version:       buildVersion(debug.ReadBuildInfo()).String(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
@@ -101,6 +95,7 @@ Exit status: 0 success, 1 failure, 2 usage error.`,
 		newCmdCheck(f, nil),
 		newCmdModel(f, nil),
 		newCmdServe(f, nil),
+		newCmdVersion(f, nil),
 	)
 	return root
 }
