@@ -319,3 +319,57 @@ func FuzzAPI(f *testing.F) {
 		}
 	})
 }
+
+// TestReportGzip: the Reports page reads gzip uploads as the CLI does, by
+// the name under .gz and the content after decompression: an Nsight Compute
+// export as ncu_raw.csv.gz (issue 24) or with no telling name, a workload
+// as YAML.
+func TestReportGzip(t *testing.T) {
+	h := newTestServer(t, true)
+	raw, err := os.ReadFile("testdata/ncu_raw.csv.gz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"ncu_raw.csv.gz", "profile.gz", "export"} {
+		a := decode(t, post(t, h, name, raw, ""))
+		if len(a.Errors) > 0 || len(a.Tables) == 0 || len(a.Charts) != 1 || a.CLI != "gpucalc ncu "+name {
+			t.Errorf("%s: cli %q, %d tables, %d charts, errors %q; want the ncu report", name, a.CLI, len(a.Tables), len(a.Charts), a.Errors)
+		}
+	}
+	wl, err := os.ReadFile("testdata/resnet50-bottleneck.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var z bytes.Buffer
+	zw := gzip.NewWriter(&z)
+	zw.Write(wl)
+	zw.Close()
+	for _, name := range []string{"block.yaml.gz", "block.gz"} {
+		a := decode(t, post(t, h, name, z.Bytes(), "a100"))
+		if !strings.HasPrefix(a.HTML, "<!DOCTYPE html>") || len(a.Errors) > 0 {
+			t.Errorf("%s: errors %q, html %.60q; want the check page", name, a.Errors, a.HTML)
+		}
+	}
+	gz := func(b []byte) []byte {
+		var z bytes.Buffer
+		zw := gzip.NewWriter(&z)
+		zw.Write(b)
+		zw.Close()
+		return z.Bytes()
+	}
+	trace := gz([]byte(`{"traceEvents": []}`))
+	for _, tc := range []struct {
+		name string
+		data []byte
+		want string
+	}{
+		{"ncu_raw.csv.gz", raw, "ncu"}, {"profile.gz", raw, "ncu"}, {"profile", raw, "ncu"},
+		{"step.json.gz", trace, "trace"}, {"step.gz", trace, "trace"}, {"step", trace, "trace"},
+		{"block.yaml.gz", z.Bytes(), "workload"}, {"block.gz", z.Bytes(), "workload"},
+		{"broken.gz", []byte{0x1f, 0x8b, 0}, "trace"},
+	} {
+		if got := kindOf(tc.name, tc.data); got != tc.want {
+			t.Errorf("kindOf(%s) = %s, want %s", tc.name, got, tc.want)
+		}
+	}
+}
