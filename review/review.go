@@ -133,7 +133,8 @@ func Check(w ops.Workload, d devices.Device, reference []devices.Device) (Report
 	if err != nil {
 		return Report{}, fmt.Errorf("device %q: %w", d.Name, err)
 	}
-	r := Report{Workload: w.Name, Description: w.Description, Device: d.Name, Notes: m.Notes}
+	// Findings empty, not nil: JSON writes [] for a workload without any.
+	r := Report{Workload: w.Name, Description: w.Description, Device: d.Name, Notes: m.Notes, Findings: []Finding{}}
 	for _, e := range w.Entries {
 		p, err := m.Analyze(e.Op)
 		if err != nil {
