@@ -232,7 +232,11 @@ func plural(n int, word string) string {
 	return fmt.Sprintf("%d %ss", n, word)
 }
 
-func dur(s float64) string   { return units.FormatDuration(s) }
-func size(b float64) string  { return units.FormatSize(int64(b)) }
-func bw(v float64) string    { return units.FormatBandwidth(v) }
-func flops(v float64) string { return units.FormatFLOPS(v) }
+// Units: sizes of memory (capacity, shared memory, bytes in flight) are
+// binary, as CUDA reports them; traffic (bytes an op or a copy moves) is
+// decimal, as the rates it is divided by are (100.7 MB / 3.35 TB/s), and as
+// roofline prints it.
+func dur(s float64) string     { return units.FormatDuration(s) }
+func size(b float64) string    { return units.FormatSize(int64(b)) }
+func traffic(b float64) string { return units.FormatDecimal(b, "B") }
+func bw(v float64) string      { return units.FormatBandwidth(v) }
