@@ -11,8 +11,8 @@ import (
 )
 
 // run builds the command tree, runs it with args and returns the exit code.
-// Every error is one line on stderr; usage errors (exit 2) end with a
-// pointer to the command's --help.
+// Every error is one line on stderr; usage errors (exit 2) end with one
+// pointer: to the command's --help, unless the message has its own.
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
 	f := &factory{In: stdin, Out: stdout, ErrOut: stderr, Getenv: getenv}
 	root := newCmdRoot(f)
@@ -29,7 +29,12 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(s
 	msg := strings.ReplaceAll(err.Error(), "\n", " ")
 	var ue usageError
 	if !started || errors.As(err, &ue) {
-		fmt.Fprintf(stderr, "gpucalc: %s (see '%s --help')\n", msg, cmd.CommandPath())
+		// One pointer per line: the message's own (an unknown device
+		// points at 'gpucalc devices'), else the command's --help.
+		if !strings.HasSuffix(msg, ")") || !strings.Contains(msg, "(see '") {
+			msg += fmt.Sprintf(" (see '%s --help')", cmd.CommandPath())
+		}
+		fmt.Fprintf(stderr, "gpucalc: %s\n", msg)
 		return exitUsage
 	}
 	fmt.Fprintf(stderr, "gpucalc: %s\n", msg)
