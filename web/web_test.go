@@ -107,6 +107,19 @@ func TestOccupancyAPI(t *testing.T) {
 		t.Errorf("chart %s %q: not the SVG figure of this configuration: %.80s", c.ID, c.Title, c.SVG)
 	}
 
+	// The CLI's flag names work in the URL too: ?smem=48K is --smem 48K
+	// (the same answer as dynamic_smem=48K above), ?arch=sm_80 --arch.
+	for _, q := range []string{"device=a100&regs=64&smem=48K", "arch=sm_80&regs=64&smem=48K"} {
+		a := decode(t, get(h, "localhost", "/api/occupancy?"+q))
+		res, _ := a.View.(map[string]any)["result"].(map[string]any)
+		if res["blocks_per_sm"] != 3.0 || res["limiters"] != "shared_memory" {
+			t.Errorf("%s: %v blocks limited by %v (errors %q); want 3 by shared_memory", q, res["blocks_per_sm"], res["limiters"], a.Errors)
+		}
+	}
+	if w := get(h, "localhost", "/?smem=48K"); !strings.Contains(w.Body.String(), `name="dynamic_smem" value="48K"`) {
+		t.Errorf("the page given ?smem=48K does not fill the dynamic shared memory field")
+	}
+
 	for _, tc := range []struct{ query, field, want string }{
 		{"regs=300", "regs", "255"},
 		{"threads=2000", "threads", "1024"},
