@@ -31,7 +31,8 @@ embeddings, biases, norms, q/k norms, experts); linear weights in the weight
 type, embeddings and norms in the activation type; the KV cache of every
 layer at the context (GQA: the KV heads; MLA: the latent and rotary key;
 sliding-window layers keep only their window, as transformers does); the
-activation workspace of one forward. Usable memory is what CUDA can allocate
+activation workspace of one forward, of the phase (prefill or decode step)
+whose total is larger, as labelled. Usable memory is what CUDA can allocate
 (79.2 GiB of an 80 GiB H100). Tensor parallel shards heads, KV heads, MLP
 columns and the vocabulary (Megatron) and adds two all-reduces per layer,
 priced from the device's measured NCCL curve (H100/H200 NVLink) or from the
@@ -90,7 +91,7 @@ Model types: ` + strings.Join(model.ModelTypes, ", ") + `.
 	fl.Int64Var(&opts.req.TP, "tp", 1, "tensor-parallel `GPUs` of one host")
 	fl.Int64Var(&opts.req.Batch, "batch", model.DefaultBatch, "`sequences` in the batch")
 	fl.Int64Var(&opts.req.Prompt, "prompt", model.DefaultPrompt, "prompt `tokens` per sequence (prefill)")
-	fl.Int64Var(&opts.req.Ctx, "ctx", 0, "`tokens` in the KV cache for the decode step (default: the prompt)")
+	fl.Int64Var(&opts.req.Ctx, "ctx", 0, "`tokens` in the KV cache for the decode step, at least the prompt (default: the prompt); beyond the model's max_position_embeddings gets a warning")
 	fl.Int64Var(&opts.req.Gen, "gen", 0, "`tokens` to generate, for an end-to-end time")
 	fl.StringVar(&opts.dtype, "dtype", "bf16", "activation (compute) data `type`; also the default of --weights and --kv")
 	fl.StringVar(&opts.weights, "weights", "", "linear weights' `type`: bf16, fp8 (fp8 GEMMs) or int4 (weight-only, group 128) (default: --dtype)")
@@ -188,6 +189,9 @@ func modelRun(opts *modelOptions) error {
 			return usageError{fmt.Errorf("%s: %w", c.Name, err)}
 		}
 		rs = append(rs, r)
+	}
+	for _, w := range rs[0].Warnings { // the same on every device
+		f.Warn("%s", w)
 	}
 	var chartNotes []string
 	if opts.chart.file != "" {
