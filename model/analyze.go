@@ -48,7 +48,10 @@ type Result struct {
 // long enough that the CPU queues kernels ahead of the GPU. An eager decode
 // step that waits on Python is slower; the review says so.
 func (c Config) Analyze(s Shape, m *roofline.Model) (Result, error) {
-	s = s.Defaults()
+	s, err := c.fill(s)
+	if err != nil {
+		return Result{}, err
+	}
 	d := m.Device()
 	mem, err := c.Memory(s, d)
 	if err != nil {

@@ -73,6 +73,9 @@ type Config struct {
 	// MaxPositions is the longest sequence the model supports (see
 	// maxPositions); 0 when the config does not say.
 	MaxPositions int64 `json:"max_positions,omitempty"`
+	// Quantization is the config's quantization_config, whose weight type
+	// is the default of a shape's (nil: none).
+	Quantization *Quantization `json:"quantization,omitempty"`
 }
 
 // ModelTypes are the model_type values Parse knows.
@@ -185,6 +188,9 @@ func Parse(name string, data []byte) (Config, error) {
 		return Config{}, err
 	}
 	if c.MaxPositions, err = maxPositions(f); err != nil {
+		return Config{}, err
+	}
+	if c.Quantization, err = parseQuantization(f); err != nil {
 		return Config{}, err
 	}
 	if c.Heads%c.KVHeads != 0 {

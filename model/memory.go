@@ -217,7 +217,10 @@ func (s Shape) tokens() (context, computed int64) {
 
 // Memory computes what one GPU holds for shape s on device d.
 func (c Config) Memory(s Shape, d devices.Device) (Memory, error) {
-	s = s.Defaults()
+	s, err := c.fill(s)
+	if err != nil {
+		return Memory{}, err
+	}
 	if err := s.validate(c); err != nil {
 		return Memory{}, err
 	}

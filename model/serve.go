@@ -80,7 +80,10 @@ type Report struct {
 
 // Serve answers request q for model c on the roofline model m.
 func (c Config) Serve(q Request, m *roofline.Model) (Report, error) {
-	q = q.Defaults()
+	q, err := c.FillRequest(q)
+	if err != nil {
+		return Report{}, err
+	}
 	if q.Ctx < q.Prompt {
 		return Report{}, fmt.Errorf("ctx=%d is less than prompt=%d: the cache holds the prompt, so decode runs at %d tokens of context or more; raise ctx or shorten the prompt", q.Ctx, q.Prompt, q.Prompt)
 	}
@@ -92,7 +95,6 @@ func (c Config) Serve(q Request, m *roofline.Model) (Report, error) {
 	if w := c.beyondPositions("a context", longest); w != "" {
 		r.Warnings = append(r.Warnings, w)
 	}
-	var err error
 	if r.Prefill, err = c.Analyze(q.shape(Prefill), m); err != nil {
 		return Report{}, err
 	}
