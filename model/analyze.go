@@ -48,7 +48,10 @@ type Result struct {
 // long enough that the CPU queues kernels ahead of the GPU. An eager decode
 // step that waits on Python is slower; the review says so.
 func (c Config) Analyze(s Shape, m *roofline.Model) (Result, error) {
-	s = s.Defaults()
+	s, err := c.fill(s)
+	if err != nil {
+		return Result{}, err
+	}
 	d := m.Device()
 	mem, err := c.Memory(s, d)
 	if err != nil {
@@ -94,6 +97,13 @@ func (c Config) Analyze(s Shape, m *roofline.Model) (Result, error) {
 	}
 	r.TokensPerSecond = tokens / r.Expected
 	r.PerSequence = r.TokensPerSecond / float64(s.Batch)
+	what, n := "a prompt", s.Seq
+	if s.Phase == Decode {
+		what, n = "a context", s.Ctx
+	}
+	if w := c.beyondPositions(what, n); w != "" {
+		r.Notes = append(r.Notes, w)
+	}
 	if !mem.Fits {
 		r.Notes = append(r.Notes, fmt.Sprintf("does not fit: %.1f GiB needed per GPU, %.1f GiB usable", mem.Total/(1<<30), mem.Usable/(1<<30)))
 	}
