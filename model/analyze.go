@@ -39,10 +39,11 @@ type Result struct {
 // Analyze prices one step of shape s with the roofline model m (one GPU of
 // the tensor-parallel group; all ranks do the same work).
 //
-// Each kernel's expected time is its work — the slower of its compute and
-// memory time at the achievable rates roofline uses — plus the kernel
+// Each op's expected time is its work — the slower of its kernels' compute
+// and memory time at the achievable rates roofline uses — plus the kernel
 // period: the device's measured time per back-to-back empty kernel (launch,
-// start-up and drain; roofline's launch overhead). That is how kernels run
+// start-up and drain; roofline's launch overhead), at least one period per
+// kernel (roofline's BackToBack). That is how kernels run
 // when the GPU is the bottleneck: a decode step replayed as a CUDA graph (no
 // CPU launch cost, the way the reference decoder is timed), or a prefill
 // long enough that the CPU queues kernels ahead of the GPU. An eager decode
@@ -63,7 +64,6 @@ func (c Config) Analyze(s Shape, m *roofline.Model) (Result, error) {
 	}
 	r := Result{Model: c.Name, Device: d.Name, Shape: s, Memory: mem, Ops: list,
 		Points: make([]roofline.Point, 0, len(list)), Time: map[Category]float64{}}
-	period := m.FixedCost() - m.Efficiency().Ramp
 	for _, o := range list {
 		p, err := m.Analyze(o.Op)
 		if err != nil {
@@ -71,12 +71,12 @@ func (c Config) Analyze(s Shape, m *roofline.Model) (Result, error) {
 		}
 		p.Name, p.Count = o.Name, o.Count
 		n := float64(o.Count)
+		p.Expected = m.BackToBack(p)
 		work := p.Expected
 		if o.Category != Comm {
-			work -= m.FixedCost()
-			r.Kernels += o.Count
-			r.Time[Launches] += n * period
-			p.Expected = work + period
+			work = p.Work()
+			r.Kernels += o.Count * p.Kernels
+			r.Time[Launches] += n * (p.Expected - work)
 		}
 		r.Time[o.Category] += n * work
 		r.Expected += n * p.Expected

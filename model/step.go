@@ -198,14 +198,13 @@ func (b *builder) attention(sliding bool, ctx int64) {
 
 // flash is the attention of this step: in prefill a causal pass over the
 // prompt (a prompt longer than the window attends window-long blocks), in
-// decode one query per head against the cached keys.
+// decode one query per head against the cached keys, scheduled as the
+// shape's AttentionImpl says (split-KV unless told otherwise).
 func (b *builder) flash(h, kv, d, keys int64) ops.Op {
 	s := b.s
-	// Decode folds each KV group's query heads into query rows of one
-	// head, as flash attention's GQA path and the reference decoder do.
-	op := ops.Op{Kind: ops.Attention, DType: s.KV, B: s.Batch, Heads: kv, KVHeads: kv, HeadDim: d, SeqQ: h / kv, SeqK: keys}
+	op := ops.Op{Kind: ops.Attention, DType: s.KV, B: s.Batch, Heads: h, KVHeads: kv, HeadDim: d, SeqQ: 1, SeqK: keys, Impl: s.AttentionImpl}
 	if s.Phase == Prefill {
-		op.Heads, op.Causal, op.SeqQ, op.SeqK = h, true, s.Seq, s.Seq
+		op.Causal, op.SeqQ, op.SeqK, op.Impl = true, s.Seq, s.Seq, ""
 		if keys < s.Seq {
 			// Each window-long block of queries sees its own keys and
 			// the window before them.

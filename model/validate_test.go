@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/gpucalc/gpucalc/devices"
+	"github.com/gpucalc/gpucalc/ops"
 	"github.com/gpucalc/gpucalc/roofline"
 )
 
@@ -19,6 +20,7 @@ type benchRow struct {
 	batch, seq, ctx, tp int64
 	ok                  bool
 	gpuMS               float64
+	attn                string // the reference decoder's decode attention: decode-gqa or empty (folded rows)
 }
 
 func readBench(t *testing.T, file string) []benchRow {
@@ -44,8 +46,12 @@ func readBench(t *testing.T, file string) []benchRow {
 		if _, ok := col["tp"]; ok {
 			tp = n("tp")
 		}
+		attn := ""
+		if i, ok := col["attn"]; ok {
+			attn = r[i]
+		}
 		rows = append(rows, benchRow{model: r[col["model"]], phase: r[col["phase"]], batch: n("batch"), seq: n("seq"), ctx: n("ctx"), tp: tp,
-			ok: r[col["status"]] == "ok", gpuMS: ms})
+			ok: r[col["status"]] == "ok", gpuMS: ms, attn: attn})
 	}
 	return rows
 }
@@ -65,7 +71,13 @@ func onDevice(t testing.TB, name string) *roofline.Model {
 }
 
 func (r benchRow) shape(fullCache bool) Shape {
-	return Shape{Phase: Phase(r.phase), Batch: r.batch, Seq: r.seq, Ctx: r.ctx, TP: r.tp, FullCache: fullCache}
+	s := Shape{Phase: Phase(r.phase), Batch: r.batch, Seq: r.seq, Ctx: r.ctx, TP: r.tp, FullCache: fullCache}
+	if r.attn != "decode-gqa" {
+		// ref_bench's decode attention folded the query heads of a KV
+		// group into query rows (its attn column is empty).
+		s.AttentionImpl = ops.ImplRows
+	}
+	return s
 }
 
 // percentile of sorted xs (nearest rank).
@@ -166,5 +178,17 @@ func TestReferenceDecoderTP2(t *testing.T) {
 	t.Logf("TP 2 on H200s: %d rows, median |error| %.1f%%, p90 %.1f%%", len(errs), 100*med, 100*p90)
 	if len(errs) < 20 || med > 0.10 || p90 > 0.20 {
 		t.Errorf("%d rows: median |error| %.1f%% (max 10%%), p90 %.1f%% (max 20%%)", len(errs), 100*med, 100*p90)
+	}
+}
+
+// The goal for decode steps as serving engines run them: the
+// reference decoder with split-KV decode attention
+// (testdata/ref_gqa_decode_h100.csv), median |error| ≤ 8%, p90 ≤ 15%.
+func TestReferenceDecoderGQA(t *testing.T) {
+	errs := errorsOn(t, "testdata/ref_gqa_decode_h100.csv", true)
+	med, p90 := percentile(errs, 0.5), percentile(errs, 0.9)
+	t.Logf("ref_gqa_decode_h100: %d rows, median |error| %.1f%%, p90 %.1f%%", len(errs), 100*med, 100*p90)
+	if med > 0.08 || p90 > 0.15 {
+		t.Errorf("median |error| %.1f%% (max 8%%), p90 %.1f%% (max 15%%)", 100*med, 100*p90)
 	}
 }

@@ -48,6 +48,12 @@ const (
 	AllReduce Kind = "allreduce"
 )
 
+// Flash attention schedules (Op.Impl).
+const (
+	ImplSplit = "split"
+	ImplRows  = "rows"
+)
+
 // Kinds lists every operation, for help text and errors.
 var Kinds = []Kind{Matmul, Linear, LayerNorm, RMSNorm, Softmax, GELU, ReLU, SiLU, Add, Mul, Copy, Attention, Conv2D, AllReduce}
 
@@ -129,6 +135,13 @@ type Op struct {
 	Causal  bool  `json:"causal,omitempty"`
 	// Naive attention writes and reads the score matrix; flash does not.
 	Naive bool `json:"naive,omitempty"`
+	// Impl is flash attention's schedule: "" (split, the default) lets
+	// the kernel split the keys when its query tiles are too few to fill
+	// the SMs, packing the query heads of a KV group into one tile
+	// (flash-decoding, FlashAttention's split-KV path); ImplRows folds a
+	// KV group's query heads into query rows of one head and never splits
+	// (one CTA per batch × KV head at decode).
+	Impl string `json:"impl,omitempty"`
 
 	// Conv2d: input N×C×H×W, K filters of C/Groups×R×S, Stride, Pad on
 	// each side. Batch is N (the B field is attention's).
