@@ -3,6 +3,8 @@ package devices
 import (
 	"fmt"
 	"strings"
+
+	"github.com/gpucalc/gpucalc/units"
 )
 
 // DType is a numeric data type.
@@ -85,4 +87,14 @@ func PeakKey(d DType, p Path) string {
 		k += "_tensor"
 	}
 	return k
+}
+
+// FormatPeak writes a rate of the peak key k: "963.7 TOP/s" for integer
+// types (int8, int8_tensor), "989.4 TFLOP/s" otherwise.
+func FormatPeak(k string, v float64) string {
+	s := units.FormatFLOPS(v)
+	if strings.HasPrefix(k, "int") {
+		s = strings.Replace(s, "FLOP/s", "OP/s", 1)
+	}
+	return s
 }

@@ -35,3 +35,15 @@ func TestSourcedResolve(t *testing.T) {
 		}
 	}
 }
+
+func TestFormatPeak(t *testing.T) {
+	for _, c := range []struct {
+		key  string
+		v    float64
+		want string
+	}{{"int8_tensor", 963.7e12, "963.7 TOP/s"}, {"bf16_tensor", 728.6e12, "728.6 TFLOP/s"}, {"int8", 1e12, "1 TOP/s"}} {
+		if got := FormatPeak(c.key, c.v); got != c.want {
+			t.Errorf("FormatPeak(%s, %g) = %q, want %q", c.key, c.v, got, c.want)
+		}
+	}
+}

@@ -126,7 +126,7 @@ func New(d devices.Device) (*Model, error) {
 					m.measuredPeaks = map[string]float64{}
 				}
 				m.measuredPeaks[k] = me.Peaks[k]
-				used = append(used, k+" GEMM "+units.FormatFLOPS(me.Peaks[k]))
+				used = append(used, k+" GEMM "+devices.FormatPeak(k, me.Peaks[k]))
 			}
 		}
 		if len(used) > 0 {
