@@ -40,6 +40,8 @@ type Shape struct {
 	// group's query heads into query rows (the reference decoder's
 	// ref_bench timing).
 	AttentionImpl string `json:"attention_impl,omitempty"`
+	// Engine is the software that runs the step (default Graph).
+	Engine Engine `json:"engine"`
 }
 
 // WeightType is how linear weights are stored: a data type, or int4 with
@@ -100,6 +102,9 @@ func (s Shape) Defaults() Shape {
 	}
 	if s.KV == "" {
 		s.KV = s.Activations
+	}
+	if s.Engine == "" {
+		s.Engine = Graph
 	}
 	return s
 }

@@ -148,6 +148,8 @@ func TestParseRoundTrip(t *testing.T) {
 		"attention b=8 h=32 kv=8 sq=1 sk=4096 d=128 causal dtype=bf16",
 		"attention b=8 h=16 s=4096 d=128 naive dtype=fp16",
 		"attention b=1 h=32 kv=8 sq=1 sk=32768 d=128 impl=rows dtype=bf16",
+		"attention b=8 h=32 sq=1 sk=4096 d=128 impl=heads dtype=bf16",
+		"copy n=4096 repeat=4 dtype=bf16",
 		"conv2d n=64 c=64 h=56 w=56 k=64 r=3 s=3 pad=1 dtype=bf16",
 		"gelu n=1024 tanh dtype=fp32",
 		"rmsnorm rows=4096 cols=4096 dtype=bf16",
@@ -190,6 +192,8 @@ func TestParseErrors(t *testing.T) {
 		"attention b=1 h=1 s=8 d=8 impl=rows impl=split",
 		"attention b=1 h=1 s=8 d=8 naive impl=rows",
 		"matmul m=1 n=1 k=1 impl=rows",
+		"copy n=10 repeat=4",
+		"relu n=8 repeat=2",
 		"gelu_tanh n=8 erf",
 		"gelu n=8 tanh erf",
 		"conv2d n=1 c=3 h=8 w=8 k=4 r=3 s=3 pad=same pad=1",
@@ -271,4 +275,17 @@ func TestImpl(t *testing.T) {
 	if def.Cost() != rows.Cost() {
 		t.Errorf("schedules change the ideal cost: %+v vs %+v", def.Cost(), rows.Cost())
 	}
+	// A broadcast copy reads each input element once: 1024 of 4096 here.
+	if c := mustParse(t, "copy n=4096 repeat=4 dtype=bf16").Cost(); c.Bytes != 2*1024+2*4096 {
+		t.Errorf("copy repeat=4: %g bytes, want %d", c.Bytes, 2*1024+2*4096)
+	}
+}
+
+func mustParse(t *testing.T, spec string) Op {
+	t.Helper()
+	o, err := Parse(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return o
 }

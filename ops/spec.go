@@ -17,8 +17,8 @@ const SpecHelp = `An op spec is the op's name followed by key=value pairs and fl
   matmul    m= n= k= [batch=] [bias] [dtype=] [out_dtype=] [weight_dtype=]   C[m,n] = A[m,k]·B[k,n]
   linear    tokens= in= out= [bias]                           a matmul with shared weight
   layernorm rows= cols=        rmsnorm rows= cols=        softmax rows= cols=
-  gelu n= [erf|tanh]   gelu_tanh n=   relu n=   silu n=   add n=   mul n=   copy n=
-  attention b= h= [kv=] s= | sq= sk= d= [causal|full] [flash|naive] [impl=split|rows]
+  gelu n= [erf|tanh]   gelu_tanh n=   relu n=   silu n=   add n=   mul n=   copy n= [repeat=]
+  attention b= h= [kv=] s= | sq= sk= d= [causal|full] [flash|naive] [impl=split|rows|heads]
   conv2d    n= c= h= w= k= r= s= [stride=1] [pad=0|same] [groups=1]
   allreduce n= | bytes= ranks=   a sum over tensor-parallel GPUs (NCCL)
 dtype= is fp64, fp32, tf32, bf16 (default), fp16, fp8 (e4m3), e5m2, int8 or fp4.
@@ -29,7 +29,9 @@ impl= is flash attention's schedule: split (default) splits the keys over
 CTAs when query tiles are too few to fill the SMs, all query heads of a KV
 group sharing one read of K and V, then merges the splits (flash-decoding);
 rows folds a KV group's query heads into query rows and never splits (at
-decode, one CTA per batch × KV head).
+decode, one CTA per batch × KV head); heads gives each query head its own
+CTA and never splits (a masked SDPA kernel).
+copy repeat=R writes each of n/R input elements R times (repeat_kv).
 shape= takes roof_bench's form instead of the sizes: matmul MxNxK, norms and
 softmax ROWSxCOLS, elementwise N, attention BxHxSxD, conv2d NxCxHxWxKxRxS
 (stride 1, same padding).`
@@ -178,6 +180,9 @@ func parse(spec string, dtype devices.DType) (Op, error) {
 	if kind == Attention && o.KVHeads == 0 {
 		o.KVHeads = o.Heads
 	}
+	if o.Repeat == 1 {
+		o.Repeat = 0 // a copy
+	}
 	if o.Naive && o.Impl != "" {
 		return Op{}, fmt.Errorf("op spec %s: impl= schedules flash attention; naive attention has none", rows.Quote(spec))
 	}
@@ -256,10 +261,10 @@ func (o *Op) setImpl(val string) error {
 	switch strings.ToLower(val) {
 	case ImplSplit:
 		o.Impl = ""
-	case ImplRows:
-		o.Impl = ImplRows
+	case ImplRows, ImplHeads:
+		o.Impl = strings.ToLower(val)
 	default:
-		return fmt.Errorf("impl=%s: expected split or rows", rows.Quote(val))
+		return fmt.Errorf("impl=%s: expected split, rows or heads", rows.Quote(val))
 	}
 	return nil
 }
@@ -282,7 +287,9 @@ func (o *Op) target(key string, s, sq, sk *int64) *int64 {
 		target = map[string]*int64{"tokens": &o.M, "m": &o.M, "in": &o.K, "k": &o.K, "out": &o.N, "n": &o.N}[key]
 	case LayerNorm, RMSNorm, Softmax:
 		target = map[string]*int64{"rows": &o.Rows, "cols": &o.Cols}[key]
-	case GELU, ReLU, SiLU, Add, Mul, Copy:
+	case Copy:
+		target = map[string]*int64{"n": &o.Elems, "elems": &o.Elems, "repeat": &o.Repeat}[key]
+	case GELU, ReLU, SiLU, Add, Mul:
 		target = map[string]*int64{"n": &o.Elems, "elems": &o.Elems}[key]
 	case AllReduce:
 		target = map[string]*int64{"n": &o.Elems, "elems": &o.Elems, "ranks": &o.Ranks}[key]
@@ -399,6 +406,9 @@ func (o Op) String() string {
 		kv("n", o.Elems)
 		if o.Kind == GELU && o.Tanh {
 			b.WriteString(" tanh")
+		}
+		if o.Repeat > 1 {
+			kv("repeat", o.Repeat)
 		}
 	case AllReduce:
 		kv("n", o.Elems)

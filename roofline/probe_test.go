@@ -1,9 +1,7 @@
 package roofline
 
 import (
-	"encoding/csv"
 	"math"
-	"os"
 	"strconv"
 	"testing"
 )
@@ -12,25 +10,18 @@ import (
 // median time of 8192³ GEMMs by kind, in seconds.
 func probeTimes(t *testing.T, file string) map[string]float64 {
 	t.Helper()
-	f, err := os.Open(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	recs, err := csv.NewReader(f).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
+	recs := readCSV(t, file)
+	col := columns(recs[0])
 	out := map[string]float64{}
 	for _, r := range recs[1:] {
-		if r[4] == "" {
+		if r[col["us"]] == "" {
 			continue // a decode-attention row
 		}
-		us, err := strconv.ParseFloat(r[4], 64)
+		us, err := strconv.ParseFloat(r[col["us"]], 64)
 		if err != nil {
 			t.Fatalf("%s: %v", file, err)
 		}
-		out[r[0]] = us * 1e-6
+		out[r[col["kind"]]] = us * 1e-6
 	}
 	return out
 }

@@ -261,6 +261,17 @@ func (m *Model) opTime(e estimate) float64 {
 // or memory time, whichever is longer, summed over its kernels.
 func (p Point) Work() float64 { return p.work }
 
+// Busy is the time the GPU spends in p's kernels, as a profiler sums
+// kernel durations: each kernel's ramp (start-up, one DRAM round trip,
+// drain) plus its work; launches and the gaps between kernels are not in
+// it. All-reduces are their expected time.
+func (m *Model) Busy(p Point) float64 {
+	if p.Op.Kind == ops.AllReduce {
+		return p.Expected
+	}
+	return p.work + float64(p.Kernels)*m.eff.Ramp
+}
+
 // period is the launch period: the time per back-to-back empty kernel.
 func (m *Model) period() float64 { return m.fixed - m.eff.Ramp }
 
@@ -298,6 +309,9 @@ func (m *Model) estimate(op ops.Op, c ops.Cost, key string, peak float64) estima
 	default:
 		memory = c.Bytes / m.stream
 		compute = m.vector(c, key, peak)
+		if op.Kind == ops.Copy && op.Repeat > 1 {
+			compute = math.Max(compute, float64(op.Elems)/(m.eff.BroadcastCopy*float64(m.dev.SMs)*m.dev.BoostClockHz))
+		}
 	}
 	return m.kernel(compute, memory)
 }
@@ -403,16 +417,22 @@ const (
 // flashAttention prices flash attention by its schedule. impl=rows folds a
 // KV group's query heads into query rows and runs the forward kernel on
 // them (one CTA per batch × KV head × 128-query block, at decode a few
-// CTAs). The default takes the fastest of the forward kernel and split-KV
+// CTAs). impl=heads runs one CTA per batch × query head × 128-query block,
+// its rows padded to the MMA's 16, each reading its head's K and V,
+// unsplit: a masked SDPA kernel (cuDNN's, in transformers' eager decode).
+// The default takes the fastest of the forward kernel and split-KV
 // kernels, as FlashAttention's heuristics and decode kernels choose, which
 // a library runs where the forward kernel's tiles cannot fill every SM
 // twice, its 128-row tiles would be mostly padding, or a KV group's query
 // rows fit one tile (decode).
 func (m *Model) flashAttention(op ops.Op, c ops.Cost, rate float64) estimate {
-	if op.Impl == ops.ImplRows {
+	switch op.Impl {
+	case ops.ImplRows:
 		g := op.Heads / op.KVHeads
 		op.Heads, op.SeqQ = op.KVHeads, op.SeqQ*g
 		return m.flashForward(op, c, rate)
+	case ops.ImplHeads:
+		return m.splitKVAt(op, rate, splitTiling(op, false, flashBlock), 1)
 	}
 	best := m.flashForward(op, c, rate)
 	rows := op.SeqQ * (op.Heads / op.KVHeads)
