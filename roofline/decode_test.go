@@ -111,3 +111,20 @@ func nearestRank(sorted []float64, p float64) float64 {
 	i := int(math.Ceil(p*float64(len(sorted)))) - 1
 	return sorted[max(i, 0)]
 }
+
+// Held out: the same benchmark on every head layout (32/8, 64/8, 28/4,
+// 32/32, 8/1 with head_dim 128; 16/8 with head_dim 64) on an H100 and an
+// H200, measured after the model was built; nothing was tuned to them.
+func TestDecodeAttentionHeldOut(t *testing.T) {
+	for _, c := range []struct{ device, file string }{{"h100", "testdata/decode_attn_heldout_h100.csv"}, {"h200", "testdata/decode_attn_h200.csv"}} {
+		t.Run(c.device, func(t *testing.T) {
+			errs := decodeErrors(t, c.device, c.file)
+			sort.Float64s(errs)
+			med, p90 := nearestRank(errs, 0.5), nearestRank(errs, 0.9)
+			t.Logf("%s: %d rows: median |error| %.1f%%, p90 %.1f%%", c.file, len(errs), 100*med, 100*p90)
+			if med > 0.10 || p90 > 0.20 {
+				t.Errorf("median |error| %.1f%% (max 10%%), p90 %.1f%% (max 20%%)", 100*med, 100*p90)
+			}
+		})
+	}
+}
