@@ -29,6 +29,7 @@ func TestFormatPeak(t *testing.T) {
 		want string
 	}{
 		{"int8_tensor", 1978.9e12, "1979 TOP/s"},
+		{"int8_tensor", 963.7e12, "963.7 TOP/s"},
 		{"int32", 33.5e12, "33.5 TOP/s"},
 		{"bf16_tensor", 989.4e12, "989.4 TFLOP/s"},
 		{"fp32", 66.9e12, "66.9 TFLOP/s"},

@@ -35,6 +35,13 @@ type Shape struct {
 	// layer's cache (a cache sized for the context, as a preallocated
 	// reference decoder does) instead of only the window (transformers).
 	FullCache bool `json:"full_cache,omitempty"`
+	// AttentionImpl is the decode attention's schedule (ops.Op.Impl): ""
+	// for split-KV, as serving engines run it; ops.ImplRows folds a KV
+	// group's query heads into query rows (the reference decoder's
+	// ref_bench timing).
+	AttentionImpl string `json:"attention_impl,omitempty"`
+	// Engine is the software that runs the step (default Graph).
+	Engine Engine `json:"engine"`
 }
 
 // WeightType is how linear weights are stored: a data type, or int4 with
@@ -95,6 +102,9 @@ func (s Shape) Defaults() Shape {
 	}
 	if s.KV == "" {
 		s.KV = s.Activations
+	}
+	if s.Engine == "" {
+		s.Engine = Graph
 	}
 	return s
 }

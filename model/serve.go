@@ -26,6 +26,8 @@ type Request struct {
 	// FullCache sizes sliding-window layers' caches for the whole context
 	// (see Shape.FullCache).
 	FullCache bool `json:"full_cache,omitempty"`
+	// Engine runs both phases (default Graph).
+	Engine Engine `json:"engine"`
 }
 
 // Defaults of a request.
@@ -45,13 +47,14 @@ func (q Request) Defaults() Request {
 	if q.Ctx == 0 {
 		q.Ctx = q.Prompt
 	}
-	s := Shape{TP: q.TP, Weights: q.Weights, Activations: q.Activations, KV: q.KV}.Defaults()
-	q.TP, q.Weights, q.Activations, q.KV = s.TP, s.Weights, s.Activations, s.KV
+	s := Shape{TP: q.TP, Weights: q.Weights, Activations: q.Activations, KV: q.KV, Engine: q.Engine}.Defaults()
+	q.TP, q.Weights, q.Activations, q.KV, q.Engine = s.TP, s.Weights, s.Activations, s.KV, s.Engine
 	return q
 }
 
 func (q Request) shape(p Phase) Shape {
-	return Shape{Phase: p, Batch: q.Batch, Seq: q.Prompt, Ctx: q.Ctx, TP: q.TP, Weights: q.Weights, Activations: q.Activations, KV: q.KV, FullCache: q.FullCache}
+	return Shape{Phase: p, Batch: q.Batch, Seq: q.Prompt, Ctx: q.Ctx, TP: q.TP, Weights: q.Weights, Activations: q.Activations, KV: q.KV,
+		FullCache: q.FullCache, Engine: q.Engine}
 }
 
 // Report answers a request on one device.
@@ -67,7 +70,8 @@ type Report struct {
 	SmallestTP  int64  `json:"smallest_tp"`
 	Prefill     Result `json:"prefill"`
 	Decode      Result `json:"decode"`
-	// TTFT is the prefill time; TPOT the decode step's, both expected.
+	// TTFT is the prefill time; TPOT the decode step's, both expected (the
+	// eager engine's wall time).
 	TTFT float64 `json:"ttft_seconds"`
 	TPOT float64 `json:"tpot_seconds"`
 	// EndToEnd is TTFT plus gen decode steps, each at its own context
@@ -101,7 +105,7 @@ func (c Config) Serve(q Request, m *roofline.Model) (Report, error) {
 	if r.Decode, err = c.Analyze(q.shape(Decode), m); err != nil {
 		return Report{}, err
 	}
-	r.TTFT, r.TPOT = r.Prefill.Expected, r.Decode.Expected
+	r.TTFT, r.TPOT = r.Prefill.Step(), r.Decode.Step()
 	end := q.shape(Decode)
 	if q.Gen > 0 {
 		mid := end
@@ -110,7 +114,7 @@ func (c Config) Serve(q Request, m *roofline.Model) (Report, error) {
 		if err != nil {
 			return Report{}, err
 		}
-		r.EndToEnd = r.TTFT + float64(q.Gen)*step.Expected
+		r.EndToEnd = r.TTFT + float64(q.Gen)*step.Step()
 		end.Ctx = max(end.Ctx, q.Prompt+q.Gen-1)
 	}
 	dm, err := c.Memory(end, m.Device())

@@ -52,9 +52,9 @@ func ModelSummary(title string, r model.Report, notes []string) Table {
 	row("memory per GPU", gib(m.Total)+" of "+gib(m.Usable)+" usable: "+fits)
 	row("smallest TP that fits", tpText(r.SmallestTP))
 	p, d := r.Prefill, r.Decode
-	row("prefill (TTFT)", units.FormatDuration(r.TTFT)+" expected, "+units.FormatDuration(p.LowerBound)+" lower bound; "+
+	row("prefill (TTFT)", stepTime(r.TTFT, p)+", "+units.FormatDuration(p.LowerBound)+" lower bound; "+
 		strconv.Itoa(p.Kernels)+" kernels, mostly "+prefillLabel(p.Dominant))
-	row("decode step (TPOT)", units.FormatDuration(r.TPOT)+" expected, "+units.FormatDuration(d.LowerBound)+" lower bound at "+
+	row("decode step (TPOT)", stepTime(r.TPOT, d)+", "+units.FormatDuration(d.LowerBound)+" lower bound at "+
 		strconv.FormatInt(q.Ctx, 10)+" tokens of context")
 	row("decode dominated by", string(d.Dominant)+" ("+shares(d)+")")
 	row("decode tokens/s", strconv.FormatFloat(d.PerSequence, 'f', 1, 64)+" per sequence, "+
@@ -63,6 +63,15 @@ func ModelSummary(title string, r model.Report, notes []string) Table {
 		row("end to end", units.FormatDuration(r.EndToEnd)+" for "+strconv.FormatInt(q.Gen, 10)+" tokens")
 	}
 	return t
+}
+
+// stepTime is a step's time: expected, or with the eager engine its wall
+// time and the GPU time within it.
+func stepTime(t float64, r model.Result) string {
+	if r.Wall > 0 {
+		return units.FormatDuration(t) + " wall (" + units.FormatDuration(r.Expected) + " GPU time)"
+	}
+	return units.FormatDuration(t) + " expected"
 }
 
 // prefillLabel names what dominates a prefill: its linear layers are

@@ -23,6 +23,7 @@ type modelOptions struct {
 	dtype   string
 	weights string
 	kv      string
+	engine  string
 	ops     bool
 	chart   chartOptions
 }
@@ -43,10 +44,15 @@ the NCCL efficiency measured on H200s.
 Times: the op list of one layer (norms, projections, rotary, KV writes,
 flash attention, MLP or experts) times the layer count, plus embedding,
 final norm and LM head on the last token, each op priced by roofline. The
-lower bound sums datasheet-peak bounds; the expected time runs the kernels
-back to back (each op's work at achievable rates plus the measured kernel
-period), as a CUDA-graph decode step or a GPU-bound prefill does. Eager
-decode from Python is slower.`
+lower bound sums datasheet-peak bounds. --engine graph (the default: a
+serving engine, or the reference decoder) runs the kernels back to back
+(each op's work at achievable rates plus the measured kernel period), as a
+CUDA-graph decode step or a GPU-bound prefill does, with split-KV decode
+attention over the KV heads. --engine eager is Hugging Face transformers'
+eager forward (sdpa, StaticCache): its own kernels (RMSNorm as eight, KV
+heads repeated before a masked SDPA at decode), the GPU time their durations
+sum to, and a wall time: the longer of that and the kernels launched from
+Python at the CPU cost per kernel measured on the reference host.`
 
 func newCmdModel(f *factory, runF func(*modelOptions) error) *cobra.Command {
 	opts := &modelOptions{f: f}
@@ -71,6 +77,7 @@ Model types: ` + strings.Join(model.ModelTypes, ", ") + `.
   gpucalc model path/to/config.json --name my-model --prompt 4096 --gen 512 --devices h100,h200
   gpucalc model qwen3-30b-a3b --weights fp8 --kv fp8 --ops
   gpucalc model llama-3.1-8b --batch 64 --ctx 4096 --plot decode.svg
+  gpucalc model llama-3.1-8b --ctx 32768 --engine eager
   gpucalc model list`,
 		Args: args(cobra.ExactArgs(1)),
 		ValidArgsFunction: func(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
@@ -101,6 +108,8 @@ Model types: ` + strings.Join(model.ModelTypes, ", ") + `.
 	fl.StringVar(&opts.weights, "weights", "", "linear weights' `type`: bf16, fp8 (fp8 GEMMs), int8 (int8 GEMMs) or int4 (weight-only, group 128) (default: the config's quantization_config, else --dtype)")
 	fl.StringVar(&opts.name, "name", "", "`label` of the model in the output (default: the built-in name or the config's path)")
 	fl.StringVar(&opts.kv, "kv", "", "KV cache `type`: bf16 or fp8 (default: --dtype)")
+	fl.StringVar(&opts.engine, "engine", string(model.Graph), "`engine` that runs the steps: graph (a serving engine: CUDA-graph decode, split-KV attention) or eager (transformers from Python)")
+	_ = cmd.RegisterFlagCompletionFunc("engine", cobra.FixedCompletions([]string{string(model.Graph), string(model.Eager)}, cobra.ShellCompDirectiveNoFileComp))
 	fl.BoolVar(&opts.ops, "ops", false, "also list every op of the prefill and decode steps")
 	fl.BoolVar(&opts.req.FullCache, "full-cache", false, fullCacheHelp)
 	for _, n := range []string{"dtype", "weights", "kv"} {
@@ -180,6 +189,9 @@ func (opts *modelOptions) request() (model.Request, error) {
 		if q.KV, err = devices.ParseDType(opts.kv); err != nil {
 			return q, usagef("--kv: %w", err)
 		}
+	}
+	if q.Engine, err = model.ParseEngine(opts.engine); err != nil {
+		return q, usagef("--engine: %w", err)
 	}
 	return q, nil
 }
@@ -307,6 +319,7 @@ type modelBatchOptions struct {
 	f         *factory
 	input     string
 	fullCache bool
+	engine    string
 }
 
 func newCmdModelBatch(f *factory, runF func(*modelBatchOptions) error) *cobra.Command {
@@ -336,6 +349,8 @@ exit code is 1 if any row failed.
 	}
 	cmd.Flags().StringVarP(&opts.input, "input", "i", "", "CSV `file` to read, or - for standard input")
 	cmd.Flags().BoolVar(&opts.fullCache, "full-cache", false, fullCacheHelp)
+	cmd.Flags().StringVar(&opts.engine, "engine", string(model.Graph), "`engine` that runs the steps: graph or eager (see 'gpucalc model --help')")
+	_ = cmd.RegisterFlagCompletionFunc("engine", cobra.FixedCompletions([]string{string(model.Graph), string(model.Eager)}, cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.MarkFlagRequired("input")
 	return cmd
 }
@@ -345,6 +360,10 @@ func modelBatchRun(opts *modelBatchOptions) error {
 	form, err := f.OutFormat(nil)
 	if err != nil {
 		return err
+	}
+	engine, err := model.ParseEngine(opts.engine)
+	if err != nil {
+		return usagef("--engine: %w", err)
 	}
 	in, name, err := f.Open(opts.input)
 	if err != nil {
@@ -363,7 +382,7 @@ func modelBatchRun(opts *modelBatchOptions) error {
 		return fmt.Errorf("%s: the batch has a header but no rows", name)
 	}
 	for i := range rows {
-		rows[i].Shape.FullCache = opts.fullCache
+		rows[i].Shape.FullCache, rows[i].Shape.Engine = opts.fullCache, engine
 	}
 	out := evaluateBatch(f, rows)
 	failed := 0
