@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/gpucalc/gpucalc/chart"
 	"github.com/gpucalc/gpucalc/reports"
 	"github.com/spf13/cobra"
 )
@@ -16,26 +17,26 @@ type chartOptions struct {
 }
 
 // addChartFlags adds --plot (drawing what), --size (default def) and --dpi.
-func addChartFlags(cmd *cobra.Command, o *chartOptions, what string, def reports.ChartSize) {
+func addChartFlags(cmd *cobra.Command, o *chartOptions, what string, def chart.Size) {
 	cmd.Flags().StringVar(&o.file, "plot", "", "also draw "+what+" to `FILE`.png, FILE.svg or FILE.pdf")
 	size := strconv.FormatFloat(def.Width, 'g', -1, 64) + "x" + strconv.FormatFloat(def.Height, 'g', -1, 64) + "cm"
 	cmd.Flags().StringVar(&o.size, "size", size, "chart `size`, WIDTHxHEIGHT in cm, mm or in")
-	cmd.Flags().IntVar(&o.dpi, "dpi", reports.DefaultDPI, "PNG chart resolution in dots per inch (10 to 1200; at most 100 megapixels)")
+	cmd.Flags().IntVar(&o.dpi, "dpi", chart.DefaultDPI, "PNG chart resolution in dots per inch (10 to 1200; at most 100 megapixels)")
 	_ = cmd.MarkFlagFilename("plot", "png", "svg", "pdf")
 }
 
 // check validates the chart flags before any work is done: the file's
 // format, the size, the dpi and the pixel cap are usage errors.
-func (o chartOptions) check() (reports.ChartOptions, error) {
+func (o chartOptions) check() (chart.Options, error) {
 	if o.file == "" {
-		return reports.ChartOptions{}, nil
+		return chart.Options{}, nil
 	}
-	var opt reports.ChartOptions
+	var opt chart.Options
 	var err error
-	if opt.Format, err = reports.ChartFormat(o.file); err != nil {
+	if opt.Format, err = chart.FileFormat(o.file); err != nil {
 		return opt, usageError{fmt.Errorf("--plot: %w", err)}
 	}
-	if opt.Size, err = reports.ParseChartSize(o.size); err != nil {
+	if opt.Size, err = chart.ParseSize(o.size); err != nil {
 		return opt, usageError{fmt.Errorf("--size: %w", err)}
 	}
 	opt.DPI = o.dpi
@@ -47,12 +48,12 @@ func (o chartOptions) check() (reports.ChartOptions, error) {
 
 // write draws the chart to the --plot file and returns the notes to print:
 // where it went, and for a roofline the ops it could not place.
-func (o chartOptions) write(c reports.Chart, opt reports.ChartOptions) ([]string, error) {
-	if err := reports.WriteChartFile(o.file, c, opt); err != nil {
+func (o chartOptions) write(c chart.Chart, opt chart.Options) ([]string, error) {
+	if err := chart.WriteFile(o.file, c, opt); err != nil {
 		return nil, err
 	}
 	notes := []string{"chart written to " + o.file}
-	if r, ok := c.(reports.RooflineChart); ok {
+	if r, ok := c.(chart.Roofline); ok {
 		for _, u := range r.Unplaced() {
 			notes = append(notes, "not on the chart: "+u)
 		}

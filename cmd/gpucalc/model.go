@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/gpucalc/gpucalc/chart"
 	"github.com/gpucalc/gpucalc/devices"
 	"github.com/gpucalc/gpucalc/model"
 	"github.com/gpucalc/gpucalc/reports"
@@ -85,7 +86,7 @@ Model types: ` + strings.Join(model.ModelTypes, ", ") + `.
 		},
 	}
 	f.addDeviceFlags(cmd, &opts.devices, true)
-	addChartFlags(cmd, &opts.chart, "the decode step's ops on the roofline", reports.DefaultChartSize)
+	addChartFlags(cmd, &opts.chart, "the decode step's ops on the roofline", chart.DefaultSize)
 	fl := cmd.Flags()
 	fl.Int64Var(&opts.req.TP, "tp", 1, "tensor-parallel `GPUs` of one host")
 	fl.Int64Var(&opts.req.Batch, "batch", model.DefaultBatch, "`sequences` in the batch")

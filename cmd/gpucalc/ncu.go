@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 
+	"github.com/gpucalc/gpucalc/chart"
 	"github.com/gpucalc/gpucalc/devices"
 	"github.com/gpucalc/gpucalc/ncu"
 	"github.com/gpucalc/gpucalc/reports"
@@ -53,7 +54,7 @@ datasheet peaks and bandwidths (decimal: 1 TB/s = 1e12 B/s).`,
 		},
 	}
 	f.addDeviceFlags(cmd, &opts.devices, false)
-	addChartFlags(cmd, &opts.chart, "a roofline chart", reports.DefaultChartSize)
+	addChartFlags(cmd, &opts.chart, "a roofline chart", chart.DefaultSize)
 	f.addSectionFlag(cmd, &opts.section, nil, "kernels", "compute", "memory", "occupancy")
 	cmd.Flags().Lookup("device").Usage = "GPU `name` or alias from 'gpucalc devices' to measure against (default: the GPU the export names)"
 	return cmd

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/gpucalc/gpucalc/chart"
 	"github.com/gpucalc/gpucalc/devices"
 	"github.com/gpucalc/gpucalc/occupancy"
 	"github.com/gpucalc/gpucalc/reports"
@@ -233,7 +234,7 @@ registers.`,
 	opts.kernel.add(f, cmd, true)
 	cmd.Flags().IntVar(&opts.grid, "grid", 0, "blocks in the grid: report waves and the last wave's fill")
 	cmd.Flags().IntVar(&opts.cluster, "cluster", 0, "thread-block cluster size (cc 9.0+): clusters active on the whole GPU; above 8 needs the non-portable opt-in")
-	addChartFlags(cmd, &opts.chart, "warps per SM against block size, registers and shared memory (three panels)", reports.OccupancyChartSize)
+	addChartFlags(cmd, &opts.chart, "warps per SM against block size, registers and shared memory (three panels)", chart.OccupancySize)
 	f.addSectionFlag(cmd, &opts.section, map[string]string{"waves": "--grid", "clusters": "--cluster"}, "summary", "limits", "cliffs", "waves", "clusters")
 	cmd.AddCommand(newCmdOccupancySuggest(f, nil), newCmdOccupancyAvail(f, nil), newCmdOccupancyBatch(f, nil), newCmdOccupancySweep(f, nil), newCmdOccupancyFromBuild(f, nil))
 	return cmd
@@ -259,7 +260,7 @@ func occupancyRun(opts *occupancyOptions) error {
 	}
 	var notes []string
 	if opts.chart.file != "" {
-		c, err := reports.NewOccupancyChart(t, k, l)
+		c, err := reports.OccupancyChart(t, k, l)
 		if err != nil {
 			return err
 		}
@@ -585,7 +586,7 @@ the three panels of 'gpucalc occupancy --plot'). Takes the flags of
 	}
 	opts.kernel.add(f, cmd, true)
 	cmd.Flags().StringVar(&opts.vary, "vary", "threads", "quantity to vary: threads, regs or smem")
-	addChartFlags(cmd, &opts.chart, "warps per SM against the varied quantity", reports.SweepChartSize)
+	addChartFlags(cmd, &opts.chart, "warps per SM against the varied quantity", chart.SweepSize)
 	_ = cmd.RegisterFlagCompletionFunc("vary", cobra.FixedCompletions([]string{"threads", "regs", "smem"}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }
@@ -615,10 +616,10 @@ func occupancySweepRun(opts *occupancySweepOptions) error {
 	if err != nil {
 		return usageError{err}
 	}
-	current := map[occupancy.Quantity]int{occupancy.VaryThreads: l.Threads, occupancy.VaryRegs: k.Regs, occupancy.VarySmem: k.StaticSmem + l.DynamicSmem}[q]
+	current := q.Value(k, l)
 	var notes []string
 	if opts.chart.file != "" {
-		if notes, err = opts.chart.write(reports.SweepChart{Target: t, Quantity: q, Points: pts, Current: current}, chartOpt); err != nil {
+		if notes, err = opts.chart.write(reports.SweepChart(t, q, pts, current), chartOpt); err != nil {
 			return err
 		}
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 
+	"github.com/gpucalc/gpucalc/chart"
 	"github.com/gpucalc/gpucalc/devices"
 	"github.com/gpucalc/gpucalc/ops"
 	"github.com/gpucalc/gpucalc/reports"
@@ -70,7 +71,7 @@ by side.
 		},
 	}
 	f.addDeviceFlags(cmd, &opts.devices, true)
-	addChartFlags(cmd, &opts.chart, "a roofline chart", reports.DefaultChartSize)
+	addChartFlags(cmd, &opts.chart, "a roofline chart", chart.DefaultSize)
 	cmd.Flags().StringArrayVar(&opts.ops, "op", nil, "op `spec`, e.g. \"matmul m=4096 n=4096 k=4096 dtype=bf16\" (repeatable)")
 	cmd.Flags().StringVar(&opts.workload, "workload", "", "workload YAML `file` (a named list of ops), or - for standard input")
 	_ = cmd.MarkFlagFilename("workload", "yaml", "yml")
@@ -236,7 +237,7 @@ flops/bytes. bound, ceiling_tflops and the times use every FLOP.
 		},
 	}
 	f.addDeviceFlags(cmd, &opts.devices, false)
-	addChartFlags(cmd, &opts.chart, "a roofline chart", reports.DefaultChartSize)
+	addChartFlags(cmd, &opts.chart, "a roofline chart", chart.DefaultSize)
 	cmd.Flags().StringVarP(&opts.input, "input", "i", "", "CSV `file` to read, or - for standard input")
 	_ = cmd.MarkFlagRequired("input")
 	return cmd
@@ -293,7 +294,7 @@ func rooflineBatchRun(opts *rooflineBatchOptions) error {
 }
 
 // rooflineBatchOutput writes roofline batch's rows (and chart).
-func rooflineBatchOutput(opts *rooflineBatchOptions, form reports.Format, chartOpt reports.ChartOptions, t target, m *roofline.Model, b ops.Batch, pts, good []roofline.Point) error {
+func rooflineBatchOutput(opts *rooflineBatchOptions, form reports.Format, chartOpt chart.Options, t target, m *roofline.Model, b ops.Batch, pts, good []roofline.Point) error {
 	f := opts.f
 	var notes []string
 	var err error

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/gpucalc/gpucalc/chart"
 	"github.com/gpucalc/gpucalc/occupancy"
 	"github.com/gpucalc/gpucalc/reports"
 	"github.com/gpucalc/gpucalc/sim"
@@ -78,7 +79,7 @@ figures from a device file in their place. Runs are deterministic per --seed.`,
 	fl.StringVar(&o.warps, "warps-per-sm", "", "comma-separated resident warps per SM, each a multiple of the warps per block (default: --sweep)")
 	fl.BoolVar(&o.sweep, "sweep", false, "simulate every resident warp count from one block to the limit (the default)")
 	fl.Uint64Var(&o.seed, "seed", 1, "random `seed` of the memory model")
-	addChartFlags(cmd, &o.chart, "achieved against bound", reports.DefaultChartSize)
+	addChartFlags(cmd, &o.chart, "achieved against bound", chart.DefaultSize)
 	fl.StringVar(&o.measured, "measured", "", "overlay on --plot the measured curve of the same kernel, --ilp and --threads from a latency-hiding CSV `FILE` (kind,ilp,block,...,warps_per_sm,gbps,gflops)")
 	cmd.MarkFlagsMutuallyExclusive("warps-per-sm", "sweep")
 	_ = cmd.RegisterFlagCompletionFunc("kernel", cobra.FixedCompletions([]string{"stream", "fma", "mixed"}, cobra.ShellCompDirectiveNoFileComp))
@@ -177,13 +178,13 @@ func simulateRun(o *simulateOptions) error {
 	}
 	var notes []string
 	if o.chart.file != "" {
-		c := reports.SimulationChart{Simulation: s}
+		c := chart.Simulation{Title: s.Title, Points: s.Points}
 		if o.measured != "" {
 			in, name, err := f.Open(o.measured)
 			if err != nil {
 				return err
 			}
-			c.Measured, err = reports.ReadMeasuredCurve(in, name, o.kernel, o.ilp, o.threads)
+			c.Measured, err = chart.ReadMeasuredCurve(in, name, o.kernel, o.ilp, o.threads)
 			in.Close()
 			if err != nil {
 				return err

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/gpucalc/gpucalc/chart"
 	"github.com/gpucalc/gpucalc/devices"
 	"github.com/gpucalc/gpucalc/reports"
 	"github.com/gpucalc/gpucalc/roofline"
@@ -63,7 +64,7 @@ deviceProperties; --device overrides it. Rates are decimal (1 TB/s = 1e12 B/s).`
 		},
 	}
 	f.addDeviceFlags(cmd, &opts.devices, false)
-	addChartFlags(cmd, &opts.chart, "the ops on the device's roofline at their achieved rate", reports.DefaultChartSize)
+	addChartFlags(cmd, &opts.chart, "the ops on the device's roofline at their achieved rate", chart.DefaultSize)
 	f.addSectionFlag(cmd, &opts.section, nil, "ops", "kernels", "streams", "transfers", "unattributed", "findings", "summary")
 	cmd.Flags().IntVar(&opts.top, "top", 10, "list the `N` costliest ops, kernels and findings in tables (0: all; JSON has all)")
 	cmd.Flags().Lookup("device").Usage = "GPU `name` or alias from 'gpucalc devices' to measure against (default: the GPU the trace names)"
