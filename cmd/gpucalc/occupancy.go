@@ -512,44 +512,17 @@ func runBatch(in io.Reader, out io.Writer, format reports.Format, lookup func(st
 	if err != nil {
 		return err
 	}
-	var row occupancy.BatchRow
-	var readErr error
-	rows, failed := 0, 0
-	for {
-		err := br.Next(&row)
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			readErr = fmt.Errorf("batch input: %w", err)
-			break
-		}
-		var r occupancy.Result
-		if row.Err == nil {
-			r = occupancy.Calculate(row.Arch, row.Kernel, row.Launch)
-			if r.Err != nil {
-				row.Err = fmt.Errorf("line %d: %w", row.Line, r.Err)
-			}
-		}
-		rows++
-		progress(rows)
-		if row.Err != nil {
-			failed++
-		}
-		if err := w.Write(row.Fields, len(br.Header), r, row.Err); err != nil {
-			return err
-		}
-	}
-	if err := w.Flush(); err != nil {
+	n, err := occupancy.RunBatch(br, w, progress)
+	if err != nil {
 		return err
 	}
 	if err := bw.Flush(); err != nil {
 		return err
 	}
-	if rows == 0 && readErr == nil {
+	if n.Rows == 0 && n.ReadErr == nil {
 		return errors.New("batch input has a header but no rows")
 	}
-	return batchFailures(failed, rows, readErr)
+	return batchFailures(n.Failed, n.Rows, n.ReadErr)
 }
 
 type occupancySweepOptions struct {
