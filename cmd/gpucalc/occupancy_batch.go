@@ -75,7 +75,8 @@ func occupancyBatchRun(opts *occupancyBatchOptions) error {
 	return nil
 }
 
-// runBatch streams the batch from in to out.
+// runBatch streams the batch from in to out: occupancy's reader and loop,
+// reports' writer, and the closing message.
 func runBatch(in io.Reader, out io.Writer, format reports.Format, lookup func(string) (devices.Arch, error), progress func(rows int)) error {
 	br, err := occupancy.NewBatchReader(in, lookup)
 	if err != nil {
