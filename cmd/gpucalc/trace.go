@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/gpucalc/gpucalc/chart"
 	"github.com/gpucalc/gpucalc/devices"
 	"github.com/gpucalc/gpucalc/reports"
 	"github.com/gpucalc/gpucalc/roofline"
@@ -16,7 +17,7 @@ type traceOptions struct {
 	devices deviceFlags
 	file    string
 	top     int
-	chart   chartOptions
+	chart   chartFlags
 	section sectionFlag
 }
 
@@ -52,21 +53,15 @@ deviceProperties; --device overrides it. Rates are decimal (1 TB/s = 1e12 B/s).`
   gunzip -c trace.json.gz | gpucalc trace - --format json
   gpucalc trace trace.json --device h200 --plot ops.png`,
 		Args: args(cobra.ExactArgs(1)),
-		RunE: func(cmd *cobra.Command, argv []string) error {
+		RunE: func(_ *cobra.Command, argv []string) error {
 			opts.file = argv[0]
-			opts.devices.changed(cmd)
-			opts.section.changed(cmd)
-			if runF != nil {
-				return runF(opts)
-			}
-			return traceRun(opts)
+			return execute(opts, runF, traceRun)
 		},
 	}
-	f.addDeviceFlags(cmd, &opts.devices, false)
-	addChartFlags(cmd, &opts.chart, "the ops on the device's roofline at their achieved rate", reports.DefaultChartSize)
+	f.addMeasuredDeviceFlag(cmd, &opts.devices, "trace")
+	f.addChartFlags(cmd, &opts.chart, "the ops on the device's roofline at their achieved rate", chart.DefaultSize)
 	f.addSectionFlag(cmd, &opts.section, nil, "ops", "kernels", "streams", "transfers", "unattributed", "findings", "summary")
 	cmd.Flags().IntVar(&opts.top, "top", 10, "list the `N` costliest ops, kernels and findings in tables (0: all; JSON has all)")
-	cmd.Flags().Lookup("device").Usage = "GPU `name` or alias from 'gpucalc devices' to measure against (default: the GPU the trace names)"
 	return cmd
 }
 
@@ -76,16 +71,12 @@ const progressBytes = 50 << 20
 
 func traceRun(opts *traceOptions) error {
 	f := opts.f
-	form, err := f.OutFormat(nil)
+	form, err := f.OutFormat(nil, &opts.chart)
 	if err != nil {
 		return err
 	}
 	if opts.top < 0 {
 		return usagef("--top %d: give 0 (all) or more", opts.top)
-	}
-	chartOpt, err := opts.chart.check()
-	if err != nil {
-		return err
 	}
 	in, name, err := f.Open(opts.file)
 	if err != nil {
@@ -115,21 +106,12 @@ func traceRun(opts *traceOptions) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", name, err)
 	}
-	var notes []string
-	if opts.chart.file != "" {
-		if notes, err = opts.chart.write(reports.TraceChart(a, d), chartOpt); err != nil {
-			return err
-		}
+	notes, err := opts.chart.draw(func() (chart.Chart, error) { return reports.TraceChart(a, d), nil })
+	if err != nil {
+		return err
 	}
-	if form == reports.FormatJSON || form == reports.FormatCSV {
-		f.chartNotes(form, nil, notes)
-	}
-	return f.Output(form, &opts.section, reports.TraceView{DeviceOrigin: origin, Analysis: a},
-		func() []reports.Table {
-			tables := reports.Trace(a, origin, opts.top)
-			f.chartNotes(form, tables, notes)
-			return tables
-		},
+	return f.OutputNotes(form, &opts.section, notes, reports.TraceView{DeviceOrigin: origin, Analysis: a},
+		func() []reports.Table { return reports.Trace(a, origin, opts.top) },
 		func() []reports.Table { return reports.TraceRecords(a) })
 }
 
@@ -138,17 +120,8 @@ func traceRun(opts *traceOptions) error {
 func traceDevice(opts *traceOptions, tr *trace.Trace) (devices.Device, string, error) {
 	f := opts.f
 	name := tr.DeviceName()
-	if opts.devices.deviceSet {
-		t, err := f.Device(opts.devices)
-		if err != nil {
-			return devices.Device{}, "", err
-		}
-		if name != "" {
-			if d, err := f.Lookup(name); err != nil || d.Name != t.Name {
-				f.Warn("--device %s, but the trace was recorded on %s: expected times are %s's", t.Name, name, t.Name)
-			}
-		}
-		return t.Device, "from --device", nil
+	if opts.devices.deviceSet() {
+		return f.deviceOver(opts.devices, []string{name}, "--device %s, but the trace was recorded on %s: expected times are %s's")
 	}
 	if name == "" {
 		return devices.Device{}, "", fmt.Errorf("the trace names no device (no deviceProperties): pass --device NAME")
