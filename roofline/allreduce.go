@@ -1,0 +1,58 @@
+package roofline
+
+import (
+	"fmt"
+
+	"github.com/gpucalc/gpucalc/devices"
+	"github.com/gpucalc/gpucalc/ops"
+)
+
+// Link is the memory level of an op that moves data between GPUs.
+const Link devices.Level = "link"
+
+// Defaults for links without a measured all-reduce curve, from the two-H200
+// NCCL 2.28.9 fit in the device catalog (devices/data/measured/h200-sxm.yaml:
+// 9.62 us, 263.7 GB/s bus bandwidth over NVLink 4 at 450 GB/s per direction,
+// calls back to back in a CUDA graph): NCCL's fixed cost per call, and the
+// share of the link's per-direction rate its bus bandwidth reaches.
+// TestAllReduceDefaults keeps them equal to the catalog's figures.
+const (
+	allReduceLatency  = 9.62e-6
+	allReduceLinkFrac = 263.7 / 450.0
+)
+
+// allReduce prices an all-reduce over the device's peer link: the lower
+// bound sends the bus bytes at the link's datasheet rate per direction; the
+// expected time is the measured latency + bus bytes / measured bus
+// bandwidth where the device has them (NVLink H100/H200), else the NCCL
+// defaults above applied to the link the catalog gives (NVLink, or PCIe
+// through the host link for parts without NVLink).
+func (m *Model) allReduce(op ops.Op, c ops.Cost) Point {
+	link := m.dev.Peer()
+	p := Point{
+		Op: op, Device: m.dev.Name, Count: 1, Kernels: 1,
+		FLOPs: c.FLOPs(), Bytes: c.Bytes, AI: c.AI(),
+		PeakKey: "link", MemoryLevel: Link, MemoryCeiling: link.BytesPerSecond,
+		Bound: MemoryBound, ExpectedBound: "link",
+	}
+	if op.Ranks <= 1 {
+		return p
+	}
+	lat, bus := allReduceLatency, link.BytesPerSecond*allReduceLinkFrac
+	if me := m.dev.Measured; me != nil && me.AllReduceBusBandwidth > 0 {
+		lat, bus = me.AllReduceLatency, me.AllReduceBusBandwidth
+	} else {
+		p.Notes = append(p.Notes, fmt.Sprintf("no measured all-reduce on %s: NCCL's 2-H200 latency and %.0f%% of the %s rate assumed", m.dev.Name, 100*allReduceLinkFrac, link.Type))
+	}
+	if link.BytesPerSecond > 0 {
+		p.LowerBound = c.Bytes / link.BytesPerSecond
+		p.Attainable = p.AI * link.BytesPerSecond
+	}
+	if bus > 0 {
+		p.Expected = lat + c.Bytes/bus
+	}
+	if lat > p.Expected/2 {
+		p.ExpectedBound = "latency"
+	}
+	return p
+}

@@ -1,0 +1,207 @@
+package roofline
+
+import (
+	"math"
+
+	"github.com/gpucalc/gpucalc/ops"
+)
+
+// flashBlock is flash attention's query and key tile.
+const flashBlock = 128
+
+// Split-KV kernels (flash-decoding, FlashAttention's split path) pad query
+// tiles to the MMA's row count (mmaRows: mma.sync m16n8k16), sweep keys in
+// blocks of splitBlock (the Triton decode kernel's, and FlashAttention 2's
+// for head dimension 256), and size their splits for at most splitFill
+// CTAs per SM (FlashAttention 2's num_splits heuristic targets 2 × the
+// SMs, as flash-decoding kernels do).
+const (
+	mmaRows    = 16
+	splitBlock = 64
+	splitFill  = 2
+)
+
+// flashAttention prices flash attention by its schedule. impl=rows folds a
+// KV group's query heads into query rows and runs the forward kernel on
+// them (one CTA per batch × KV head × 128-query block, at decode a few
+// CTAs). impl=heads runs one CTA per batch × query head × 128-query block,
+// its rows padded to the MMA's 16, each reading its head's K and V,
+// unsplit: a masked SDPA kernel (cuDNN's, in transformers' eager decode).
+// The default takes the fastest of the forward kernel and split-KV
+// kernels, as FlashAttention's heuristics and decode kernels choose, which
+// a library runs where the forward kernel's tiles cannot fill every SM
+// twice, its 128-row tiles would be mostly padding, or a KV group's query
+// rows fit one tile (decode).
+func (m *Model) flashAttention(op ops.Op, c ops.Cost, rate float64) estimate {
+	switch op.Impl {
+	case ops.ImplRows:
+		g := op.Heads / op.KVHeads
+		op.Heads, op.SeqQ = op.KVHeads, op.SeqQ*g
+		return m.flashForward(op, c, rate)
+	case ops.ImplHeads:
+		return m.splitKVAt(op, rate, splitTiling(op, false, flashBlock), 1)
+	}
+	best := m.flashForward(op, c, rate)
+	rows := op.SeqQ * (op.Heads / op.KVHeads)
+	tiles := float64(op.B*op.Heads) * ceilDiv(op.SeqQ, flashBlock)
+	if op.SeqQ >= flashBlock && rows > flashBlock && tiles >= splitFill*float64(m.dev.SMs) {
+		return best
+	}
+	for _, pack := range []bool{true, false} {
+		for _, tm := range []int64{mmaRows, splitBlock, flashBlock} {
+			if e := m.splitKV(op, rate, splitTiling(op, pack, tm)); m.opTime(e) < m.opTime(best) {
+				best = e
+			}
+		}
+	}
+	return best
+}
+
+// flashForward is FlashAttention's forward kernel: one CTA per (batch,
+// head, 128-query block), each sweeping the key blocks keyBlocks gives; a
+// block costs its matrix FLOPs at the SM's achievable tensor rate plus its
+// exponentials on the SFU. A CTA computes its whole 128-row query tile even
+// when fewer queries exist. CTAs are spread over the SMs in waves; memory
+// streams the ideal bytes at the memory-bound GEMM fraction, over the SMs
+// the CTAs occupy.
+func (m *Model) flashForward(op ops.Op, c ops.Cost, rate float64) estimate {
+	sms := float64(m.dev.SMs)
+	perBlock, cols := m.keyBlocks(op)
+	ctas := float64(op.B*op.Heads) * ceilDiv(op.SeqQ, flashBlock)
+	compute := math.Ceil(ctas/sms) * perBlock * m.flashBlockTime(flashBlock, cols, op.HeadDim, rate)
+	memory := c.Bytes / (m.stream * m.eff.GEMMMemory * m.active(ctas))
+	return m.kernel(compute, memory)
+}
+
+// keyBlocks is the key work of one 128-query block, in blocks of 128 keys
+// (cols keys wide: 128, or all the keys when fewer), the last block
+// computed in 64-key halves. Causal masking skips the blocks above the
+// diagonal, and a diagonal block costs CausalDiagonal full blocks (at most
+// the work of the full attention); the result is the mean over the query
+// blocks.
+func (m *Model) keyBlocks(op ops.Op) (perBlock, cols float64) {
+	const blk = flashBlock
+	qb := ceilDiv(op.SeqQ, blk)
+	kb, cols := ceilDiv(op.SeqK, splitBlock)/2, float64(blk)
+	if op.SeqK <= blk {
+		kb, cols = 1, float64(op.SeqK)
+	}
+	if !op.Causal {
+		return kb, cols
+	}
+	// Query block i (aligned to the end of the keys) sees the key blocks
+	// up to its diagonal: kb−qb+i+1 of them, the last masked.
+	full := 0.0
+	for i := 0.0; i < qb; i++ {
+		full += math.Max(kb-qb+i, 0)
+	}
+	// Masking never costs more than computing every block.
+	return math.Min(kb, (full+qb*m.eff.CausalDiagonal)/qb), cols
+}
+
+// flashBlockTime is one rows × cols block of flash attention on one SM:
+// QKᵀ and PV (4·rows·cols·d FLOPs) at the SM's share of the tensor rate,
+// then rows × cols exponentials on its SFU.
+func (m *Model) flashBlockTime(rows, cols float64, d int64, rate float64) float64 {
+	sms := float64(m.dev.SMs)
+	return 4*rows*cols*float64(d)/(rate/sms) + rows*cols/(m.sfu/sms)
+}
+
+// tiling is how a split-KV kernel lays out its query rows: tiles of rows
+// rows (padded to the MMA's 16), and the K and V heads it reads per
+// sequence.
+type tiling struct {
+	tiles, rows float64
+	reads       int64
+}
+
+// splitTiling tiles the query rows tm at a time. Packed, the query rows of
+// a KV group (sq × h/kv) share tiles, so all query heads of a group share
+// one read of K and V; otherwise each query head has its own tiles and
+// reads K and V itself.
+func splitTiling(op ops.Op, pack bool, tm int64) tiling {
+	units, rows, reads := op.B*op.KVHeads, op.SeqQ*(op.Heads/op.KVHeads), op.KVHeads
+	if !pack {
+		units, rows, reads = op.B*op.Heads, op.SeqQ, op.Heads
+	}
+	return tiling{float64(units) * ceilDiv(rows, tm), roundUp(min(rows, tm), mmaRows), reads}
+}
+
+// splitKV is a split-KV kernel and the pass that merges its splits, with
+// the number of splits that gives the shortest time: at most enough for
+// splitFill CTAs per SM and one split per splitBlock keys, fewer where the
+// merge would cost more than the splits gain (see splitKVAt).
+func (m *Model) splitKV(op ops.Op, rate float64, t tiling) estimate {
+	most := math.Max(1, math.Min(math.Ceil(splitFill*float64(m.dev.SMs)/t.tiles), ceilDiv(op.SeqK, splitBlock)))
+	best := m.splitKVAt(op, rate, t, most)
+	for s := 1.0; s < most; s *= 2 {
+		if e := m.splitKVAt(op, rate, t, s); m.opTime(e) < m.opTime(best) {
+			best = e
+		}
+	}
+	return best
+}
+
+// splitKVAt is a split-KV kernel with splits splits of the keys: tiles ×
+// splits CTAs, each sweeping its share of the key blocks (keyBlocks, in
+// 64-key halves, on its padded rows) and streaming its share of K and V
+// (streamTime). With more than one split each CTA writes its partial
+// output and log-sum-exp in fp32, and a second kernel, one CTA per query
+// row, reads them back and writes the output.
+func (m *Model) splitKVAt(op ops.Op, rate float64, t tiling, splits float64) estimate {
+	sms := float64(m.dev.SMs)
+	in, out := op.DType.Size(), op.Out.Size()
+	if out == 0 {
+		out = in
+	}
+	perBlock, cols := m.keyBlocks(op)
+	ctas := t.tiles * splits
+	compute := math.Ceil(ctas/sms) * math.Ceil(2*perBlock/splits) / 2 * m.flashBlockTime(t.rows, cols, op.HeadDim, rate)
+	queries := float64(op.B*op.Heads*op.SeqQ) * float64(op.HeadDim)
+	kv := 2 * float64(op.B*t.reads*op.SeqK*op.HeadDim) * in
+	// A CTA keeps two stages of a K and a V block in flight.
+	inflight := 2 * 2 * splitBlock * float64(op.HeadDim) * in
+	if splits == 1 {
+		return m.kernel(compute, m.streamTime(queries*in+kv+queries*out, ctas, inflight))
+	}
+	partials := splits * float64(op.B*op.Heads*op.SeqQ) * float64(op.HeadDim+1) * 4
+	e := m.kernel(compute, m.streamTime(queries*in+kv+partials, ctas, inflight))
+	combine := m.kernel(0, m.streamTime(partials+queries*out, float64(op.B*op.Heads*op.SeqQ), inflight))
+	e.work += combine.work
+	e.kernels++
+	return e
+}
+
+// streamTime is the time n CTAs take to read (mostly) bytes, spread evenly
+// over them: no less than the bytes at the read bandwidth, nor than each
+// CTA's bytes beyond the inflight bytes its first round trip brings (within
+// the kernel's ramp) at twice its SM's share of the bandwidth (active).
+func (m *Model) streamTime(bytes, n, inflight float64) float64 {
+	rest := math.Max(0, bytes/n-inflight) * n
+	return math.Max(bytes/m.read, rest/(m.read*m.active(n)))
+}
+
+// naiveAttention is three kernels: S = QKᵀ, softmax over S, O = PV, each
+// S and P going through DRAM. The products are computed in full; a causal
+// mask only zeroes scores in the softmax.
+func (m *Model) naiveAttention(op ops.Op, key string, peak float64) estimate {
+	bh := op.B * op.Heads
+	qk := ops.Op{Kind: ops.Matmul, DType: op.DType, Out: op.DType, Batch: bh, M: op.SeqQ, N: op.SeqK, K: op.HeadDim}
+	pv := ops.Op{Kind: ops.Matmul, DType: op.DType, Out: op.DType, Batch: bh, M: op.SeqQ, N: op.HeadDim, K: op.SeqK}
+	sm := ops.Op{Kind: ops.Softmax, DType: op.DType, Rows: bh * op.SeqQ, Cols: op.SeqK}
+	var total estimate
+	worst := 0.0
+	for _, sub := range []ops.Op{qk, sm, pv} {
+		k, p := key, peak
+		if sub.Kind == ops.Softmax {
+			k, p = "fp32", m.vectorPeak()
+		}
+		e := m.estimate(sub, sub.Cost(), k, p)
+		total.work += e.work
+		total.kernels += e.kernels
+		if e.work >= worst {
+			worst, total.bound = e.work, e.bound
+		}
+	}
+	return total
+}
