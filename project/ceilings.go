@@ -1,0 +1,104 @@
+package project
+
+import (
+	"fmt"
+
+	"github.com/gpucalc/gpucalc/devices"
+	"github.com/gpucalc/gpucalc/roofline"
+	"github.com/gpucalc/gpucalc/units"
+)
+
+// Ceilings are the rates a projection scales by on one device: what a
+// kernel reaches there, not the datasheet's peaks.
+type Ceilings struct {
+	Device string `json:"device"`
+	// Measured is set when the device's DRAM, L2 and launch figures were
+	// measured on a real part (tools/measure); otherwise they are datasheet
+	// figures with the catalog's achievable fractions.
+	Measured bool `json:"measured"`
+	// DRAM is the streaming (copy) bandwidth, L2 the L2 read bandwidth
+	// (0: unknown), in bytes per second; L2Bytes the L2's size.
+	DRAM    float64 `json:"dram_bytes_per_second"`
+	L2      float64 `json:"l2_bytes_per_second"`
+	L2Bytes int64   `json:"l2_bytes"`
+	SMs     int     `json:"sms"`
+	// Clock is the maximum SM clock, Hz.
+	Clock float64 `json:"clock_hz"`
+	// Launch is the time of one kernel launch (back-to-back empty kernels),
+	// seconds: what a kernel at the launch floor scales by.
+	Launch float64 `json:"launch_overhead_seconds"`
+	// Sources say where each figure comes from.
+	Sources []string `json:"sources"`
+
+	dev  devices.Device
+	eff  devices.Efficiency
+	arch devices.Arch
+	// hasArch is false for parts outside NVIDIA's occupancy rules: their
+	// kernels are scaled without wave quantization.
+	hasArch bool
+	model   *roofline.Model
+}
+
+// CeilingsOf returns device d's ceilings; arch is the occupancy limits its
+// kernels run under (ok false where none apply).
+func CeilingsOf(d devices.Device, arch devices.Arch, ok bool) (Ceilings, error) {
+	m, err := roofline.New(d)
+	if err != nil {
+		return Ceilings{}, err
+	}
+	e := m.Efficiency()
+	c := Ceilings{Device: d.Name, DRAM: m.Stream(), L2: d.L2.BytesPerSecond, L2Bytes: d.L2.Bytes, SMs: d.SMs, Clock: d.BoostClockHz,
+		Launch: e.LaunchOverhead, dev: d, eff: e, arch: arch, hasArch: ok, model: m}
+	if c.SMs <= 0 || c.Clock <= 0 {
+		return Ceilings{}, fmt.Errorf("device %q has no SM count or clock in the catalog: its kernels cannot be scaled", d.Name)
+	}
+	me := d.Measured
+	measured := 0
+	if me != nil && me.DRAMCopy > 0 {
+		measured++
+		c.Sources = append(c.Sources, fmt.Sprintf("DRAM %s: measured copy (%s)", units.FormatBandwidth(c.DRAM), me.When))
+	} else {
+		c.Sources = append(c.Sources, fmt.Sprintf("DRAM %s: datasheet %s × %.3g (%s streaming fraction)", units.FormatBandwidth(c.DRAM),
+			units.FormatBandwidth(d.Memory.BytesPerSecond), e.Stream, d.Memory.Type))
+	}
+	switch {
+	case me != nil && me.L2 > 0:
+		measured++
+		c.L2 = me.L2
+		c.Sources = append(c.Sources, fmt.Sprintf("L2 %s: measured read rate (%s)", units.FormatBandwidth(c.L2), me.When))
+	case c.L2 > 0:
+		c.Sources = append(c.Sources, fmt.Sprintf("L2 %s: %s", units.FormatBandwidth(c.L2), d.Source("l2.bandwidth")))
+	default:
+		c.Sources = append(c.Sources, "L2 bandwidth unknown: kernels whose data fit in L2 scale by DRAM")
+	}
+	if me != nil && me.LaunchOverhead > 0 {
+		measured++
+		c.Launch = me.LaunchOverhead
+		c.Sources = append(c.Sources, fmt.Sprintf("launch %s: measured back-to-back empty kernels (%s)", units.FormatDuration(c.Launch), me.When))
+	} else {
+		c.Sources = append(c.Sources, fmt.Sprintf("launch %s: the catalog's default (measured on an H100 SXM)", units.FormatDuration(c.Launch)))
+	}
+	c.Measured = measured == 3
+	c.Sources = append(c.Sources, fmt.Sprintf("compute: datasheet peaks × the %s family's achievable GEMM fractions; %d SMs at %s",
+		e.Family, d.SMs, units.FormatFrequency(d.BoostClockHz)))
+	return c, nil
+}
+
+// Compute is the achievable rate of the peak key (bf16_tensor, fp32) on
+// the device: the datasheet's dense peak (SMs × clock × rate per SM per
+// clock) times its family's GEMM fraction. Measured GEMM rates are not
+// used: they are one benchmark's, and on two parts with the same tensor
+// cores, SMs and clocks (H100 and H200 SXM) they differ by 1–3% from shape
+// to shape, in either direction. ok is false when the device lacks the
+// peak.
+func (c Ceilings) Compute(key string) (float64, bool) {
+	p, ok := c.dev.Dense[key]
+	if !ok || p.PerSecond <= 0 {
+		return 0, false
+	}
+	f := c.eff.GEMM[key]
+	if f <= 0 {
+		f = c.eff.GEMM["fp32"]
+	}
+	return p.PerSecond * f, true
+}
