@@ -16,12 +16,14 @@ type Ceilings struct {
 	// measured on a real part (tools/measure); otherwise they are datasheet
 	// figures with the catalog's achievable fractions.
 	Measured bool `json:"measured"`
-	// DRAM is the streaming (copy) bandwidth, L2 the L2 read bandwidth
-	// (0: unknown), in bytes per second; L2Bytes the L2's size.
-	DRAM    float64 `json:"dram_bytes_per_second"`
-	L2      float64 `json:"l2_bytes_per_second"`
-	L2Bytes int64   `json:"l2_bytes"`
-	SMs     int     `json:"sms"`
+	// DRAM is the streaming (copy) bandwidth, DRAMRead the read bandwidth
+	// (the copy's where not measured), L2 the L2 read bandwidth (0:
+	// unknown), in bytes per second; L2Bytes the L2's size.
+	DRAM     float64 `json:"dram_bytes_per_second"`
+	DRAMRead float64 `json:"dram_read_bytes_per_second"`
+	L2       float64 `json:"l2_bytes_per_second"`
+	L2Bytes  int64   `json:"l2_bytes"`
+	SMs      int     `json:"sms"`
 	// Clock is the maximum SM clock, Hz.
 	Clock float64 `json:"clock_hz"`
 	// Launch is the time of one kernel launch (back-to-back empty kernels),
@@ -54,9 +56,14 @@ func CeilingsOf(d devices.Device, arch devices.Arch, ok bool) (Ceilings, error) 
 	}
 	me := d.Measured
 	measured := 0
+	c.DRAMRead = c.DRAM
 	if me != nil && me.DRAMCopy > 0 {
 		measured++
 		c.Sources = append(c.Sources, fmt.Sprintf("DRAM %s: measured copy (%s)", units.FormatBandwidth(c.DRAM), me.When))
+		if me.DRAMRead > 0 {
+			c.DRAMRead = me.DRAMRead
+			c.Sources = append(c.Sources, fmt.Sprintf("DRAM reads %s: measured (%s)", units.FormatBandwidth(c.DRAMRead), me.When))
+		}
 	} else {
 		c.Sources = append(c.Sources, fmt.Sprintf("DRAM %s: datasheet %s × %.3g (%s streaming fraction)", units.FormatBandwidth(c.DRAM),
 			units.FormatBandwidth(d.Memory.BytesPerSecond), e.Stream, d.Memory.Type))
