@@ -35,7 +35,6 @@ import (
 	"github.com/gpucalc/gpucalc/devices"
 	"github.com/gpucalc/gpucalc/occupancy"
 	"github.com/gpucalc/gpucalc/trace"
-	"github.com/gpucalc/gpucalc/units"
 )
 
 // Bound is what limits a kernel's time on the source, and so what its time
@@ -113,10 +112,22 @@ type Op struct {
 	// Ratio is Projected / Source.
 	Ratio float64 `json:"ratio"`
 	// Bound holds most of its projected time; Modelled is false where it
-	// had no op model; Reason says what it scaled by.
-	Bound    Bound  `json:"bound"`
-	Modelled bool   `json:"modelled"`
-	Reason   string `json:"reason"`
+	// had no op model, Unmodelled saying why.
+	Bound      Bound  `json:"bound"`
+	Modelled   bool   `json:"modelled"`
+	Unmodelled string `json:"unmodelled,omitempty"`
+	// Ceiling names what its work (beyond the launch floor) scaled by:
+	// "dram", "dram_read", "l2" or a compute peak ("bf16_tensor"), empty
+	// when none (latency only); TargetCeiling the target's, when it lacks
+	// the source's peak. AtCeiling is the share of its work at that
+	// ceiling on the source; the rest scaled by SM clock and waves.
+	// SourceRate and TargetRate are the ceiling on each device, bytes or
+	// FLOPs per second.
+	Ceiling       string  `json:"ceiling"`
+	TargetCeiling string  `json:"target_ceiling"`
+	AtCeiling     float64 `json:"at_ceiling"`
+	SourceRate    float64 `json:"source_ceiling_per_second"`
+	TargetRate    float64 `json:"target_ceiling_per_second"`
 }
 
 // Share is the kernel time in one bound.
@@ -169,7 +180,9 @@ type verdict struct {
 	// compute: the ceiling is a compute one, which wave quantization on
 	// the target also changes.
 	compute bool
-	reason  string
+	// key and tkey name the ceilings, cs and ct their rates.
+	key, tkey string
+	cs, ct    float64
 }
 
 // Project scales the kernels of trace t, analysed as a (trace.Analyze on
@@ -224,6 +237,9 @@ func classify(t *trace.Trace, a *trace.Analysis, fl float64) []opClass {
 		}
 		c.why = r.Unmodelled
 		c.lists = !c.modelled && (strings.HasPrefix(r.Name, "aten::_foreach_") || strings.HasPrefix(r.Name, "aten::_fused_"))
+		if c.lists {
+			c.why += "; over tensor lists, taken as streaming from DRAM"
+		}
 	}
 	cs[len(a.Ops)].name, cs[len(a.Ops)].why = "unattributed", "no op claims these kernels"
 	for i, k := range t.Kernels {
@@ -244,21 +260,18 @@ func classOf(a *trace.Analysis, k, none int) int {
 func judge(c *opClass, src, tgt Ceilings) (verdict, []string) {
 	switch {
 	case c.lists:
-		return verdict{bound: DRAM, f: 1, ratio: src.DRAM / tgt.DRAM, reason: fmt.Sprintf("unmodelled (tensor lists, sizes not recorded): taken as DRAM-bound, %s → %s",
-			units.FormatBandwidth(src.DRAM), units.FormatBandwidth(tgt.DRAM))}, nil
-	case !c.modelled:
-		return verdict{bound: Latency, ratio: 1, reason: "unmodelled (" + c.why + "): SM clock and waves"}, nil
-	case c.work <= 0:
-		return verdict{bound: Latency, ratio: 1, reason: "at the launch floor"}, nil
+		return verdict{bound: DRAM, f: 1, ratio: src.DRAM / tgt.DRAM, key: "dram", tkey: "dram", cs: src.DRAM, ct: tgt.DRAM}, nil
+	case !c.modelled, c.work <= 0:
+		return verdict{bound: Latency, ratio: 1}, nil
 	}
 	// A matrix op's traffic is reads of its operands: the read rate is its
 	// ceiling (the H200 reads at 4.62 TB/s but copies at 4.27).
-	level, cs, ct := DRAM, src.DRAMRead, tgt.DRAMRead
+	level, key, cs, ct := DRAM, "dram_read", src.DRAMRead, tgt.DRAMRead
 	if c.fromL2 {
-		cs, ct = src.DRAM, tgt.DRAM
-	}
-	if c.fromL2 && src.L2 > 0 && tgt.L2 > 0 && c.perCall <= float64(min(src.L2Bytes, tgt.L2Bytes)) {
-		level, cs, ct = L2, src.L2, tgt.L2
+		key, cs, ct = "dram", src.DRAM, tgt.DRAM
+		if src.L2 > 0 && tgt.L2 > 0 && c.perCall <= float64(min(src.L2Bytes, tgt.L2Bytes)) {
+			level, key, cs, ct = L2, "l2", src.L2, tgt.L2
+		}
 	}
 	u := c.bytes / (c.work * cs)
 	var notes []string
@@ -270,8 +283,7 @@ func judge(c *opClass, src, tgt Ceilings) (verdict, []string) {
 		if p, err := tgt.model.Analyze(c.row.Model[0]); err == nil {
 			tkey = p.PeakKey
 		}
-		pt, ok = tgt.Compute(tkey)
-		if !ok {
+		if pt, ok = tgt.Compute(tkey); !ok {
 			tkey, pt = c.key, ps
 		}
 		notes = append(notes, fmt.Sprintf("%s has no %s peak: %s %s scaled by its %s rate", tgt.Device, c.key, c.name, c.shapes, tkey))
@@ -280,28 +292,20 @@ func judge(c *opClass, src, tgt Ceilings) (verdict, []string) {
 	if ps > 0 {
 		v = c.flops / (c.work * ps)
 	}
-	where := "DRAM reads"
-	if c.fromL2 {
-		where = "DRAM"
-	}
-	if level == L2 {
-		where = fmt.Sprintf("L2 (%s a call)", units.FormatSize(int64(c.perCall)))
-	}
 	if u >= v {
 		f := min(1, u)
 		b := level
 		if f < 0.5 {
 			b = Latency
 		}
-		return verdict{bound: b, f: f, ratio: cs / ct, reason: fmt.Sprintf("%s %.0f%% of its time: %s → %s", where, 100*f, units.FormatBandwidth(cs), units.FormatBandwidth(ct))}, notes
+		return verdict{bound: b, f: f, ratio: cs / ct, key: key, tkey: key, cs: cs, ct: ct}, notes
 	}
 	f := min(1, v)
 	b := Compute
 	if f < 0.5 {
 		b = Latency
 	}
-	return verdict{bound: b, f: f, ratio: ps / pt, compute: true, reason: fmt.Sprintf("%s %.0f%% of its time: %s → %s",
-		strings.ReplaceAll(c.key, "_", " "), 100*f, units.FormatFLOPS(ps), units.FormatFLOPS(pt))}, notes
+	return verdict{bound: b, f: f, ratio: ps / pt, compute: true, key: c.key, tkey: tkey, cs: ps, ct: pt}, notes
 }
 
 // launchShape is what waves depend on.
@@ -430,16 +434,17 @@ func project(t *trace.Trace, a *trace.Analysis, classes []opClass, src, tgt Ceil
 	}
 	for i := range classes {
 		c, r := &classes[i], rows[i]
-		op := Op{Name: c.name, Shapes: c.shapes, Source: r.source, Projected: r.projected, Modelled: c.modelled,
-			Bound: verdicts[i].bound, Reason: verdicts[i].reason}
+		v := verdicts[i]
+		op := Op{Name: c.name, Shapes: c.shapes, Source: r.source, Projected: r.projected, Modelled: c.modelled, Bound: v.bound,
+			Ceiling: v.key, TargetCeiling: v.tkey, AtCeiling: v.f, SourceRate: v.cs, TargetRate: v.ct}
+		if !c.modelled {
+			op.Unmodelled = c.why
+		}
 		best := -1.0
 		for _, b := range []Bound{Launch, DRAM, L2, Compute, Latency} {
 			if r.byBound[b] > best && r.byBound[b] > 0 {
 				best, op.Bound = r.byBound[b], b
 			}
-		}
-		if op.Bound == Launch {
-			op.Reason = fmt.Sprintf("launch floor %s → %s", units.FormatDuration(fl), units.FormatDuration(fl*floorRatio))
 		}
 		if r.source > 0 {
 			op.Ratio = r.projected / r.source
