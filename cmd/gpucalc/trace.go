@@ -18,6 +18,7 @@ type traceOptions struct {
 	top     int
 	chart   chartOptions
 	section sectionFlag
+	on      []string // --on: devices to project the trace to
 }
 
 func newCmdTrace(f *factory, runF func(*traceOptions) error) *cobra.Command {
@@ -46,11 +47,23 @@ Profile with record_shapes=True (without shapes nothing can be priced):
 Ops without a model keep their measured time; kernels outside any aten op
 are listed as unattributed; the output states that ops and unattributed time
 add up to the total kernel time. The device comes from the trace's
-deviceProperties; --device overrides it. Rates are decimal (1 TB/s = 1e12 B/s).`,
+deviceProperties; --device overrides it. Rates are decimal (1 TB/s = 1e12 B/s).
+
+--on DEVICE[,DEVICE...] projects every kernel's measured time to other GPUs:
+each kernel scales by what limits it on the trace's GPU (the launch floor;
+DRAM, or L2 where an op's data fit; the compute ceiling of its data type;
+else SM clock and waves, with gpucalc's occupancy on both devices), so an
+inefficient kernel stays inefficient. It prints each op's projected time,
+ratio and bound, the projected kernel time with its share in each bound,
+and what of the step cannot be projected (the GPU's wait for the host).
+H100 SXM and H200 SXM have measured ceilings and are validated against
+traces recorded on both; other targets use datasheet figures with the
+catalog's efficiencies and are flagged as not validated.`,
 		Example: `  gpucalc trace trace.json.gz
   gpucalc trace trace.json --format csv --section kernels > kernels.csv
   gunzip -c trace.json.gz | gpucalc trace - --format json
-  gpucalc trace trace.json --device h200 --plot ops.png`,
+  gpucalc trace trace.json --device h200 --plot ops.png
+  gpucalc trace trace.json.gz --on h200,a100-sxm4-80gb,b200`,
 		Args: args(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, argv []string) error {
 			opts.file = argv[0]
@@ -64,7 +77,9 @@ deviceProperties; --device overrides it. Rates are decimal (1 TB/s = 1e12 B/s).`
 	}
 	f.addDeviceFlags(cmd, &opts.devices, false)
 	addChartFlags(cmd, &opts.chart, "the ops on the device's roofline at their achieved rate", reports.DefaultChartSize)
-	f.addSectionFlag(cmd, &opts.section, nil, "ops", "kernels", "streams", "transfers", "unattributed", "findings", "summary")
+	f.addSectionFlag(cmd, &opts.section, projectionSections, "ops", "kernels", "streams", "transfers", "unattributed", "findings", "summary",
+		"projected_ops", "projected_bounds", "projected_summary")
+	addOnFlag(f, cmd, opts)
 	cmd.Flags().IntVar(&opts.top, "top", 10, "list the `N` costliest ops, kernels and findings in tables (0: all; JSON has all)")
 	cmd.Flags().Lookup("device").Usage = "GPU `name` or alias from 'gpucalc devices' to measure against (default: the GPU the trace names)"
 	return cmd
@@ -115,6 +130,10 @@ func traceRun(opts *traceOptions) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", name, err)
 	}
+	proj, err := projectTrace(opts, tr, &a, d, arch)
+	if err != nil {
+		return err
+	}
 	var notes []string
 	if opts.chart.file != "" {
 		if notes, err = opts.chart.write(reports.TraceChart(a, d), chartOpt); err != nil {
@@ -124,13 +143,16 @@ func traceRun(opts *traceOptions) error {
 	if form == reports.FormatJSON || form == reports.FormatCSV {
 		f.chartNotes(form, nil, notes)
 	}
-	return f.Output(form, &opts.section, reports.TraceView{DeviceOrigin: origin, Analysis: a},
+	return f.Output(form, &opts.section, reports.TraceView{DeviceOrigin: origin, Analysis: a, Projection: proj},
 		func() []reports.Table {
 			tables := reports.Trace(a, origin, opts.top)
+			if proj != nil {
+				tables = reports.TraceProjection(*proj, origin, opts.top, f.verbose)
+			}
 			f.chartNotes(form, tables, notes)
 			return tables
 		},
-		func() []reports.Table { return reports.TraceRecords(a) })
+		func() []reports.Table { return traceRecords(a, proj) })
 }
 
 // traceDevice picks the device: --device, else the one deviceProperties
