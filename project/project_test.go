@@ -165,18 +165,23 @@ func checkPair(t *testing.T, p pair, tol, opTol float64) (errs []float64) {
 			source[o.Name+" "+o.Shapes] += o.Source
 		}
 		var opErrs []float64
+		worst, worstOp := 0.0, ""
 		for k, s := range source {
 			if s < 0.01*pr.Summary.SourceKernel || measured[k] == 0 {
 				continue
 			}
-			opErrs = append(opErrs, math.Abs(projected[k]/measured[k]-1))
+			e := projected[k]/measured[k] - 1
+			opErrs = append(opErrs, math.Abs(e))
+			if math.Abs(e) > math.Abs(worst) {
+				worst, worstOp = e, k
+			}
 		}
 		slices.Sort(opErrs)
 		med := opErrs[len(opErrs)/2]
 		if len(opErrs)%2 == 0 {
 			med = (opErrs[len(opErrs)/2-1] + opErrs[len(opErrs)/2]) / 2
 		}
-		t.Logf("  %d ops over 1%% of the step: median error %.1f%%, worst %.1f%%", len(opErrs), 100*med, 100*opErrs[len(opErrs)-1])
+		t.Logf("  %d ops over 1%% of the step: median error %.1f%%, worst %+.1f%% (%s)", len(opErrs), 100*med, 100*worst, worstOp)
 		if med > opTol {
 			t.Errorf("%s %s → %s: ops over 1%% of the step projected within a median %.1f%%, over %.0f%%", p.name, dir[0], dir[1], 100*med, 100*opTol)
 		}
