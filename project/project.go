@@ -257,12 +257,12 @@ func classOf(a *trace.Analysis, k, none int) int {
 
 // judge decides an op's bound on the target: the larger of its memory
 // and compute shares, as measured on the source.
-func judge(c *opClass, src, tgt Ceilings) (verdict, []string) {
+func judge(c *opClass, src, tgt Ceilings) verdict {
 	switch {
 	case c.lists:
-		return verdict{bound: DRAM, f: 1, ratio: src.DRAM / tgt.DRAM, key: "dram", tkey: "dram", cs: src.DRAM, ct: tgt.DRAM}, nil
+		return verdict{bound: DRAM, f: 1, ratio: src.DRAM / tgt.DRAM, key: "dram", tkey: "dram", cs: src.DRAM, ct: tgt.DRAM}
 	case !c.modelled, c.work <= 0:
-		return verdict{bound: Latency, ratio: 1}, nil
+		return verdict{bound: Latency, ratio: 1}
 	}
 	// A matrix op's traffic is reads of its operands: the read rate is its
 	// ceiling (the H200 reads at 4.62 TB/s but copies at 4.27).
@@ -274,7 +274,6 @@ func judge(c *opClass, src, tgt Ceilings) (verdict, []string) {
 		}
 	}
 	u := c.bytes / (c.work * cs)
-	var notes []string
 	ps, _ := src.Compute(c.key)
 	tkey := c.key
 	pt, ok := tgt.Compute(tkey)
@@ -286,7 +285,6 @@ func judge(c *opClass, src, tgt Ceilings) (verdict, []string) {
 		if pt, ok = tgt.Compute(tkey); !ok {
 			tkey, pt = c.key, ps
 		}
-		notes = append(notes, fmt.Sprintf("%s has no %s peak: %s %s scaled by its %s rate", tgt.Device, c.key, c.name, c.shapes, tkey))
 	}
 	v := 0.0
 	if ps > 0 {
@@ -298,14 +296,35 @@ func judge(c *opClass, src, tgt Ceilings) (verdict, []string) {
 		if f < 0.5 {
 			b = Latency
 		}
-		return verdict{bound: b, f: f, ratio: cs / ct, key: key, tkey: key, cs: cs, ct: ct}, notes
+		return verdict{bound: b, f: f, ratio: cs / ct, key: key, tkey: key, cs: cs, ct: ct}
 	}
 	f := min(1, v)
 	b := Compute
 	if f < 0.5 {
 		b = Latency
 	}
-	return verdict{bound: b, f: f, ratio: ps / pt, compute: true, key: c.key, tkey: tkey, cs: ps, ct: pt}, notes
+	return verdict{bound: b, f: f, ratio: ps / pt, compute: true, key: c.key, tkey: tkey, cs: ps, ct: pt}
+}
+
+// missingPeaks says which compute ceilings the target lacks, and what
+// scaled the ops that ran at them.
+func missingPeaks(vs []verdict, device string) []string {
+	type sub struct{ key, tkey string }
+	count := map[sub]int{}
+	var order []sub
+	for _, v := range vs {
+		if s := (sub{v.key, v.tkey}); v.compute && s.key != s.tkey {
+			if count[s] == 0 {
+				order = append(order, s)
+			}
+			count[s]++
+		}
+	}
+	var notes []string
+	for _, s := range order {
+		notes = append(notes, fmt.Sprintf("%s has no %s peak: %d ops scaled by its %s rate", device, s.key, count[s], s.tkey))
+	}
+	return notes
 }
 
 // launchShape is what waves depend on.
@@ -367,10 +386,9 @@ func project(t *trace.Trace, a *trace.Analysis, classes []opClass, src, tgt Ceil
 	p := Projection{Device: tgt.Device, Validated: src.Measured && tgt.Measured, Ceilings: tgt}
 	verdicts := make([]verdict, len(classes))
 	for i := range classes {
-		var notes []string
-		verdicts[i], notes = judge(&classes[i], src, tgt)
-		p.Notes = append(p.Notes, notes...)
+		verdicts[i] = judge(&classes[i], src, tgt)
 	}
+	p.Notes = missingPeaks(verdicts, tgt.Device)
 	type tally struct {
 		source, projected float64
 		byBound           map[Bound]float64
