@@ -112,10 +112,13 @@ type Op struct {
 	// Ratio is Projected / Source.
 	Ratio float64 `json:"ratio"`
 	// Bound holds most of its projected time; Modelled is false where it
-	// had no op model, Unmodelled saying why.
-	Bound      Bound  `json:"bound"`
-	Modelled   bool   `json:"modelled"`
-	Unmodelled string `json:"unmodelled,omitempty"`
+	// had no op model, Unmodelled saying why. Generic is the share of its
+	// work in PyTorch's generic elementwise kernels (strided, broadcast or
+	// casting operands), which scales by SM clock, not bandwidth.
+	Bound      Bound   `json:"bound"`
+	Modelled   bool    `json:"modelled"`
+	Unmodelled string  `json:"unmodelled,omitempty"`
+	Generic    float64 `json:"generic_kernel_share"`
 	// Ceiling names what its work (beyond the launch floor) scaled by:
 	// "dram", "dram_read", "l2" or a compute peak ("bf16_tensor"), empty
 	// when none (latency only); TargetCeiling the target's, when it lacks
@@ -164,11 +167,12 @@ type opClass struct {
 	fromL2 bool
 	// why is the reason an op has no model.
 	why string
-	// work is its kernels' time beyond the launch floor; bytes and flops
-	// its ideal bytes and FLOPs; perCall the bytes of one call.
-	work, bytes, flops, perCall float64
-	key                         string
-	row                         *trace.OpRow
+	// work is its kernels' time beyond the launch floor, generic the part
+	// of it in PyTorch's generic elementwise kernels; bytes and flops its
+	// ideal bytes and FLOPs; perCall the bytes of one call.
+	work, generic, bytes, flops, perCall float64
+	key                                  string
+	row                                  *trace.OpRow
 }
 
 // verdict is an op's bound on one target and the ratio of its ceilings.
@@ -242,10 +246,34 @@ func classify(t *trace.Trace, a *trace.Analysis, fl float64) []opClass {
 		}
 	}
 	cs[len(a.Ops)].name, cs[len(a.Ops)].why = "unattributed", "no op claims these kernels"
+	generic := map[string]bool{}
 	for i, k := range t.Kernels {
-		cs[classOf(a, i, len(a.Ops))].work += max(0, k.Dur*usec-fl)
+		c := &cs[classOf(a, i, len(a.Ops))]
+		w := max(0, k.Dur*usec-fl)
+		c.work += w
+		g, seen := generic[k.Name]
+		if !seen {
+			g = genericPath(k.Name)
+			generic[k.Name] = g
+		}
+		if g {
+			c.generic += w
+		}
 	}
 	return cs
+}
+
+// genericPath reports whether a kernel is one of PyTorch's generic
+// elementwise kernels: the path TensorIterator takes for strided,
+// broadcast or type-casting operands (contiguous ones run
+// vectorized_elementwise_kernel). It computes every element's address
+// with integer arithmetic and loads one element at a time, so below the
+// memory ceiling it is bound by instruction issue, which scales with SM
+// clock and count, not bandwidth: the shared Llama prefill's broadcast
+// multiply moves its bytes at 97% of the H100's DRAM copy rate and runs
+// 0.96× as long on the H200, whose bandwidth is 1.41× the H100's.
+func genericPath(name string) bool {
+	return strings.Contains(name, "at::native::elementwise_kernel<") || strings.Contains(name, "at::native::unrolled_elementwise_kernel<")
 }
 
 func classOf(a *trace.Analysis, k, none int) int {
@@ -291,7 +319,8 @@ func judge(c *opClass, src, tgt Ceilings) verdict {
 		v = c.flops / (c.work * ps)
 	}
 	if u >= v {
-		f := min(1, u)
+		// Work in generic kernels is issue-bound (genericPath).
+		f := min(1, u) * (1 - c.generic/c.work)
 		b := level
 		if f < 0.5 {
 			b = Latency
@@ -457,6 +486,9 @@ func project(t *trace.Trace, a *trace.Analysis, classes []opClass, src, tgt Ceil
 			Ceiling: v.key, TargetCeiling: v.tkey, AtCeiling: v.f, SourceRate: v.cs, TargetRate: v.ct}
 		if !c.modelled {
 			op.Unmodelled = c.why
+		}
+		if c.work > 0 {
+			op.Generic = c.generic / c.work
 		}
 		best := -1.0
 		for _, b := range []Bound{Launch, DRAM, L2, Compute, Latency} {

@@ -41,6 +41,8 @@ func why(o project.Op, floor, floorRatio float64) string {
 	switch {
 	case o.Bound == project.Launch:
 		return fmt.Sprintf("launch floor %s → %s", units.FormatDuration(floor), units.FormatDuration(floor*floorRatio))
+	case o.Generic >= 0.5 && o.TargetCeiling == o.Ceiling && ceilingNames[o.Ceiling] != "":
+		return "PyTorch's generic elementwise kernel (strided, broadcast or casting operands): instruction issue, SM clock and waves"
 	case o.Ceiling == "":
 		s := "SM clock and waves"
 		if o.Unmodelled != "" {
