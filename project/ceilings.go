@@ -2,6 +2,7 @@ package project
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/gpucalc/gpucalc/devices"
 	"github.com/gpucalc/gpucalc/roofline"
@@ -89,6 +90,21 @@ func CeilingsOf(d devices.Device, arch devices.Arch, ok bool) (Ceilings, error) 
 	c.Sources = append(c.Sources, fmt.Sprintf("compute: datasheet peaks × the %s family's achievable GEMM fractions; %d SMs at %s",
 		e.Family, d.SMs, units.FormatFrequency(d.BoostClockHz)))
 	return c, nil
+}
+
+// checked reports whether the device has measured ceilings and they are
+// the catalog's own (no device file changed it): the figures the tests
+// check projections against.
+func (c Ceilings) checked() bool {
+	if !c.Measured {
+		return false
+	}
+	for _, o := range c.dev.Origin {
+		if !strings.HasPrefix(o, "builtin:") {
+			return false
+		}
+	}
+	return true
 }
 
 // Compute is the achievable rate of the peak key (bf16_tensor, fp32) on

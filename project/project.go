@@ -85,10 +85,9 @@ type Step struct {
 // Projection is the trace projected to one device.
 type Projection struct {
 	Device string `json:"device"`
-	// Validated is set when both devices have measured ceilings (the
-	// H100 SXM and H200 SXM, checked against traces recorded on both);
-	// otherwise the target's are datasheet figures with the catalog's
-	// efficiencies and the projection is not validated.
+	// Validated is set when both devices have the catalog's measured
+	// ceilings, unchanged by a user's device file: the H100 SXM and H200
+	// SXM, checked against traces recorded on both.
 	Validated bool     `json:"validated"`
 	Ceilings  Ceilings `json:"ceilings"`
 	// Ops follow the analysis's op rows, in their order; Unattributed are
@@ -412,7 +411,7 @@ func resident(s launchShape, c Ceilings) (int, bool) {
 
 // project scales every kernel to one target.
 func project(t *trace.Trace, a *trace.Analysis, classes []opClass, src, tgt Ceilings, fl float64) Projection {
-	p := Projection{Device: tgt.Device, Validated: src.Measured && tgt.Measured, Ceilings: tgt}
+	p := Projection{Device: tgt.Device, Validated: src.checked() && tgt.checked(), Ceilings: tgt}
 	verdicts := make([]verdict, len(classes))
 	for i := range classes {
 		verdicts[i] = judge(&classes[i], src, tgt)

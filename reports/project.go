@@ -163,7 +163,7 @@ func projectedSummary(r project.Result, verbose bool) Table {
 	}
 	t.Notes = []string{note}
 	if len(not) > 0 {
-		t.Notes = append(t.Notes, fmt.Sprintf("Not validated: %s (datasheet figures × the catalog's efficiencies). -v for the ceilings' sources.", strings.Join(not, ", ")))
+		t.Notes = append(t.Notes, fmt.Sprintf("Not validated: %s (datasheet figures × the catalog's efficiencies, or a device file's: not checked against traces). -v for the ceilings' sources.", strings.Join(not, ", ")))
 	} else {
 		t.Notes = append(t.Notes, "-v for the ceilings' sources.")
 	}
