@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"unicode"
+
+	"github.com/gpucalc/gpucalc/names"
 )
 
 //go:embed data
@@ -175,58 +177,14 @@ func (c *Catalog) Lookup(name string) (Device, error) {
 	return Device{}, fmt.Errorf("unknown device %q; closest: %s (see 'gpucalc devices')", name, strings.Join(c.closest(k, 3), ", "))
 }
 
-// closest returns the n catalog names nearest to k by edit distance.
+// closest returns the n catalog names nearest to k (a normalised name):
+// each device scores its best name or alias.
 func (c *Catalog) closest(k string, n int) []string {
-	type cand struct {
-		name string
-		d    int
-	}
-	best := map[int]cand{}
+	keys := map[string][]string{}
 	for key, i := range c.index {
-		d := distance(k, key)
-		if strings.Contains(key, k) || strings.Contains(k, key) {
-			d = d / 2
-		}
-		if b, ok := best[i]; !ok || d < b.d {
-			best[i] = cand{c.devices[i].Name, d}
-		}
+		keys[c.devices[i].Name] = append(keys[c.devices[i].Name], key)
 	}
-	var cs []cand
-	for _, b := range best {
-		cs = append(cs, b)
-	}
-	sort.Slice(cs, func(i, j int) bool {
-		if cs[i].d != cs[j].d {
-			return cs[i].d < cs[j].d
-		}
-		return cs[i].name < cs[j].name
-	})
-	var out []string
-	for i := 0; i < len(cs) && i < n; i++ {
-		out = append(out, cs[i].name)
-	}
-	return out
-}
-
-// distance is the Levenshtein edit distance.
-func distance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
+	return names.Closest(k, keys, n)
 }
 
 // Devices lists the catalog's devices in catalog order (vendor, then

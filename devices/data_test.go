@@ -19,11 +19,12 @@ func builtinDevices(t *testing.T) []Device {
 	return c.Devices()
 }
 
-// TestCatalogHasTheIssueList checks that the catalog holds every GPU issue 2
-// asks for.
+// TestCatalogHasTheIssueList checks that the catalog holds every GPU issues
+// 2 and 24 ask for.
 func TestCatalogHasTheIssueList(t *testing.T) {
 	want := []string{"V100 SXM2 16GB", "V100 SXM2 32GB", "A100 SXM4 40GB", "A100 SXM4 80GB", "A100 PCIe 80GB",
-		"H100 SXM", "H100 PCIe", "H100 NVL", "H200 SXM", "B200", "L4", "L40S", "A10", "T4", "RTX 4090", "RTX 5090", "MI300X"}
+		"H100 SXM", "H100 PCIe", "H100 NVL", "H200 SXM", "B200", "L4", "L40S", "A10", "T4", "RTX 4090", "RTX 5090", "MI300X",
+		"A40", "RTX A6000", "RTX 3090", "L40", "GH200"}
 	have := map[string]bool{}
 	for _, d := range builtinDevices(t) {
 		have[d.Name] = true
@@ -84,6 +85,13 @@ func TestTensorRatePerSM(t *testing.T) {
 		{"H200 SXM", "bf16_tensor", 4096},
 		{"RTX 4090", "bf16_tensor", 512},
 		{"MI300X", "bf16_tensor", 2048},
+		// Professional GA102 parts accumulate in FP32 at full rate,
+		// GeForce GA102 and the L40 at half.
+		{"A40", "bf16_tensor", 1024},
+		{"RTX A6000", "bf16_tensor", 1024},
+		{"RTX 3090", "bf16_tensor", 512},
+		{"L40", "bf16_tensor", 512},
+		{"GH200", "bf16_tensor", 4096},
 	} {
 		d, err := Lookup(tc.device)
 		if err != nil {
@@ -238,6 +246,11 @@ func TestRidgePoints(t *testing.T) {
 		{"T4", FP16, 203},
 		{"RTX 4090", BF16, 164},
 		{"MI300X", BF16, 247},
+		{"A40", BF16, 215},       // 149.7 TFLOP/s / 696 GB/s
+		{"RTX A6000", BF16, 202}, // 154.8 / 768
+		{"RTX 3090", BF16, 76},   // 71 / 936
+		{"L40", BF16, 210},       // 181.05 / 864
+		{"GH200", BF16, 247},     // 989.4 / 4000
 	} {
 		d, err := Lookup(tc.device)
 		if err != nil {

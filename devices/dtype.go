@@ -3,6 +3,8 @@ package devices
 import (
 	"fmt"
 	"strings"
+
+	"github.com/gpucalc/gpucalc/units"
 )
 
 // DType is a numeric data type.
@@ -73,6 +75,15 @@ const (
 	CUDACores Path = "cuda"   // FMA/ALU pipes
 	Tensor    Path = "tensor" // tensor cores (matrix units)
 )
+
+// FormatPeak formats a rate of the peak key k (see PeakKey): TOP/s for the
+// integer types, which datasheets count in operations, TFLOP/s otherwise.
+func FormatPeak(k string, v float64) string {
+	if strings.HasPrefix(k, "int") {
+		return units.FormatOPS(v)
+	}
+	return units.FormatFLOPS(v)
+}
 
 // PeakKey names a peak in the catalog: the data type's rate family and the
 // path, such as "bf16_tensor" or "fp32". Both FP8 encodings share "fp8".

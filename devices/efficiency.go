@@ -32,6 +32,10 @@ type Efficiency struct {
 	// CausalDiagonal is the cost of a masked diagonal block of causal flash
 	// attention relative to a full block.
 	CausalDiagonal float64 `json:"causal_diagonal"`
+	// BroadcastCopy is the output elements per SM per clock of PyTorch's
+	// non-vectorized elementwise kernel copying an expanded (stride-0)
+	// tensor, as repeat_kv does: its index arithmetic sets its pace.
+	BroadcastCopy float64 `json:"broadcast_copy_per_sm_per_clock"`
 	// GEMM is the fraction of the dense peak large GEMMs reach, by PeakKey.
 	GEMM map[string]float64 `json:"gemm"`
 	// SFUPerSMPerClock is the transcendental (exp, rsqrt, tanh) rate.
@@ -67,6 +71,7 @@ type efficiencyFile struct {
 		GEMMMemory     sourced `yaml:"gemm_memory"`
 		GEMMUnaligned  sourced `yaml:"gemm_unaligned"`
 		CausalDiagonal sourced `yaml:"causal_diagonal"`
+		BroadcastCopy  sourced `yaml:"broadcast_copy"`
 	} `yaml:"kernels"`
 	Tiles []struct {
 		M          int     `yaml:"m"`
@@ -129,6 +134,7 @@ func parseEfficiency(data []byte) (*efficiencyTable, error) {
 		{"kernels.gemm_memory", f.Kernels.GEMMMemory, &b.GEMMMemory, frac},
 		{"kernels.gemm_unaligned", f.Kernels.GEMMUnaligned, &b.GEMMUnaligned, frac},
 		{"kernels.causal_diagonal", f.Kernels.CausalDiagonal, &b.CausalDiagonal, frac},
+		{"kernels.broadcast_copy", f.Kernels.BroadcastCopy, &b.BroadcastCopy, frac},
 	} {
 		v, err := num(x.name, x.s, x.parse)
 		if err != nil {

@@ -54,7 +54,10 @@ func TestLookupUnknownSuggests(t *testing.T) {
 		"h100 sxm6":    "H100 SXM",
 		"rtx 4080":     "RTX 4090",
 		"a100 pcie 40": "A100 PCIe 80GB",
-		"l40":          "L40S",
+		"l40x":         "L40S",
+		"rtx 3080":     "RTX 3090",
+		"a6000 ada":    "RTX A6000",
+		"gh100":        "GH200",
 	} {
 		_, err := Lookup(name)
 		if err == nil || !strings.Contains(err.Error(), "closest:") || !strings.Contains(err.Error(), want) {

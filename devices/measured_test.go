@@ -171,3 +171,33 @@ func TestMeasuredH100GroundTruth(t *testing.T) {
 		}
 	}
 }
+
+// TestOneFigurePerChip: parts with the same compute silicon and clocks (the
+// H100 SXM and H200 SXM share the GH100 die) carry the same measured
+// compute peaks; only their memory figures differ.
+func TestOneFigurePerChip(t *testing.T) {
+	var parts []Device
+	for _, mf := range measuredFiles {
+		parts = append(parts, loadMeasured(t, mf.file, mf.name))
+	}
+	same := 0
+	for i, a := range parts {
+		for _, b := range parts[i+1:] {
+			if a.Architecture != b.Architecture || a.SMs != b.SMs || a.BoostClockHz != b.BoostClockHz || a.TensorClockHz != b.TensorClockHz {
+				continue
+			}
+			same++
+			for k, v := range a.Measured.Peaks {
+				if w := b.Measured.Peaks[k]; w != v {
+					t.Errorf("%s and %s share their compute silicon and clocks but measure %s at %g and %g", a.Name, b.Name, k, v, w)
+				}
+			}
+			if len(a.Measured.Peaks) != len(b.Measured.Peaks) {
+				t.Errorf("%s and %s measure different peaks: %v, %v", a.Name, b.Name, a.Measured.Peaks, b.Measured.Peaks)
+			}
+		}
+	}
+	if same == 0 {
+		t.Error("no two measured parts share a chip; the H100 SXM and H200 SXM should")
+	}
+}

@@ -7,6 +7,7 @@ package model
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -68,6 +69,13 @@ type Config struct {
 	QKNopeDim  int64 `json:"qk_nope_head_dim,omitempty"`
 	QKRopeDim  int64 `json:"qk_rope_head_dim,omitempty"`
 	VHeadDim   int64 `json:"v_head_dim,omitempty"`
+
+	// MaxPositions is the longest sequence the model supports (see
+	// maxPositions); 0 when the config does not say.
+	MaxPositions int64 `json:"max_positions,omitempty"`
+	// Quantization is the config's quantization_config, whose weight type
+	// is the default of a shape's (nil: none).
+	Quantization *Quantization `json:"quantization,omitempty"`
 }
 
 // ModelTypes are the model_type values Parse knows.
@@ -179,6 +187,12 @@ func Parse(name string, data []byte) (Config, error) {
 	if c.HeadDim, err = f.intOr("head_dim", c.Hidden/c.Heads); err != nil {
 		return Config{}, err
 	}
+	if c.MaxPositions, err = maxPositions(f); err != nil {
+		return Config{}, err
+	}
+	if c.Quantization, err = parseQuantization(f); err != nil {
+		return Config{}, err
+	}
 	if c.Heads%c.KVHeads != 0 {
 		return Config{}, fmt.Errorf("%s: num_attention_heads=%d is not a multiple of num_key_value_heads=%d", name, c.Heads, c.KVHeads)
 	}
@@ -267,6 +281,31 @@ func Parse(name string, data []byte) (Config, error) {
 		return Config{}, err
 	}
 	return c, nil
+}
+
+// maxPositions is the longest sequence a config allows, as vLLM derives
+// max_model_len: max_position_embeddings, which llama3, longrope and linear
+// rope scaling already state; YaRN and dynamic NTK scaling extend it to
+// factor x original_max_position_embeddings (else x max_position_embeddings),
+// as Qwen's instructions for long contexts add it to config.json.
+func maxPositions(f fields) (int64, error) {
+	n, err := f.intOr("max_position_embeddings", 0)
+	if err != nil || !f.has("rope_scaling") {
+		return n, err
+	}
+	var rs struct {
+		Type     string  `json:"type"`
+		RopeType string  `json:"rope_type"`
+		Factor   float64 `json:"factor"`
+		Original int64   `json:"original_max_position_embeddings"`
+	}
+	if err := json.Unmarshal(f.m["rope_scaling"], &rs); err != nil {
+		return 0, fmt.Errorf("%s: field \"rope_scaling\" is %s; expected an object with rope_type and factor", f.name, f.m["rope_scaling"])
+	}
+	if t := cmp.Or(rs.RopeType, rs.Type); (t == "yarn" || t == "dynamic") && rs.Factor > 1 && rs.Factor < maxSize {
+		n = max(n, int64(rs.Factor*float64(cmp.Or(rs.Original, n))))
+	}
+	return n, nil
 }
 
 // parseMoE reads the expert and latent-attention fields of the MoE types.

@@ -35,6 +35,13 @@ type Shape struct {
 	// layer's cache (a cache sized for the context, as a preallocated
 	// reference decoder does) instead of only the window (transformers).
 	FullCache bool `json:"full_cache,omitempty"`
+	// AttentionImpl is the decode attention's schedule (ops.Op.Impl): ""
+	// for split-KV, as serving engines run it; ops.ImplRows folds a KV
+	// group's query heads into query rows (the reference decoder's
+	// ref_bench timing).
+	AttentionImpl string `json:"attention_impl,omitempty"`
+	// Engine is the software that runs the step (default Graph).
+	Engine Engine `json:"engine"`
 }
 
 // WeightType is how linear weights are stored: a data type, or int4 with
@@ -96,6 +103,9 @@ func (s Shape) Defaults() Shape {
 	if s.KV == "" {
 		s.KV = s.Activations
 	}
+	if s.Engine == "" {
+		s.Engine = Graph
+	}
 	return s
 }
 
@@ -113,6 +123,17 @@ func (s Shape) validate(c Config) error {
 		}
 	}
 	return nil
+}
+
+// beyondPositions warns of a sequence longer than the model supports. It
+// is a warning, not an error: memory and time still hold (the reference
+// decoder timed Phi-3-mini-4k at 32768 tokens of context, and gpucalc
+// predicts it), only what the model writes there does not.
+func (c Config) beyondPositions(what string, n int64) string {
+	if c.MaxPositions > 0 && n > c.MaxPositions {
+		return fmt.Sprintf("%s of %d tokens is beyond the %d positions of %s (max_position_embeddings; YaRN or dynamic rope scaling extend it): memory and time hold, the model's output does not", what, n, c.MaxPositions, c.Name)
+	}
+	return ""
 }
 
 // validateShape checks what does not depend on the model.
@@ -206,7 +227,10 @@ func (s Shape) tokens() (context, computed int64) {
 
 // Memory computes what one GPU holds for shape s on device d.
 func (c Config) Memory(s Shape, d devices.Device) (Memory, error) {
-	s = s.Defaults()
+	s, err := c.fill(s)
+	if err != nil {
+		return Memory{}, err
+	}
 	if err := s.validate(c); err != nil {
 		return Memory{}, err
 	}

@@ -71,8 +71,10 @@ func TestMemory(t *testing.T) {
 	}{
 		// 32 layers × 2 (K, V) × 8 heads × 128 × 2 bytes.
 		{"llama-3.1-8b", Shape{Phase: Decode, Batch: 1, Ctx: 8191}, 131072, 131072 * 8192, 16060522496, true, 1},
-		// MLA: 61 layers × (512 latent + 64 rotary key) × 2 bytes.
-		{"deepseek-v3", Shape{Phase: Decode, Batch: 1, Ctx: 1023}, 61 * 576 * 2, 61 * 576 * 2 * 1024, 0, false, 16},
+		// MLA: 61 layers × (512 latent + 64 rotary key) × 2 bytes; in bf16
+		// 16 H100s, in the fp8 its quantization_config ships 8.
+		{"deepseek-v3", Shape{Phase: Decode, Batch: 1, Ctx: 1023, Weights: "bf16"}, 61 * 576 * 2, 61 * 576 * 2 * 1024, 0, false, 16},
+		{"deepseek-v3", Shape{Phase: Decode, Batch: 1, Ctx: 1023}, 61 * 576 * 2, 61 * 576 * 2 * 1024, 0, false, 8},
 		// Mistral v0.1 keeps its 4096-token window: 32 × 2 × 8 × 128 × 2 × 4096.
 		{"mistral-7b-v0.1", Shape{Phase: Decode, Batch: 1, Ctx: 32767}, 131072, 131072 * 4096, 7241732096 * 2, true, 1},
 		// Gemma 2: 21 of 42 layers slide over 4096 tokens; 2 × 8 × 256 × 2 = 8192 per layer.

@@ -1,6 +1,8 @@
 package model
 
 import (
+	"fmt"
+
 	"github.com/gpucalc/gpucalc/devices"
 	"github.com/gpucalc/gpucalc/roofline"
 )
@@ -24,6 +26,8 @@ type Request struct {
 	// FullCache sizes sliding-window layers' caches for the whole context
 	// (see Shape.FullCache).
 	FullCache bool `json:"full_cache,omitempty"`
+	// Engine runs both phases (default Graph).
+	Engine Engine `json:"engine"`
 }
 
 // Defaults of a request.
@@ -43,13 +47,14 @@ func (q Request) Defaults() Request {
 	if q.Ctx == 0 {
 		q.Ctx = q.Prompt
 	}
-	s := Shape{TP: q.TP, Weights: q.Weights, Activations: q.Activations, KV: q.KV}.Defaults()
-	q.TP, q.Weights, q.Activations, q.KV = s.TP, s.Weights, s.Activations, s.KV
+	s := Shape{TP: q.TP, Weights: q.Weights, Activations: q.Activations, KV: q.KV, Engine: q.Engine}.Defaults()
+	q.TP, q.Weights, q.Activations, q.KV, q.Engine = s.TP, s.Weights, s.Activations, s.KV, s.Engine
 	return q
 }
 
 func (q Request) shape(p Phase) Shape {
-	return Shape{Phase: p, Batch: q.Batch, Seq: q.Prompt, Ctx: q.Ctx, TP: q.TP, Weights: q.Weights, Activations: q.Activations, KV: q.KV, FullCache: q.FullCache}
+	return Shape{Phase: p, Batch: q.Batch, Seq: q.Prompt, Ctx: q.Ctx, TP: q.TP, Weights: q.Weights, Activations: q.Activations, KV: q.KV,
+		FullCache: q.FullCache, Engine: q.Engine}
 }
 
 // Report answers a request on one device.
@@ -58,31 +63,49 @@ type Report struct {
 	Device  string  `json:"device"`
 	Request Request `json:"request"`
 	// Memory is the larger of the prefill's and the decode step's (the
-	// cache at its fullest: ctx, or prompt + gen).
-	Memory     Memory `json:"memory"`
-	SmallestTP int64  `json:"smallest_tp"`
-	Prefill    Result `json:"prefill"`
-	Decode     Result `json:"decode"`
-	// TTFT is the prefill time; TPOT the decode step's, both expected.
+	// cache at its fullest: ctx, or prompt + gen); MemoryPhase says which,
+	// and so whose activation workspace it holds.
+	Memory      Memory `json:"memory"`
+	MemoryPhase Phase  `json:"memory_phase"`
+	SmallestTP  int64  `json:"smallest_tp"`
+	Prefill     Result `json:"prefill"`
+	Decode      Result `json:"decode"`
+	// TTFT is the prefill time; TPOT the decode step's, both expected (the
+	// eager engine's wall time).
 	TTFT float64 `json:"ttft_seconds"`
 	TPOT float64 `json:"tpot_seconds"`
 	// EndToEnd is TTFT plus gen decode steps, each at its own context
 	// (their mean: the step at prompt + gen/2); 0 without gen.
 	EndToEnd float64 `json:"end_to_end_seconds,omitempty"`
+	// Warnings are what the numbers hold despite: a context beyond the
+	// model's positions.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // Serve answers request q for model c on the roofline model m.
 func (c Config) Serve(q Request, m *roofline.Model) (Report, error) {
-	q = q.Defaults()
+	q, err := c.FillRequest(q)
+	if err != nil {
+		return Report{}, err
+	}
+	if q.Ctx < q.Prompt {
+		return Report{}, fmt.Errorf("ctx=%d is less than prompt=%d: the cache holds the prompt, so decode runs at %d tokens of context or more; raise ctx or shorten the prompt", q.Ctx, q.Prompt, q.Prompt)
+	}
 	r := Report{Model: c.Name, Device: m.Device().Name, Request: q}
-	var err error
+	longest := q.Ctx // the cache at its fullest
+	if q.Gen > 0 {
+		longest = max(longest, q.Prompt+q.Gen-1)
+	}
+	if w := c.beyondPositions("a context", longest); w != "" {
+		r.Warnings = append(r.Warnings, w)
+	}
 	if r.Prefill, err = c.Analyze(q.shape(Prefill), m); err != nil {
 		return Report{}, err
 	}
 	if r.Decode, err = c.Analyze(q.shape(Decode), m); err != nil {
 		return Report{}, err
 	}
-	r.TTFT, r.TPOT = r.Prefill.Expected, r.Decode.Expected
+	r.TTFT, r.TPOT = r.Prefill.Step(), r.Decode.Step()
 	end := q.shape(Decode)
 	if q.Gen > 0 {
 		mid := end
@@ -91,16 +114,16 @@ func (c Config) Serve(q Request, m *roofline.Model) (Report, error) {
 		if err != nil {
 			return Report{}, err
 		}
-		r.EndToEnd = r.TTFT + float64(q.Gen)*step.Expected
+		r.EndToEnd = r.TTFT + float64(q.Gen)*step.Step()
 		end.Ctx = max(end.Ctx, q.Prompt+q.Gen-1)
 	}
 	dm, err := c.Memory(end, m.Device())
 	if err != nil {
 		return Report{}, err
 	}
-	r.Memory = dm
+	r.Memory, r.MemoryPhase = dm, Decode
 	if pm := r.Prefill.Memory; pm.Total > dm.Total {
-		r.Memory = pm
+		r.Memory, r.MemoryPhase = pm, Prefill
 	}
 	// Both phases must fit.
 	if a, b := c.SmallestTP(end, m.Device()), c.SmallestTP(q.shape(Prefill), m.Device()); a > 0 && b > 0 {

@@ -70,6 +70,11 @@ func (c Config) Ops(s Shape) ([]Op, error) {
 	if err := s.validate(c); err != nil {
 		return nil, err
 	}
+	if s.Engine == Eager {
+		if err := eagerSupports(c); err != nil {
+			return nil, err
+		}
+	}
 	b := builder{c: c, s: s, act: s.Activations, w: s.compute()}
 	ctx, t := s.tokens()
 	b.t = t
@@ -91,10 +96,19 @@ func (c Config) Ops(s Shape) ([]Op, error) {
 	}
 	b.n, b.suffix = 1, ""
 	b.add("embedding", Elementwise, 1, ops.Op{Kind: ops.Copy, DType: b.act, Elems: t * c.Hidden})
-	b.add("final_norm", Elementwise, 1, ops.Op{Kind: ops.RMSNorm, DType: b.act, Rows: s.Batch, Cols: c.Hidden})
+	if s.Engine == Eager {
+		// Positions, cache positions and the rotary table (arange,
+		// compare, an outer product, cat, cos, sin, scaling, casts): 17
+		// small kernels in transformers 5.17's trace of Llama-3.2-1B.
+		b.add("positions_rotary_table", Elementwise, 17, ops.Op{Kind: ops.Unary, DType: devices.FP32, Elems: t * c.HeadDim})
+	}
+	b.norm("final_norm", s.Batch, c.Hidden)
 	// The LM head (like the embedding and routers) stays in the activation
 	// type whatever the linear layers' weight type.
 	b.add("lm_head", Weights, 1, ops.Op{Kind: ops.Linear, DType: b.act, Out: b.act, M: s.Batch, N: c.Vocab / s.TP, K: c.Hidden, Batch: 1})
+	if s.Engine == Eager {
+		b.add("step_end", Elementwise, 1, ops.Op{Kind: ops.Unary, DType: b.act, Elems: s.Batch})
+	}
 	return b.out, nil
 }
 
@@ -141,7 +155,12 @@ func (b *builder) weight() devices.DType {
 	return ""
 }
 
+// norm is an RMSNorm: one kernel, or transformers' eight in eager.
 func (b *builder) norm(name string, rows, cols int64) {
+	if b.s.Engine == Eager {
+		b.hfNorm(name, rows, cols)
+		return
+	}
 	b.add(name, Elementwise, 1, ops.Op{Kind: ops.RMSNorm, DType: b.act, Rows: rows, Cols: cols})
 }
 
@@ -185,8 +204,12 @@ func (b *builder) attention(sliding bool, ctx int64) {
 		}
 		b.rotary("rotary_q", t*h*hd)
 		b.rotary("rotary_k", t*kv*hd)
-		b.add("kv_cache_write", KVCache, 2, ops.Op{Kind: ops.Copy, DType: s.KV, Elems: t * kv * hd})
-		b.add("attention", KVCache, 1, b.flash(h, kv, hd, keys))
+		if s.Engine == Eager && s.Phase == Decode {
+			b.eagerDecodeAttention(h, kv, hd, keys)
+		} else {
+			b.add("kv_cache_write", KVCache, 2, ops.Op{Kind: ops.Copy, DType: s.KV, Elems: t * kv * hd})
+			b.add("attention", KVCache, 1, b.flash(h, kv, hd, keys))
+		}
 		b.add("o_proj", Weights, 1, b.linear(t, c.Hidden, h*hd, c.OBias))
 	}
 	b.allReduce("attention_allreduce")
@@ -198,14 +221,13 @@ func (b *builder) attention(sliding bool, ctx int64) {
 
 // flash is the attention of this step: in prefill a causal pass over the
 // prompt (a prompt longer than the window attends window-long blocks), in
-// decode one query per head against the cached keys.
+// decode one query per head against the cached keys, scheduled as the
+// shape's AttentionImpl says (split-KV unless told otherwise).
 func (b *builder) flash(h, kv, d, keys int64) ops.Op {
 	s := b.s
-	// Decode folds each KV group's query heads into query rows of one
-	// head, as flash attention's GQA path and the reference decoder do.
-	op := ops.Op{Kind: ops.Attention, DType: s.KV, B: s.Batch, Heads: kv, KVHeads: kv, HeadDim: d, SeqQ: h / kv, SeqK: keys}
+	op := ops.Op{Kind: ops.Attention, DType: s.KV, B: s.Batch, Heads: h, KVHeads: kv, HeadDim: d, SeqQ: 1, SeqK: keys, Impl: s.AttentionImpl}
 	if s.Phase == Prefill {
-		op.Heads, op.Causal, op.SeqQ, op.SeqK = h, true, s.Seq, s.Seq
+		op.Causal, op.SeqQ, op.SeqK, op.Impl = true, s.Seq, s.Seq, ""
 		if keys < s.Seq {
 			// Each window-long block of queries sees its own keys and
 			// the window before them.

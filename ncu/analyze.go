@@ -64,8 +64,8 @@ type Occupancy struct {
 	Limiters    occupancy.Limiter `json:"limiters"`
 	// By holds the blocks each limit allows on its own, indexed like
 	// occupancy.Limiters (occupancy.Unlimited where it does not bind).
-	By    [5]int `json:"blocks_by_limit"`
-	Error string `json:"error,omitempty"`
+	By    occupancy.PerLimit `json:"blocks_by_limit"`
+	Error string             `json:"error,omitempty"`
 	// Match says whether Theoretical equals Nsight Compute's
 	// (Kernel.Occupancy.Theoretical) to the two decimals ncu prints; false
 	// when either is missing.

@@ -10,6 +10,7 @@
 package occupancy
 
 import (
+	"encoding/json"
 	"errors"
 	"math"
 	"strconv"
@@ -119,6 +120,21 @@ var limiterNames = [...]string{"warps", "registers", "shared_memory", "blocks", 
 // Limiters lists the single limits in bit order.
 var Limiters = []Limiter{LimitWarps, LimitRegisters, LimitSharedMemory, LimitBlocks, LimitBarriers}
 
+// PerLimit holds a block count per limit, indexed like Limiters;
+// Unlimited where a limit does not bind (null in JSON).
+type PerLimit [5]int
+
+// MarshalJSON writes Unlimited as null.
+func (p PerLimit) MarshalJSON() ([]byte, error) {
+	var out [5]*int
+	for i := range p {
+		if p[i] != Unlimited {
+			out[i] = &p[i]
+		}
+	}
+	return json.Marshal(out)
+}
+
 // String joins the names of the limits in l with "|" in bit order, e.g.
 // "warps|registers".
 func (l Limiter) String() string {
@@ -187,7 +203,8 @@ type Result struct {
 	// Limiters holds every limit whose block count equals Blocks (ties
 	// included).
 	Limiters Limiter `json:"limiters"`
-	// Blocks each limit allows on its own; Unlimited where it does not bind.
+	// Blocks each limit allows on its own; Unlimited where it does not bind
+	// (null in JSON).
 	ByWarps        int `json:"blocks_by_warps"`
 	ByRegisters    int `json:"blocks_by_regs"`
 	BySharedMemory int `json:"blocks_by_smem"`
@@ -212,6 +229,28 @@ type Result struct {
 	Reason error `json:"-"`
 	// Err is set when the input is invalid; nothing else is.
 	Err error `json:"-"`
+}
+
+// MarshalJSON writes the block count of a limit that does not bind
+// (Unlimited: no registers, no shared memory, no barrier limit before cc
+// 9.0) as null rather than the header's INT_MAX.
+func (r Result) MarshalJSON() ([]byte, error) {
+	type plain Result
+	limit := func(n int) *int {
+		if n == Unlimited {
+			return nil
+		}
+		return &n
+	}
+	// The outer fields shadow the embedded ones of the same JSON name.
+	return json.Marshal(struct {
+		plain
+		ByWarps        *int `json:"blocks_by_warps"`
+		ByRegisters    *int `json:"blocks_by_regs"`
+		BySharedMemory *int `json:"blocks_by_smem"`
+		ByBlocks       *int `json:"blocks_by_blocks"`
+		ByBarriers     *int `json:"blocks_by_barriers"`
+	}{plain(r), limit(r.ByWarps), limit(r.ByRegisters), limit(r.BySharedMemory), limit(r.ByBlocks), limit(r.ByBarriers)})
 }
 
 // Occupancy is resident warps over the SM's maximum, 0 to 1.

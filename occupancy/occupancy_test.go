@@ -1,7 +1,9 @@
 package occupancy
 
 import (
+	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 )
 
@@ -96,5 +98,41 @@ func BenchmarkCalculate(b *testing.B) {
 		i++
 		l.Threads = 1 + i&1023
 		sink = Calculate(a, k, l)
+	}
+}
+
+// TestResultJSON: a limit that does not bind is null in JSON, not the
+// header's INT_MAX (barriers before cc 9.0, registers at 0, shared memory
+// at 0); one that binds is its count. The A100 example: 64 registers, 256
+// threads, 48 KiB: 8 by warps, 4 by registers, 3 by shared memory (164 KiB
+// / 49 KiB), 32 by blocks.
+func TestResultJSON(t *testing.T) {
+	for _, c := range []struct {
+		cc   string
+		k    Kernel
+		l    Launch
+		want string
+	}{
+		{"8.0", Kernel{Regs: 64}, Launch{Threads: 256, DynamicSmem: 48 << 10},
+			`"blocks_by_warps":8,"blocks_by_regs":4,"blocks_by_smem":3,"blocks_by_blocks":32,"blocks_by_barriers":null`},
+		{"9.0", Kernel{}, Launch{Threads: 32}, `"blocks_by_warps":64,"blocks_by_regs":null,"blocks_by_smem":`},
+		{"9.0", Kernel{Regs: 16, Barriers: 3}, Launch{Threads: 32}, `"blocks_by_barriers":21`},
+	} {
+		r := Calculate(arch(t, c.cc), c.k, c.l)
+		data, err := json.Marshal(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(data), c.want) || strings.Contains(string(data), "2147483647") {
+			t.Errorf("cc %s %+v %+v: %s; want %s and no INT_MAX", c.cc, c.k, c.l, data, c.want)
+		}
+		var p PerLimit
+		for i, l := range Limiters {
+			p[i] = r.By(l)
+		}
+		data, _ = json.Marshal(p)
+		if strings.Contains(string(data), "2147483647") {
+			t.Errorf("PerLimit %v: %s has INT_MAX", p, data)
+		}
 	}
 }

@@ -48,6 +48,13 @@ const (
 	AllReduce Kind = "allreduce"
 )
 
+// Flash attention schedules (Op.Impl).
+const (
+	ImplSplit = "split"
+	ImplRows  = "rows"
+	ImplHeads = "heads"
+)
+
 // Kinds lists every operation, for help text and errors.
 var Kinds = []Kind{Matmul, Linear, LayerNorm, RMSNorm, Softmax, GELU, ReLU, SiLU, Add, Mul, Copy, Attention, Conv2D, AllReduce}
 
@@ -115,6 +122,10 @@ type Op struct {
 
 	// Elementwise ops: Elems elements.
 	Elems int64 `json:"elems,omitempty"`
+	// Repeat makes a copy a broadcast: each of its Elems/Repeat input
+	// elements is written Repeat times (an expanded tensor made contiguous,
+	// as transformers' repeat_kv does).
+	Repeat int64 `json:"repeat,omitempty"`
 	// Tanh selects GELU's tanh approximation (erf otherwise).
 	Tanh bool `json:"tanh,omitempty"`
 
@@ -129,6 +140,15 @@ type Op struct {
 	Causal  bool  `json:"causal,omitempty"`
 	// Naive attention writes and reads the score matrix; flash does not.
 	Naive bool `json:"naive,omitempty"`
+	// Impl is flash attention's schedule: "" (split, the default) lets
+	// the kernel split the keys when its query tiles are too few to fill
+	// the SMs, packing the query heads of a KV group into one tile
+	// (flash-decoding, FlashAttention's split-KV path); ImplRows folds a
+	// KV group's query heads into query rows of one head and never splits
+	// (one CTA per batch × KV head at decode); ImplHeads gives each query
+	// head its own CTA and never splits (a masked SDPA kernel, at decode
+	// one CTA per batch × query head).
+	Impl string `json:"impl,omitempty"`
 
 	// Conv2d: input N×C×H×W, K filters of C/Groups×R×S, Stride, Pad on
 	// each side. Batch is N (the B field is attention's).
@@ -250,6 +270,9 @@ func (o Op) Cost() Cost {
 	case GELU, SiLU, ReLU, Copy:
 		n := f(o.Elems)
 		c.Bytes = n*in + n*out // a copy may cast: out differs from in
+		if o.Repeat > 1 {
+			c.Bytes = n/float64(o.Repeat)*in + n*out
+		}
 		switch {
 		case o.Kind == GELU && o.Tanh:
 			c.VectorFLOPs, c.Transcendentals = geluTanhFLOPs*n, n
@@ -333,6 +356,10 @@ func (o Op) validate() error {
 		}
 	}
 	switch o.Kind {
+	case Copy:
+		if o.Repeat < 0 || o.Repeat > maxDim || (o.Repeat > 1 && o.Elems%o.Repeat != 0) {
+			return fmt.Errorf("copy: n=%d is not a whole number of repeat=%d copies", o.Elems, o.Repeat)
+		}
 	case Attention:
 		if o.Heads%o.KVHeads != 0 {
 			return fmt.Errorf("attention: h=%d query heads is not a multiple of kv=%d key/value heads", o.Heads, o.KVHeads)

@@ -147,6 +147,9 @@ func TestParseRoundTrip(t *testing.T) {
 		"linear tokens=1 in=4096 out=14336 dtype=bf16",
 		"attention b=8 h=32 kv=8 sq=1 sk=4096 d=128 causal dtype=bf16",
 		"attention b=8 h=16 s=4096 d=128 naive dtype=fp16",
+		"attention b=1 h=32 kv=8 sq=1 sk=32768 d=128 impl=rows dtype=bf16",
+		"attention b=8 h=32 sq=1 sk=4096 d=128 impl=heads dtype=bf16",
+		"copy n=4096 repeat=4 dtype=bf16",
 		"conv2d n=64 c=64 h=56 w=56 k=64 r=3 s=3 pad=1 dtype=bf16",
 		"gelu n=1024 tanh dtype=fp32",
 		"rmsnorm rows=4096 cols=4096 dtype=bf16",
@@ -185,6 +188,12 @@ func TestParseErrors(t *testing.T) {
 		"matmul m=1 n=1 k=1 bias=true bias=false",
 		"attention b=1 h=1 s=8 d=8 causal full",
 		"attention b=1 h=1 s=8 d=8 flash naive",
+		"attention b=1 h=1 s=8 d=8 impl=tiles",
+		"attention b=1 h=1 s=8 d=8 impl=rows impl=split",
+		"attention b=1 h=1 s=8 d=8 naive impl=rows",
+		"matmul m=1 n=1 k=1 impl=rows",
+		"copy n=10 repeat=4",
+		"relu n=8 repeat=2",
 		"gelu_tanh n=8 erf",
 		"gelu n=8 tanh erf",
 		"conv2d n=1 c=3 h=8 w=8 k=4 r=3 s=3 pad=same pad=1",
@@ -204,7 +213,8 @@ func TestParseErrors(t *testing.T) {
 
 // TestParseRepeats: the same setting given twice the same way is accepted.
 func TestParseRepeats(t *testing.T) {
-	for _, spec := range []string{"matmul m=1 n=1 k=1 m=1", "attention b=1 h=1 s=8 d=8 causal causal", "gelu_tanh n=8 tanh"} {
+	for _, spec := range []string{"matmul m=1 n=1 k=1 m=1", "attention b=1 h=1 s=8 d=8 causal causal", "gelu_tanh n=8 tanh",
+		"attention b=1 h=1 s=8 d=8 impl=split impl=SPLIT"} {
 		if _, err := Parse(spec); err != nil {
 			t.Errorf("Parse(%q): %v", spec, err)
 		}
@@ -248,4 +258,34 @@ func TestShape(t *testing.T) {
 			t.Errorf("%s: shape does not round-trip", spec)
 		}
 	}
+}
+
+// TestImpl: impl=split is the default schedule (stored as ""); impl=rows is
+// kept; both cost the same ideal FLOPs and bytes.
+func TestImpl(t *testing.T) {
+	def, err := Parse("attention b=1 h=32 kv=8 sq=1 sk=4096 d=128")
+	if err != nil {
+		t.Fatal(err)
+	}
+	split, _ := Parse("attention b=1 h=32 kv=8 sq=1 sk=4096 d=128 impl=split")
+	rows, _ := Parse("attention b=1 h=32 kv=8 sq=1 sk=4096 d=128 impl=ROWS")
+	if def != split || rows.Impl != ImplRows {
+		t.Errorf("default %+v, split %+v, rows %q", def, split, rows.Impl)
+	}
+	if def.Cost() != rows.Cost() {
+		t.Errorf("schedules change the ideal cost: %+v vs %+v", def.Cost(), rows.Cost())
+	}
+	// A broadcast copy reads each input element once: 1024 of 4096 here.
+	if c := mustParse(t, "copy n=4096 repeat=4 dtype=bf16").Cost(); c.Bytes != 2*1024+2*4096 {
+		t.Errorf("copy repeat=4: %g bytes, want %d", c.Bytes, 2*1024+2*4096)
+	}
+}
+
+func mustParse(t *testing.T, spec string) Op {
+	t.Helper()
+	o, err := Parse(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return o
 }

@@ -17,14 +17,21 @@ const SpecHelp = `An op spec is the op's name followed by key=value pairs and fl
   matmul    m= n= k= [batch=] [bias] [dtype=] [out_dtype=] [weight_dtype=]   C[m,n] = A[m,k]·B[k,n]
   linear    tokens= in= out= [bias]                           a matmul with shared weight
   layernorm rows= cols=        rmsnorm rows= cols=        softmax rows= cols=
-  gelu n= [erf|tanh]   gelu_tanh n=   relu n=   silu n=   add n=   mul n=   copy n=
-  attention b= h= [kv=] s= | sq= sk= d= [causal|full] [flash|naive]
+  gelu n= [erf|tanh]   gelu_tanh n=   relu n=   silu n=   add n=   mul n=   copy n= [repeat=]
+  attention b= h= [kv=] s= | sq= sk= d= [causal|full] [flash|naive] [impl=split|rows|heads]
   conv2d    n= c= h= w= k= r= s= [stride=1] [pad=0|same] [groups=1]
   allreduce n= | bytes= ranks=   a sum over tensor-parallel GPUs (NCCL)
 dtype= is fp64, fp32, tf32, bf16 (default), fp16, fp8 (e4m3), e5m2, int8 or fp4.
 out_dtype= defaults to the input type, except int8 → int32 and fp8 → bf16.
 weight_dtype= stores B (a linear's weight) in another type, dequantized to
 dtype= to compute (weight-only quantization; fp4 for 4-bit int4 weights).
+impl= is flash attention's schedule: split (default) splits the keys over
+CTAs when query tiles are too few to fill the SMs, all query heads of a KV
+group sharing one read of K and V, then merges the splits (flash-decoding);
+rows folds a KV group's query heads into query rows and never splits (at
+decode, one CTA per batch × KV head); heads gives each query head its own
+CTA and never splits (a masked SDPA kernel).
+copy repeat=R writes each of n/R input elements R times (repeat_kv).
 shape= takes roof_bench's form instead of the sizes: matmul MxNxK, norms and
 softmax ROWSxCOLS, elementwise N, attention BxHxSxD, conv2d NxCxHxWxKxRxS
 (stride 1, same padding).`
@@ -114,6 +121,12 @@ func parse(spec string, dtype devices.DType) (Op, error) {
 			}
 			haveShape = true
 			samePad = kind == Conv2D
+		case "impl":
+			if kind != Attention {
+				err = fmt.Errorf("unknown key %s for %s", rows.Quote(key), kind)
+			} else if err = once("impl", f); err == nil {
+				err = o.setImpl(val)
+			}
 		case "bias":
 			if err = once("bias", f); err == nil {
 				o.Bias, err = parseBool(key, val)
@@ -166,6 +179,12 @@ func parse(spec string, dtype devices.DType) (Op, error) {
 	}
 	if kind == Attention && o.KVHeads == 0 {
 		o.KVHeads = o.Heads
+	}
+	if o.Repeat == 1 {
+		o.Repeat = 0 // a copy
+	}
+	if o.Naive && o.Impl != "" {
+		return Op{}, fmt.Errorf("op spec %s: impl= schedules flash attention; naive attention has none", rows.Quote(spec))
 	}
 	if samePad {
 		if o.R != o.S || o.R%2 == 0 || o.Stride != 1 {
@@ -236,6 +255,20 @@ func (o *Op) flag(w string) error {
 	return nil
 }
 
+// setImpl sets flash attention's schedule; split, the default, is stored
+// as "".
+func (o *Op) setImpl(val string) error {
+	switch strings.ToLower(val) {
+	case ImplSplit:
+		o.Impl = ""
+	case ImplRows, ImplHeads:
+		o.Impl = strings.ToLower(val)
+	default:
+		return fmt.Errorf("impl=%s: expected split, rows or heads", rows.Quote(val))
+	}
+	return nil
+}
+
 func parseDim(key, val string) (int64, error) {
 	v, err := strconv.ParseInt(val, 10, 64)
 	if err != nil || v <= 0 {
@@ -254,7 +287,9 @@ func (o *Op) target(key string, s, sq, sk *int64) *int64 {
 		target = map[string]*int64{"tokens": &o.M, "m": &o.M, "in": &o.K, "k": &o.K, "out": &o.N, "n": &o.N}[key]
 	case LayerNorm, RMSNorm, Softmax:
 		target = map[string]*int64{"rows": &o.Rows, "cols": &o.Cols}[key]
-	case GELU, ReLU, SiLU, Add, Mul, Copy:
+	case Copy:
+		target = map[string]*int64{"n": &o.Elems, "elems": &o.Elems, "repeat": &o.Repeat}[key]
+	case GELU, ReLU, SiLU, Add, Mul:
 		target = map[string]*int64{"n": &o.Elems, "elems": &o.Elems}[key]
 	case AllReduce:
 		target = map[string]*int64{"n": &o.Elems, "elems": &o.Elems, "ranks": &o.Ranks}[key]
@@ -372,6 +407,9 @@ func (o Op) String() string {
 		if o.Kind == GELU && o.Tanh {
 			b.WriteString(" tanh")
 		}
+		if o.Repeat > 1 {
+			kv("repeat", o.Repeat)
+		}
 	case AllReduce:
 		kv("n", o.Elems)
 		kv("ranks", o.Ranks)
@@ -393,6 +431,9 @@ func (o Op) String() string {
 		}
 		if o.Naive {
 			b.WriteString(" naive")
+		}
+		if o.Impl != "" {
+			b.WriteString(" impl=" + o.Impl)
 		}
 	case Conv2D:
 		for _, d := range []struct {

@@ -116,7 +116,7 @@ func DeviceDetail(d devices.Device) []Table {
 	}
 	for _, k := range d.PeakKeys() {
 		p := d.Dense[k]
-		v := formatPeak(k, p.PerSecond)
+		v := devices.FormatPeak(k, p.PerSecond)
 		if p.PerSMPerClock > 0 {
 			v += " = " + strconv.FormatFloat(p.PerSMPerClock, 'f', -1, 64) + "/clk/SM at " + p.Clock + " clock"
 		}
@@ -124,7 +124,7 @@ func DeviceDetail(d devices.Device) []Table {
 	}
 	for _, k := range d.PeakKeys() {
 		if p, ok := d.Sparse[k]; ok {
-			add(k+" (2:4 sparse)", formatPeak(k, p.PerSecond), "sparse."+k)
+			add(k+" (2:4 sparse)", devices.FormatPeak(k, p.PerSecond), "sparse."+k)
 		}
 	}
 	for _, dt := range []devices.DType{devices.BF16, devices.FP16} {
@@ -145,7 +145,7 @@ func DeviceDetail(d devices.Device) []Table {
 		addRate("L2", m.L2, "l2")
 		addRate("shared memory", m.Smem, "smem")
 		for _, k := range peakOrder(m.Peaks) {
-			add("measured "+k, formatPeak(k, m.Peaks[k]), "measured.peaks."+k)
+			add("measured "+k, devices.FormatPeak(k, m.Peaks[k]), "measured.peaks."+k)
 		}
 		addRate("all-reduce bus bandwidth", m.AllReduceBusBandwidth, "allreduce_bus_bandwidth")
 		if m.AllReduceLatency > 0 {
@@ -161,15 +161,6 @@ func DeviceDetail(d devices.Device) []Table {
 	}
 	t.Notes = []string{"Peaks: x/clk/SM is operations per clock per SM; rates are decimal (1 TFLOP/s = 1e12). Links: one direction."}
 	return []Table{t, src.table()}
-}
-
-// formatPeak writes a rate of the peak key k: OP/s for integer types.
-func formatPeak(k string, v float64) string {
-	s := units.FormatFLOPS(v)
-	if strings.HasPrefix(k, "int") {
-		s = strings.Replace(s, "FLOP/s", "OP/s", 1)
-	}
-	return s
 }
 
 // peakOrder lists the keys of m in the catalog's peak order.

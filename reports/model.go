@@ -10,6 +10,15 @@ import (
 
 func gib(b float64) string { return strconv.FormatFloat(b/(1<<30), 'f', 2, 64) + " GiB" }
 
+// memSize is a memory size in GiB, or in a smaller binary unit below 1 GiB, so
+// that a small one does not read 0.00 GiB.
+func memSize(b float64) string {
+	if b >= 1<<30 {
+		return gib(b)
+	}
+	return units.FormatSize(int64(b))
+}
+
 func tpText(tp int64) string {
 	if tp == 0 {
 		return "none up to 64"
@@ -33,15 +42,19 @@ func ModelSummary(title string, r model.Report, notes []string) Table {
 		row("active parameters per token", siCount(float64(m.Params.Active)))
 	}
 	row("weights per GPU", gib(m.Weights)+" ("+string(q.Weights)+")")
-	row("KV cache per token", units.FormatSize(int64(m.KVPerToken))+" ("+string(q.KV)+")")
-	row("KV cache", gib(m.KV))
-	row("activation workspace", gib(m.Workspace))
+	// Under tensor parallel each GPU holds its share of the KV heads: the
+	// labels say per GPU, as for the weights.
+	row("KV per token per GPU", units.FormatSize(int64(m.KVPerToken))+" ("+string(q.KV)+")")
+	row("KV cache per GPU", memSize(m.KV))
+	// The workspace of the phase whose total is shown: a decode step's is
+	// small (MiB), a long prefill's large.
+	row("workspace ("+string(r.MemoryPhase)+")", memSize(m.Workspace))
 	row("memory per GPU", gib(m.Total)+" of "+gib(m.Usable)+" usable: "+fits)
 	row("smallest TP that fits", tpText(r.SmallestTP))
 	p, d := r.Prefill, r.Decode
-	row("prefill (TTFT)", units.FormatDuration(r.TTFT)+" expected, "+units.FormatDuration(p.LowerBound)+" lower bound; "+
+	row("prefill (TTFT)", stepTime(r.TTFT, p)+", "+units.FormatDuration(p.LowerBound)+" lower bound; "+
 		strconv.Itoa(p.Kernels)+" kernels, mostly "+prefillLabel(p.Dominant))
-	row("decode step (TPOT)", units.FormatDuration(r.TPOT)+" expected, "+units.FormatDuration(d.LowerBound)+" lower bound at "+
+	row("decode step (TPOT)", stepTime(r.TPOT, d)+", "+units.FormatDuration(d.LowerBound)+" lower bound at "+
 		strconv.FormatInt(q.Ctx, 10)+" tokens of context")
 	row("decode dominated by", string(d.Dominant)+" ("+shares(d)+")")
 	row("decode tokens/s", strconv.FormatFloat(d.PerSequence, 'f', 1, 64)+" per sequence, "+
@@ -50,6 +63,15 @@ func ModelSummary(title string, r model.Report, notes []string) Table {
 		row("end to end", units.FormatDuration(r.EndToEnd)+" for "+strconv.FormatInt(q.Gen, 10)+" tokens")
 	}
 	return t
+}
+
+// stepTime is a step's time: expected, or with the eager engine its wall
+// time and the GPU time within it.
+func stepTime(t float64, r model.Result) string {
+	if r.Wall > 0 {
+		return units.FormatDuration(t) + " wall (" + units.FormatDuration(r.Expected) + " GPU time)"
+	}
+	return units.FormatDuration(t) + " expected"
 }
 
 // prefillLabel names what dominates a prefill: its linear layers are
@@ -91,7 +113,7 @@ func ModelOps(title string, r model.Result) Table {
 
 // ModelRowColumns are the CSV columns of one report per device.
 var ModelRowColumns = []string{"model", "device", "batch", "prompt", "ctx", "gen", "tp", "weights_dtype", "kv_dtype",
-	"params", "weights_bytes", "kv_bytes_per_token", "kv_bytes", "workspace_bytes", "memory_bytes", "usable_bytes", "fits", "smallest_tp",
+	"params", "weights_bytes", "kv_bytes_per_token", "kv_bytes", "workspace_bytes", "memory_phase", "memory_bytes", "usable_bytes", "fits", "smallest_tp",
 	"ttft_ms", "prefill_lower_bound_ms", "tpot_ms", "decode_lower_bound_ms", "decode_tokens_per_s", "decode_dominant", "end_to_end_ms"}
 
 // ModelRows is one row per device, for CSV and side-by-side comparison.
@@ -105,7 +127,7 @@ func ModelRows(rs []model.Report) Table {
 			e2e = num(r.EndToEnd * 1e3)
 		}
 		t.Rows = append(t.Rows, []string{r.Model, r.Device, i(q.Batch), i(q.Prompt), i(q.Ctx), i(q.Gen), i(q.TP), string(q.Weights), string(q.KV),
-			i(m.Params.Total), num(m.Weights), num(m.KVPerToken), num(m.KV), num(m.Workspace), num(m.Total), num(m.Usable), strconv.FormatBool(m.Fits),
+			i(m.Params.Total), num(m.Weights), num(m.KVPerToken), num(m.KV), num(m.Workspace), string(r.MemoryPhase), num(m.Total), num(m.Usable), strconv.FormatBool(m.Fits),
 			i(r.SmallestTP), num(r.TTFT * 1e3), num(r.Prefill.LowerBound * 1e3), num(r.TPOT * 1e3), num(r.Decode.LowerBound * 1e3),
 			num(r.Decode.TokensPerSecond), string(r.Decode.Dominant), e2e})
 	}
@@ -132,7 +154,8 @@ func ModelCompare(rs []model.Report) Table {
 
 // ModelList lists the built-in models.
 func ModelList(rows [][]string) Table {
-	return Table{Title: "Built-in models", Header: []string{"name", "model_type", "params", "source"}, Rows: rows}
+	return Table{Title: "Built-in models", Header: []string{"name", "hf_id", "model_type", "params", "source"}, Rows: rows,
+		Notes: []string{"A Hugging Face id names its built-in in any case, and so do the ids of the same architecture (instruct variants: JSON's same_architecture); so does an unambiguous prefix."}}
 }
 
 // ModelBatchOut are the columns model batch appends to its input.

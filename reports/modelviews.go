@@ -20,8 +20,7 @@ func ModelTables(name string, q model.Request, rs []model.Report, origin string,
 	}
 	shape := fmt.Sprintf("batch %d, prompt %d, decode at %d tokens of context, tp %d; weights %s, activations %s, KV %s; %s (flags: --batch --prompt --ctx --gen --tp --weights --dtype --kv --full-cache)",
 		q.Batch, q.Prompt, q.Ctx, q.TP, q.Weights, q.Activations, q.KV, cache)
-	notes := []string{"Shape: " + shape + ".",
-		"Expected times run kernels back to back (CUDA-graph decode, GPU-bound prefill); 'gpucalc model --help' says how."}
+	notes := []string{"Shape: " + shape + ".", q.Engine.Assumes()}
 	if len(rs) > 1 {
 		t := ModelCompare(rs)
 		t.Title = name + " side by side"

@@ -38,7 +38,8 @@ func NewOccupancy(t occupancy.Target, k occupancy.Kernel, l occupancy.Launch, de
 	if r.Reason != nil {
 		o.Reason = r.Reason.Error()
 	}
-	o.Notes = occupancyNotes(o)
+	// Empty, not nil: JSON writes [] when there is nothing to note.
+	o.Notes = append([]string{}, occupancyNotes(o)...)
 	return o
 }
 

@@ -86,7 +86,7 @@ func reviewSummary(r review.Report, origin string) Table {
 	add("Device", dev)
 	add("Ops", strconv.Itoa(len(r.Ops)))
 	add("FLOPs", reviewCount(r.FLOPs))
-	add("Bytes (ideal)", units.FormatSize(int64(r.Bytes)))
+	add("Bytes (ideal)", units.FormatDecimal(r.Bytes, "B"))
 	add("Lower bound (datasheet peaks)", units.FormatDuration(r.LowerBound))
 	add("Expected", units.FormatDuration(r.Expected))
 	if r.Transfer > 0 {

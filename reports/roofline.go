@@ -77,7 +77,7 @@ func RooflinePoints(title string, pts []roofline.Point, notes []string) Table {
 		}
 		t.Rows = append(t.Rows, []string{name, siCount(p.FLOPs), siCount(p.Bytes) + "B", strconv.FormatFloat(p.AI, 'f', digits(p.AI), 64),
 			p.PeakKey + " " + tflops(p.ComputeCeiling) + "T, " + strings.ToUpper(string(p.MemoryLevel)) + " " + units.FormatBandwidth(p.MemoryCeiling),
-			strconv.FormatFloat(p.Ridge, 'f', 0, 64), string(p.Bound), units.FormatFLOPS(p.Attainable),
+			strconv.FormatFloat(p.Ridge, 'f', 0, 64), string(p.Bound), devices.FormatPeak(p.PeakKey, p.Attainable),
 			units.FormatDuration(p.LowerBound), units.FormatDuration(p.Expected), p.ExpectedBound})
 	}
 	for _, p := range pts {

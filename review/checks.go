@@ -69,7 +69,7 @@ func (c *checker) fusion() {
 		c.add(Finding{
 			Check: "fusion", Op: e.Name, Saves: saves,
 			Message: fmt.Sprintf("%s (%s) stands alone after %s: it reads %s's output (%s) back from DRAM, and %s. Fused, it saves %s of traffic and a launch: %s of its %s per run (%s of the workload).",
-				e.Name, e.Op.Kind, prod.Name, prod.Name, size(in), how, size(saved), dur(per), dur(o.Point.Expected), c.share(saves)),
+				e.Name, e.Op.Kind, prod.Name, prod.Name, traffic(in), how, traffic(saved), dur(per), dur(o.Point.Expected), c.share(saves)),
 			Fix: fuseFix(e.Op.Kind, prod),
 			Numbers: map[string]float64{
 				"intermediate_bytes": in, "saved_bytes": saved, "saved_seconds": saves,
@@ -343,7 +343,7 @@ func (c *checker) transfers() {
 		if link <= 0 {
 			c.add(Finding{
 				Check: "host_transfer", Op: t.Name,
-				Message: fmt.Sprintf("%s moves %s over the host link, but the catalog has no host-link bandwidth for %s.", t.Name, size(bytes), c.d.Name),
+				Message: fmt.Sprintf("%s moves %s over the host link, but the catalog has no host-link bandwidth for %s.", t.Name, traffic(bytes), c.d.Name),
 				Fix:     "give host_link in a device file to have the time estimated",
 				Numbers: map[string]float64{"bytes": bytes},
 			})
@@ -354,7 +354,7 @@ func (c *checker) transfers() {
 		f := Finding{
 			Check: "host_transfer", Op: t.Name, Severity: Info,
 			Message: fmt.Sprintf("%s moves %s over %s at %s: at least %s, %s of the workload's expected %s on the device.",
-				t.Name, size(bytes), c.d.HostLink.Type, bw(link), dur(s), pct(s/c.r.Expected), dur(c.r.Expected)),
+				t.Name, traffic(bytes), c.d.HostLink.Type, bw(link), dur(s), pct(s/c.r.Expected), dur(c.r.Expected)),
 			Fix:     "overlap the copy with compute (pinned host memory, cudaMemcpyAsync on its own stream) so only what exceeds the compute time shows; keep the data resident; send fewer bytes",
 			Numbers: map[string]float64{"bytes": bytes, "link_bytes_per_second": link, "seconds": s, "expected_seconds": c.r.Expected},
 		}
@@ -411,7 +411,7 @@ func (c *checker) peaks(reference []devices.Device) {
 		if math.Abs(r-1) <= 0.03 {
 			continue
 		}
-		ident := fmt.Sprintf("%d SMs × %.0f MHz × %s = %s", d.SMs, best.clock/1e6, best.how, flops(best.peak))
+		ident := fmt.Sprintf("%d SMs × %.0f MHz × %s = %s", d.SMs, best.clock/1e6, best.how, devices.FormatPeak(k, best.peak))
 		f := Finding{
 			Check: "device_peaks", Op: "dense." + k, Severity: Warning,
 			Numbers: map[string]float64{"peak_ops_per_second": p.PerSecond, "derived_ops_per_second": best.peak, "ratio": r},
@@ -419,11 +419,11 @@ func (c *checker) peaks(reference []devices.Device) {
 		if math.Abs(r/2-1) <= 0.03 {
 			f.Severity = Error
 			f.Message = fmt.Sprintf("%s's dense %s peak is %s, %.2f× what %s gives: it looks like a 2:4-sparse rate entered as dense, which doubles the compute ceiling and halves compute-bound times.",
-				d.Name, k, flops(p.PerSecond), r, ident)
-			f.Fix = fmt.Sprintf("enter %s under dense and %s under sparse (datasheets mark sparse rates with an asterisk)", flops(p.PerSecond/2), flops(p.PerSecond))
+				d.Name, k, devices.FormatPeak(k, p.PerSecond), r, ident)
+			f.Fix = fmt.Sprintf("enter %s under dense and %s under sparse (datasheets mark sparse rates with an asterisk)", devices.FormatPeak(k, p.PerSecond/2), devices.FormatPeak(k, p.PerSecond))
 		} else {
 			f.Message = fmt.Sprintf("%s's dense %s peak is %s, %.2f× what %s gives: peak = SMs × clock × rate per SM does not hold.",
-				d.Name, k, flops(p.PerSecond), r, ident)
+				d.Name, k, devices.FormatPeak(k, p.PerSecond), r, ident)
 			f.Fix = "check the SM count, the clock the peak assumes (tensor_clock for tensor peaks) and per_sm_per_clock against the datasheet"
 		}
 		c.add(f)

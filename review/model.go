@@ -14,7 +14,10 @@ import (
 // ModelWorkload is one step of a model as a workload: the op list of
 // model.Config.Ops with its counts, and the memory one GPU holds.
 func ModelWorkload(c model.Config, s model.Shape, d devices.Device) (ops.Workload, model.Memory, error) {
-	s = s.Defaults()
+	s, err := c.FillShape(s)
+	if err != nil {
+		return ops.Workload{}, model.Memory{}, err
+	}
 	list, err := c.Ops(s)
 	if err != nil {
 		return ops.Workload{}, model.Memory{}, err
@@ -45,7 +48,10 @@ func ModelWorkload(c model.Config, s model.Shape, d devices.Device) (ops.Workloa
 // attention, as transformers' eager path does, would cost) and tp_allreduce
 // (the tensor-parallel all-reduces' share of the step).
 func CheckModel(c model.Config, s model.Shape, d devices.Device, reference []devices.Device) (Report, error) {
-	s = s.Defaults()
+	s, err := c.FillShape(s)
+	if err != nil {
+		return Report{}, err
+	}
 	w, mem, err := ModelWorkload(c, s, d)
 	if err != nil {
 		return Report{}, err

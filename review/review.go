@@ -133,7 +133,8 @@ func Check(w ops.Workload, d devices.Device, reference []devices.Device) (Report
 	if err != nil {
 		return Report{}, fmt.Errorf("device %q: %w", d.Name, err)
 	}
-	r := Report{Workload: w.Name, Description: w.Description, Device: d.Name, Notes: m.Notes}
+	// Findings empty, not nil: JSON writes [] for a workload without any.
+	r := Report{Workload: w.Name, Description: w.Description, Device: d.Name, Notes: m.Notes, Findings: []Finding{}}
 	for _, e := range w.Entries {
 		p, err := m.Analyze(e.Op)
 		if err != nil {
@@ -231,7 +232,11 @@ func plural(n int, word string) string {
 	return fmt.Sprintf("%d %ss", n, word)
 }
 
-func dur(s float64) string   { return units.FormatDuration(s) }
-func size(b float64) string  { return units.FormatSize(int64(b)) }
-func bw(v float64) string    { return units.FormatBandwidth(v) }
-func flops(v float64) string { return units.FormatFLOPS(v) }
+// Units: sizes of memory (capacity, shared memory, bytes in flight) are
+// binary, as CUDA reports them; traffic (bytes an op or a copy moves) is
+// decimal, as the rates it is divided by are (100.7 MB / 3.35 TB/s), and as
+// roofline prints it.
+func dur(s float64) string     { return units.FormatDuration(s) }
+func size(b float64) string    { return units.FormatSize(int64(b)) }
+func traffic(b float64) string { return units.FormatDecimal(b, "B") }
+func bw(v float64) string      { return units.FormatBandwidth(v) }

@@ -138,3 +138,64 @@ func TestLowerBoundNeverAboveExpected(t *testing.T) {
 		t.Errorf("%d ops checked and %d device files refused; the property needs both many checks and some refusals", checked, refused)
 	}
 }
+
+// TestFlashNeverSlowerThanNaive: for the same attention, flash (its default
+// schedule) is never expected slower than the naive three kernels, which
+// move the score matrix through DRAM; over random shapes (decode and
+// prefill, GQA, causal with the queries at the end of the keys, or full),
+// every catalog device, measured or datasheet figures.
+func TestFlashNeverSlowerThanNaive(t *testing.T) {
+	rng := rand.New(rand.NewPCG(21, 2026))
+	base, err := devices.Builtin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dim := func(lo, hi float64) int64 {
+		return int64(math.Exp(math.Log(lo) + rng.Float64()*(math.Log(hi)-math.Log(lo))))
+	}
+	checked := 0
+	for _, d := range base.Devices() {
+		for _, v := range []devices.Device{d, d.Datasheet()} {
+			m, err := New(v)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for range 300 {
+				kv := dim(1, 64)
+				h := kv * []int64{1, 2, 4, 8, 16}[rng.IntN(5)]
+				sq := dim(1, 8192)
+				if rng.IntN(2) == 0 {
+					sq = dim(1, 16)
+				}
+				sk, mask := dim(1, 131072), ""
+				if rng.IntN(2) == 0 && sk >= sq {
+					mask = " causal" // queries aligned to the end of the keys
+				}
+				spec := fmt.Sprintf("attention b=%d h=%d kv=%d sq=%d sk=%d d=%d%s dtype=%s", dim(1, 256), h, kv, sq, sk,
+					[]int{64, 80, 128, 256}[rng.IntN(4)], mask, []string{"bf16", "fp16", "fp8"}[rng.IntN(3)])
+				flash, err := ops.Parse(spec)
+				if err != nil {
+					continue // over 2^53 FLOPs
+				}
+				naive := flash
+				naive.Naive = true
+				pf, err := m.Analyze(flash)
+				if err != nil {
+					continue // a data type the device lacks
+				}
+				pn, err := m.Analyze(naive)
+				if err != nil {
+					t.Fatal(err)
+				}
+				checked++
+				if pf.Expected > pn.Expected {
+					t.Errorf("%s (%s): flash %.4g s, naive %.4g s", d.Name, spec, pf.Expected, pn.Expected)
+				}
+			}
+		}
+	}
+	if checked < 5000 {
+		t.Errorf("only %d shapes checked", checked)
+	}
+	t.Logf("%d shapes checked", checked)
+}

@@ -63,6 +63,11 @@ type Point struct {
 
 	LowerBound float64 `json:"lower_bound_seconds"`
 	Expected   float64 `json:"expected_seconds"`
+	// Kernels is the number of kernels the op launches.
+	Kernels int `json:"kernels"`
+	// work is the op's time besides fixed costs: its kernels' compute or
+	// memory time, whichever is longer, summed (see Work).
+	work float64
 	// ExpectedBound is what limits the expected time (memory, compute or
 	// launch overhead).
 	ExpectedBound string `json:"expected_bound"`
@@ -80,6 +85,7 @@ type Model struct {
 
 	dram, l2      float64 // datasheet ceilings, B/s (l2 0: unknown)
 	stream        float64 // achievable streaming bandwidth, B/s
+	read          float64 // achievable read-only bandwidth, B/s
 	fixed         float64 // launch overhead + kernel ramp, s
 	sfu           float64 // transcendentals per second
 	measuredPeaks map[string]float64
@@ -120,7 +126,7 @@ func New(d devices.Device) (*Model, error) {
 					m.measuredPeaks = map[string]float64{}
 				}
 				m.measuredPeaks[k] = me.Peaks[k]
-				used = append(used, k+" GEMM "+units.FormatFLOPS(me.Peaks[k]))
+				used = append(used, k+" GEMM "+devices.FormatPeak(k, me.Peaks[k]))
 			}
 		}
 		if len(used) > 0 {
@@ -128,6 +134,10 @@ func New(d devices.Device) (*Model, error) {
 		}
 	}
 	m.fixed = launch + e.Ramp
+	m.read = m.stream
+	if me := d.Measured; me != nil && me.DRAMRead > 0 {
+		m.read = me.DRAMRead
+	}
 	if m.l2 == 0 {
 		m.Notes = append(m.Notes, fmt.Sprintf("the catalog has no datasheet L2 bandwidth for %s: the memory ceiling is DRAM even where the working set fits in L2", d.Name))
 	}
@@ -209,7 +219,11 @@ func (m *Model) Analyze(op ops.Op) (Point, error) {
 		p.Bound = MemoryBound
 	}
 	p.LowerBound = math.Max(p.FLOPs/peak, c.Bytes/p.MemoryCeiling)
-	p.Expected, p.ExpectedBound = m.expected(op, c, key, peak)
+	e := m.estimate(op, c, key, peak)
+	p.Expected, p.ExpectedBound, p.Kernels, p.work = m.opTime(e), e.bound, e.kernels, e.work
+	if p.Expected-e.work > e.work {
+		p.ExpectedBound = "launch"
+	}
 	return p, nil
 }
 
@@ -225,8 +239,55 @@ func (m *Model) rate(key string, peak float64) float64 {
 	return peak * m.eff.GEMM["fp32"]
 }
 
-// expected returns the expected time and what limits it.
-func (m *Model) expected(op ops.Op, c ops.Cost, key string, peak float64) (float64, string) {
+// estimate is what an op's kernels cost besides their fixed costs: the
+// slower of compute and memory time of each kernel at achievable rates,
+// summed, the number of kernels, and what limits the longest.
+type estimate struct {
+	work    float64
+	kernels int
+	bound   string
+}
+
+// opTime is the time of an op's kernels timed alone: its first kernel's
+// fixed cost plus the work of all its kernels, whose later launches are
+// processed while the earlier kernels run (they are queued back to back on
+// one stream); but never less than one launch period per kernel, the rate
+// at which the GPU takes kernels.
+func (m *Model) opTime(e estimate) float64 {
+	return math.Max(float64(e.kernels)*m.period(), m.fixed+e.work)
+}
+
+// Work is the op's time besides launches and ramps: each kernel's compute
+// or memory time, whichever is longer, summed over its kernels.
+func (p Point) Work() float64 { return p.work }
+
+// Busy is the time the GPU spends in p's kernels, as a profiler sums
+// kernel durations: each kernel's ramp (start-up, one DRAM round trip,
+// drain) plus its work; launches and the gaps between kernels are not in
+// it. All-reduces are their expected time.
+func (m *Model) Busy(p Point) float64 {
+	if p.Op.Kind == ops.AllReduce {
+		return p.Expected
+	}
+	return p.work + float64(p.Kernels)*m.eff.Ramp
+}
+
+// period is the launch period: the time per back-to-back empty kernel.
+func (m *Model) period() float64 { return m.fixed - m.eff.Ramp }
+
+// BackToBack is the time p's op takes among other kernels back to back on
+// one stream (a CUDA-graph decode step, or a prefill whose CPU runs ahead):
+// the kernel period, no ramp (a kernel starts as its predecessor drains),
+// plus the work of its kernels, at least one period per kernel.
+// All-reduces are their expected time.
+func (m *Model) BackToBack(p Point) float64 {
+	if p.Op.Kind == ops.AllReduce {
+		return p.Expected
+	}
+	return math.Max(float64(p.Kernels)*m.period(), m.period()+p.work)
+}
+
+func (m *Model) estimate(op ops.Op, c ops.Cost, key string, peak float64) estimate {
 	var compute, memory float64
 	switch op.Kind {
 	case ops.Matmul, ops.Linear, ops.Conv2D:
@@ -241,24 +302,28 @@ func (m *Model) expected(op ops.Op, c ops.Cost, key string, peak float64) (float
 		if op.Naive {
 			return m.naiveAttention(op, key, peak)
 		}
-		compute = m.flash(op, m.rate(key, peak))
-		memory = c.Bytes / (m.stream * m.eff.GEMMMemory * m.active(flashCTAs(op)))
+		return m.flashAttention(op, c, m.rate(key, peak))
 	case ops.LayerNorm, ops.RMSNorm, ops.Softmax, ops.BatchNorm, ops.Reduce:
 		memory = c.Bytes / (m.stream * m.eff.Reduction)
 		compute = m.vector(c, key, peak)
 	default:
 		memory = c.Bytes / m.stream
 		compute = m.vector(c, key, peak)
+		if op.Kind == ops.Copy && op.Repeat > 1 {
+			compute = math.Max(compute, float64(op.Elems)/(m.eff.BroadcastCopy*float64(m.dev.SMs)*m.dev.BoostClockHz))
+		}
 	}
-	t := math.Max(compute, memory)
-	bound := string(MemoryBound)
+	return m.kernel(compute, memory)
+}
+
+// kernel is one kernel's estimate from its compute and memory times, which
+// overlap.
+func (m *Model) kernel(compute, memory float64) estimate {
+	e := estimate{work: math.Max(compute, memory), kernels: 1, bound: string(MemoryBound)}
 	if compute > memory {
-		bound = string(ComputeBound)
+		e.bound = string(ComputeBound)
 	}
-	if m.fixed > t {
-		bound = "launch"
-	}
-	return m.fixed + t, bound
+	return e
 }
 
 func (m *Model) vectorPeak() float64 {
@@ -337,65 +402,201 @@ func (m *Model) active(n float64) float64 {
 // flashBlock is flash attention's query and key tile.
 const flashBlock = 128
 
-// flashCTAs is one CTA per (batch, head, 128-query block).
-func flashCTAs(op ops.Op) float64 {
-	return float64(op.B*op.Heads) * ceilDiv(op.SeqQ, flashBlock)
+// Split-KV kernels (flash-decoding, FlashAttention's split path) pad query
+// tiles to the MMA's row count (mmaRows: mma.sync m16n8k16), sweep keys in
+// blocks of splitBlock (the Triton decode kernel's, and FlashAttention 2's
+// for head dimension 256), and size their splits for at most splitFill
+// CTAs per SM (FlashAttention 2's num_splits heuristic targets 2 × the
+// SMs, as flash-decoding kernels do).
+const (
+	mmaRows    = 16
+	splitBlock = 64
+	splitFill  = 2
+)
+
+// flashAttention prices flash attention by its schedule. impl=rows folds a
+// KV group's query heads into query rows and runs the forward kernel on
+// them (one CTA per batch × KV head × 128-query block, at decode a few
+// CTAs). impl=heads runs one CTA per batch × query head × 128-query block,
+// its rows padded to the MMA's 16, each reading its head's K and V,
+// unsplit: a masked SDPA kernel (cuDNN's, in transformers' eager decode).
+// The default takes the fastest of the forward kernel and split-KV
+// kernels, as FlashAttention's heuristics and decode kernels choose, which
+// a library runs where the forward kernel's tiles cannot fill every SM
+// twice, its 128-row tiles would be mostly padding, or a KV group's query
+// rows fit one tile (decode).
+func (m *Model) flashAttention(op ops.Op, c ops.Cost, rate float64) estimate {
+	switch op.Impl {
+	case ops.ImplRows:
+		g := op.Heads / op.KVHeads
+		op.Heads, op.SeqQ = op.KVHeads, op.SeqQ*g
+		return m.flashForward(op, c, rate)
+	case ops.ImplHeads:
+		return m.splitKVAt(op, rate, splitTiling(op, false, flashBlock), 1)
+	}
+	best := m.flashForward(op, c, rate)
+	rows := op.SeqQ * (op.Heads / op.KVHeads)
+	tiles := float64(op.B*op.Heads) * ceilDiv(op.SeqQ, flashBlock)
+	if op.SeqQ >= flashBlock && rows > flashBlock && tiles >= splitFill*float64(m.dev.SMs) {
+		return best
+	}
+	for _, pack := range []bool{true, false} {
+		for _, tm := range []int64{mmaRows, splitBlock, flashBlock} {
+			if e := m.splitKV(op, rate, splitTiling(op, pack, tm)); m.opTime(e) < m.opTime(best) {
+				best = e
+			}
+		}
+	}
+	return best
 }
 
-// flash models flash attention: one CTA per (batch, head, 128-query block),
-// each sweeping 128-key blocks; a block costs its matrix FLOPs at the SM's
-// achievable tensor rate plus its exponentials on the SFU. A CTA computes
-// its whole 128-row query tile even when fewer queries exist (a decode step
-// through a kernel without a split-KV decode path). Causal masking skips
-// blocks above the diagonal; diagonal blocks cost CausalDiagonal full
-// blocks. CTAs are spread over the SMs in waves.
-func (m *Model) flash(op ops.Op, rate float64) float64 {
-	const blk = flashBlock
+// flashForward is FlashAttention's forward kernel: one CTA per (batch,
+// head, 128-query block), each sweeping the key blocks keyBlocks gives; a
+// block costs its matrix FLOPs at the SM's achievable tensor rate plus its
+// exponentials on the SFU. A CTA computes its whole 128-row query tile even
+// when fewer queries exist. CTAs are spread over the SMs in waves; memory
+// streams the ideal bytes at the memory-bound GEMM fraction, over the SMs
+// the CTAs occupy.
+func (m *Model) flashForward(op ops.Op, c ops.Cost, rate float64) estimate {
 	sms := float64(m.dev.SMs)
-	perSM := rate / sms
-	sfuSM := m.sfu / sms
+	perBlock, cols := m.keyBlocks(op)
+	ctas := float64(op.B*op.Heads) * ceilDiv(op.SeqQ, flashBlock)
+	compute := math.Ceil(ctas/sms) * perBlock * m.flashBlockTime(flashBlock, cols, op.HeadDim, rate)
+	memory := c.Bytes / (m.stream * m.eff.GEMMMemory * m.active(ctas))
+	return m.kernel(compute, memory)
+}
+
+// keyBlocks is the key work of one 128-query block, in blocks of 128 keys
+// (cols keys wide: 128, or all the keys when fewer), the last block
+// computed in 64-key halves. Causal masking skips the blocks above the
+// diagonal, and a diagonal block costs CausalDiagonal full blocks (at most
+// the work of the full attention); the result is the mean over the query
+// blocks.
+func (m *Model) keyBlocks(op ops.Op) (perBlock, cols float64) {
+	const blk = flashBlock
 	qb := ceilDiv(op.SeqQ, blk)
-	kb := ceilDiv(op.SeqK, blk)
-	rows := float64(blk)
-	cols := math.Min(blk, float64(op.SeqK))
-	block := 4*rows*cols*float64(op.HeadDim)/perSM + rows*cols/sfuSM
-	blocks := qb * kb
-	if op.Causal {
-		// Query block i (aligned to the end of the keys) sees the key
-		// blocks up to its diagonal: kb−qb+i+1 of them, the last masked.
-		full := 0.0
-		for i := 0.0; i < qb; i++ {
-			full += math.Max(kb-qb+i, 0)
-		}
-		blocks = full + qb*m.eff.CausalDiagonal
+	kb, cols := ceilDiv(op.SeqK, splitBlock)/2, float64(blk)
+	if op.SeqK <= blk {
+		kb, cols = 1, float64(op.SeqK)
 	}
-	ctas := flashCTAs(op)
-	perCTA := blocks / qb * block
-	return math.Ceil(ctas/sms) * perCTA
+	if !op.Causal {
+		return kb, cols
+	}
+	// Query block i (aligned to the end of the keys) sees the key blocks
+	// up to its diagonal: kb−qb+i+1 of them, the last masked.
+	full := 0.0
+	for i := 0.0; i < qb; i++ {
+		full += math.Max(kb-qb+i, 0)
+	}
+	// Masking never costs more than computing every block.
+	return math.Min(kb, (full+qb*m.eff.CausalDiagonal)/qb), cols
+}
+
+// flashBlockTime is one rows × cols block of flash attention on one SM:
+// QKᵀ and PV (4·rows·cols·d FLOPs) at the SM's share of the tensor rate,
+// then rows × cols exponentials on its SFU.
+func (m *Model) flashBlockTime(rows, cols float64, d int64, rate float64) float64 {
+	sms := float64(m.dev.SMs)
+	return 4*rows*cols*float64(d)/(rate/sms) + rows*cols/(m.sfu/sms)
+}
+
+// tiling is how a split-KV kernel lays out its query rows: tiles of rows
+// rows (padded to the MMA's 16), and the K and V heads it reads per
+// sequence.
+type tiling struct {
+	tiles, rows float64
+	reads       int64
+}
+
+// splitTiling tiles the query rows tm at a time. Packed, the query rows of
+// a KV group (sq × h/kv) share tiles, so all query heads of a group share
+// one read of K and V; otherwise each query head has its own tiles and
+// reads K and V itself.
+func splitTiling(op ops.Op, pack bool, tm int64) tiling {
+	units, rows, reads := op.B*op.KVHeads, op.SeqQ*(op.Heads/op.KVHeads), op.KVHeads
+	if !pack {
+		units, rows, reads = op.B*op.Heads, op.SeqQ, op.Heads
+	}
+	return tiling{float64(units) * ceilDiv(rows, tm), roundUp(min(rows, tm), mmaRows), reads}
+}
+
+// splitKV is a split-KV kernel and the pass that merges its splits, with
+// the number of splits that gives the shortest time: at most enough for
+// splitFill CTAs per SM and one split per splitBlock keys, fewer where the
+// merge would cost more than the splits gain (see splitKVAt).
+func (m *Model) splitKV(op ops.Op, rate float64, t tiling) estimate {
+	most := math.Max(1, math.Min(math.Ceil(splitFill*float64(m.dev.SMs)/t.tiles), ceilDiv(op.SeqK, splitBlock)))
+	best := m.splitKVAt(op, rate, t, most)
+	for s := 1.0; s < most; s *= 2 {
+		if e := m.splitKVAt(op, rate, t, s); m.opTime(e) < m.opTime(best) {
+			best = e
+		}
+	}
+	return best
+}
+
+// splitKVAt is a split-KV kernel with splits splits of the keys: tiles ×
+// splits CTAs, each sweeping its share of the key blocks (keyBlocks, in
+// 64-key halves, on its padded rows) and streaming its share of K and V
+// (streamTime). With more than one split each CTA writes its partial
+// output and log-sum-exp in fp32, and a second kernel, one CTA per query
+// row, reads them back and writes the output.
+func (m *Model) splitKVAt(op ops.Op, rate float64, t tiling, splits float64) estimate {
+	sms := float64(m.dev.SMs)
+	in, out := op.DType.Size(), op.Out.Size()
+	if out == 0 {
+		out = in
+	}
+	perBlock, cols := m.keyBlocks(op)
+	ctas := t.tiles * splits
+	compute := math.Ceil(ctas/sms) * math.Ceil(2*perBlock/splits) / 2 * m.flashBlockTime(t.rows, cols, op.HeadDim, rate)
+	queries := float64(op.B*op.Heads*op.SeqQ) * float64(op.HeadDim)
+	kv := 2 * float64(op.B*t.reads*op.SeqK*op.HeadDim) * in
+	// A CTA keeps two stages of a K and a V block in flight.
+	inflight := 2 * 2 * splitBlock * float64(op.HeadDim) * in
+	if splits == 1 {
+		return m.kernel(compute, m.streamTime(queries*in+kv+queries*out, ctas, inflight))
+	}
+	partials := splits * float64(op.B*op.Heads*op.SeqQ) * float64(op.HeadDim+1) * 4
+	e := m.kernel(compute, m.streamTime(queries*in+kv+partials, ctas, inflight))
+	combine := m.kernel(0, m.streamTime(partials+queries*out, float64(op.B*op.Heads*op.SeqQ), inflight))
+	e.work += combine.work
+	e.kernels++
+	return e
+}
+
+// streamTime is the time n CTAs take to read (mostly) bytes, spread evenly
+// over them: no less than the bytes at the read bandwidth, nor than each
+// CTA's bytes beyond the inflight bytes its first round trip brings (within
+// the kernel's ramp) at twice its SM's share of the bandwidth (active).
+func (m *Model) streamTime(bytes, n, inflight float64) float64 {
+	rest := math.Max(0, bytes/n-inflight) * n
+	return math.Max(bytes/m.read, rest/(m.read*m.active(n)))
 }
 
 // naiveAttention is three kernels: S = QKᵀ, softmax over S, O = PV, each
-// with its launch, S and P going through DRAM. The products are computed in
-// full; a causal mask only zeroes scores in the softmax.
-func (m *Model) naiveAttention(op ops.Op, key string, peak float64) (float64, string) {
+// S and P going through DRAM. The products are computed in full; a causal
+// mask only zeroes scores in the softmax.
+func (m *Model) naiveAttention(op ops.Op, key string, peak float64) estimate {
 	bh := op.B * op.Heads
 	qk := ops.Op{Kind: ops.Matmul, DType: op.DType, Out: op.DType, Batch: bh, M: op.SeqQ, N: op.SeqK, K: op.HeadDim}
 	pv := ops.Op{Kind: ops.Matmul, DType: op.DType, Out: op.DType, Batch: bh, M: op.SeqQ, N: op.HeadDim, K: op.SeqK}
 	sm := ops.Op{Kind: ops.Softmax, DType: op.DType, Rows: bh * op.SeqQ, Cols: op.SeqK}
-	total, worst, bound := 0.0, 0.0, ""
+	var total estimate
+	worst := 0.0
 	for _, sub := range []ops.Op{qk, sm, pv} {
-		c := sub.Cost()
 		k, p := key, peak
 		if sub.Kind == ops.Softmax {
 			k, p = "fp32", m.vectorPeak()
 		}
-		t, b := m.expected(sub, c, k, p)
-		total += t
-		if t > worst {
-			worst, bound = t, b
+		e := m.estimate(sub, sub.Cost(), k, p)
+		total.work += e.work
+		total.kernels += e.kernels
+		if e.work >= worst {
+			worst, total.bound = e.work, e.bound
 		}
 	}
-	return total, bound
+	return total
 }
 
 // Link is the memory level of an op that moves data between GPUs.
@@ -421,7 +622,7 @@ const (
 func (m *Model) allReduce(op ops.Op, c ops.Cost) Point {
 	link := m.dev.Peer()
 	p := Point{
-		Op: op, Device: m.dev.Name, Count: 1,
+		Op: op, Device: m.dev.Name, Count: 1, Kernels: 1,
 		FLOPs: c.FLOPs(), Bytes: c.Bytes, AI: c.AI(),
 		PeakKey: "link", MemoryLevel: Link, MemoryCeiling: link.BytesPerSecond,
 		Bound: MemoryBound, ExpectedBound: "link",

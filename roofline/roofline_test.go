@@ -192,14 +192,17 @@ func TestSummarize(t *testing.T) {
 		t.Errorf("summary %+v, sum %g", s, sum)
 	}
 	// Decode streams the layer's weights (218,103,808 bf16 parameters): the
-	// MLP projections come right after attention, whose 32 single-query
-	// heads each compute a whole 128-row flash tile per key block.
-	if name := pts[s.Top[0]].Name; name != "attention" {
-		t.Errorf("top op %s, want attention", name)
-	}
-	for _, i := range s.Top[1:4] {
+	// MLP projections (117 MB each) take the most time. Split-KV attention
+	// reads the 16.8 MB cache once for all 32 query heads, less than the
+	// 33.5 MB of q_proj and of o_proj, which come next.
+	for _, i := range s.Top[:3] {
 		if name := pts[i].Name; name != "gate_proj" && name != "up_proj" && name != "down_proj" {
-			t.Errorf("op %s among the top 4, want the MLP projections", name)
+			t.Errorf("op %s among the top 3, want the MLP projections", name)
+		}
+	}
+	for _, i := range s.Top[3:5] {
+		if name := pts[i].Name; name != "q_proj" && name != "o_proj" {
+			t.Errorf("op %s 4th or 5th, want q_proj and o_proj", name)
 		}
 	}
 }

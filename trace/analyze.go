@@ -190,7 +190,9 @@ func (t *Trace) DeviceName() string {
 // the roofline model m, each kernel against the occupancy of arch. It
 // fails when every kernel was replayed from a CUDA graph.
 func Analyze(t *Trace, m *roofline.Model, arch devices.Arch) (Analysis, error) {
-	a := Analysis{Device: m.Device().Name}
+	// Empty lists, not nil: JSON writes [] for a trace without any.
+	a := Analysis{Device: m.Device().Name, Ops: []OpRow{}, Unattributed: []Unattributed{}, Kernels: []KernelRow{},
+		Streams: []Stream{}, Transfers: []TransferRow{}, Findings: []review.Finding{}}
 	j := newJoiner(t)
 	rows := map[string]int{} // group key -> index in a.Ops
 	callsSeen := map[int]bool{}

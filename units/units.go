@@ -208,10 +208,11 @@ var prefixes = []struct {
 }{{"P", 1e15}, {"T", 1e12}, {"G", 1e9}, {"M", 1e6}, {"k", 1e3}}
 
 // decimal formats v with a decimal prefix and the given unit: 3.35e12 → "3.35 TB/s".
-// FLOP/s stop at T, the unit datasheets use (1979 TFLOP/s, not 1.979 PFLOP/s).
+// FLOP/s and OP/s stop at T, the unit datasheets use (1979 TFLOP/s, not
+// 1.979 PFLOP/s).
 func decimal(v float64, unit string) string {
 	ps := prefixes
-	if unit == "FLOP/s" {
+	if unit == "FLOP/s" || unit == "OP/s" {
 		ps = ps[1:]
 	}
 	for _, p := range ps {
@@ -247,8 +248,11 @@ func trim(v float64, prec int) string {
 // FormatBandwidth formats bytes per second: "3.35 TB/s".
 func FormatBandwidth(v float64) string { return decimal(v, "B/s") }
 
-// FormatFLOPS formats operations per second: "989.4 TFLOP/s".
+// FormatFLOPS formats floating-point operations per second: "989.4 TFLOP/s".
 func FormatFLOPS(v float64) string { return decimal(v, "FLOP/s") }
+
+// FormatOPS formats integer operations per second: "1979 TOP/s".
+func FormatOPS(v float64) string { return decimal(v, "OP/s") }
 
 // FormatDecimal formats a count or amount with a decimal prefix:
 // FormatDecimal(178.6e6, "B") = "178.6 MB", FormatDecimal(1.37e11, "FLOP") =

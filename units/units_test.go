@@ -109,6 +109,8 @@ func TestFormat(t *testing.T) {
 		{FormatFLOPS(989.4e12), "989.4 TFLOP/s"},
 		{FormatFLOPS(66.9e12), "66.9 TFLOP/s"},
 		{FormatFLOPS(1978.9e12), "1979 TFLOP/s"},
+		{FormatOPS(1978.9e12), "1979 TOP/s"},
+		{FormatOPS(4.5e15), "4500 TOP/s"},
 		{FormatFrequency(1.98e9), "1.98 GHz"},
 		{FormatDecimal(178553088, "B"), "178.6 MB"},
 		{FormatDecimal(1.099511627776e15, "FLOP"), "1.1 PFLOP"},

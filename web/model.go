@@ -114,7 +114,10 @@ func (s *server) apiModel(w http.ResponseWriter, r *http.Request) {
 		reply(w, answer{Errors: errs, CLI: cli})
 		return
 	}
-	req = req.Defaults()
+	if req, err = c.FillRequest(req); err != nil {
+		reply(w, answer{Errors: fieldErrors{"weights": err.Error()}, CLI: cli})
+		return
+	}
 	var rs []model.Report
 	for _, d := range devs {
 		m, err := roofline.New(d)

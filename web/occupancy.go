@@ -22,8 +22,28 @@ var occupancyDefaults = map[string]string{
 	"carveout": "default", "cluster": "0", "barriers": "1", "max_threads": "0",
 }
 
-func (s *server) occupancyPage(w http.ResponseWriter, r *http.Request) {
+// occupancyFlags are the CLI's flag names where the form's differ, so that
+// a command line turns into a URL: ?smem=48K is --smem 48K.
+var occupancyFlags = map[string]string{
+	"smem": "dynamic_smem", "static-smem": "static_smem", "max-threads": "max_threads", "arch": "device",
+}
+
+// occupancyQuery reads the occupancy form from the URL, under the form's
+// names or the CLI's flag names (the form's win when both are given).
+func occupancyQuery(r *http.Request) map[string]string {
 	q := query(r, occupancyDefaults)
+	u := r.URL.Query()
+	for flag, field := range occupancyFlags {
+		if u.Has(flag) && !u.Has(field) {
+			q[field] = u.Get(flag)
+		}
+		delete(q, flag)
+	}
+	return q
+}
+
+func (s *server) occupancyPage(w http.ResponseWriter, r *http.Request) {
+	q := occupancyQuery(r)
 	p := page{Title: "Occupancy", Nav: "occupancy", Q: q}
 	chosen, _ := s.Catalog.Lookup(q["device"])
 	for _, d := range s.Catalog.Devices() {
@@ -168,7 +188,7 @@ func (s *server) occupancyCLI(q map[string]string, in occupancyInput) string {
 // Occupancy answers the occupancy form: the view of `gpucalc occupancy
 // --format json`, its tables, and the three sweeps as charts.
 func (s *server) apiOccupancy(w http.ResponseWriter, r *http.Request) {
-	a, err := s.occupancy(query(r, occupancyDefaults))
+	a, err := s.occupancy(occupancyQuery(r))
 	if err != nil {
 		fail(w, err)
 		return

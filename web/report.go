@@ -2,6 +2,7 @@ package web
 
 import (
 	"bytes"
+	"compress/gzip"
 	"errors"
 	"fmt"
 	"io"
@@ -74,6 +75,10 @@ func (s *server) apiReport(w http.ResponseWriter, r *http.Request) {
 	case "trace":
 		a, err = s.traceReport(name, data, d)
 	default:
+		if data, err = inflate(data, MaxUpload); err != nil {
+			reply(w, answer{Errors: fieldErrors{"file": fmt.Sprintf("%s: %v", name, err)}})
+			return
+		}
 		a, err = s.checkReport(name, data, d)
 	}
 	if err != nil {
@@ -109,22 +114,56 @@ func upload(r *http.Request, errs fieldErrors) (string, []byte) {
 	return path.Base(hdr.Filename), data
 }
 
+// isGzip tells gzip by its first bytes, as the CLI's inputs are told.
+func isGzip(data []byte) bool { return len(data) >= 2 && data[0] == 0x1f && data[1] == 0x8b }
+
+// inflate returns data decompressed when it is gzip (at most limit bytes),
+// else data itself.
+func inflate(data []byte, limit int64) ([]byte, error) {
+	if !isGzip(data) {
+		return data, nil
+	}
+	z, err := gzip.NewReader(bytes.NewReader(data))
+	if err != nil {
+		return nil, fmt.Errorf("starts like gzip but is not: %w", err)
+	}
+	out, err := io.ReadAll(io.LimitReader(z, limit+1))
+	if err != nil {
+		return nil, fmt.Errorf("reading the gzip: %w", err)
+	}
+	if int64(len(out)) > limit {
+		return nil, fmt.Errorf("decompresses to more than %d MiB", limit>>20)
+	}
+	return out, nil
+}
+
+// sniffBytes is how much of a file kindOf reads to tell its kind.
+const sniffBytes = 4096
+
 // kindOf tells an Nsight Compute export ("ncu"), a torch.profiler trace
 // ("trace") and a workload ("workload") apart: by the file's extension,
-// else by its first bytes.
+// else by its first bytes. A gzip file is told by the name under .gz and by
+// its content after decompression, as the CLI reads it.
 func kindOf(name string, data []byte) string {
+	if isGzip(data) {
+		if strings.EqualFold(path.Ext(name), ".gz") {
+			name = strings.TrimSuffix(name, path.Ext(name))
+		}
+		z, err := gzip.NewReader(bytes.NewReader(data))
+		if err != nil {
+			return "trace" // the trace reader says what is wrong with it
+		}
+		data, _ = io.ReadAll(io.LimitReader(z, sniffBytes))
+	}
 	switch strings.ToLower(path.Ext(name)) {
 	case ".csv":
 		return "ncu"
-	case ".json", ".gz":
+	case ".json":
 		return "trace"
 	case ".yaml", ".yml":
 		return "workload"
 	}
-	if len(data) >= 2 && data[0] == 0x1f && data[1] == 0x8b {
-		return "trace" // gzip: profilers gzip their traces
-	}
-	for _, line := range strings.Split(string(data[:min(len(data), 4096)]), "\n") {
+	for _, line := range strings.Split(string(data[:min(len(data), sniffBytes)]), "\n") {
 		t := strings.TrimSpace(line)
 		switch {
 		case t == "" || strings.HasPrefix(t, "#"):
@@ -180,7 +219,15 @@ const defaultDevice = "h100"
 
 // ncuReport is `gpucalc ncu FILE`, with its chart.
 func (s *server) ncuReport(name string, data []byte, d devices.Device) (answer, error) {
-	exp, err := ncu.Read(bytes.NewReader(data))
+	var in io.Reader = bytes.NewReader(data)
+	if isGzip(data) {
+		z, err := gzip.NewReader(in)
+		if err != nil {
+			return answer{Errors: fieldErrors{"file": fmt.Sprintf("%s: starts like gzip but is not: %v", name, err)}}, nil
+		}
+		in = z
+	}
+	exp, err := ncu.Read(in)
 	if err != nil {
 		return answer{Errors: fieldErrors{"file": fmt.Sprintf("%s: %v", name, err)}}, nil
 	}

@@ -107,6 +107,19 @@ func TestOccupancyAPI(t *testing.T) {
 		t.Errorf("chart %s %q: not the SVG figure of this configuration: %.80s", c.ID, c.Title, c.SVG)
 	}
 
+	// The CLI's flag names work in the URL too: ?smem=48K is --smem 48K
+	// (the same answer as dynamic_smem=48K above), ?arch=sm_80 --arch.
+	for _, q := range []string{"device=a100&regs=64&smem=48K", "arch=sm_80&regs=64&smem=48K"} {
+		a := decode(t, get(h, "localhost", "/api/occupancy?"+q))
+		res, _ := a.View.(map[string]any)["result"].(map[string]any)
+		if res["blocks_per_sm"] != 3.0 || res["limiters"] != "shared_memory" {
+			t.Errorf("%s: %v blocks limited by %v (errors %q); want 3 by shared_memory", q, res["blocks_per_sm"], res["limiters"], a.Errors)
+		}
+	}
+	if w := get(h, "localhost", "/?smem=48K"); !strings.Contains(w.Body.String(), `name="dynamic_smem" value="48K"`) {
+		t.Errorf("the page given ?smem=48K does not fill the dynamic shared memory field")
+	}
+
 	for _, tc := range []struct{ query, field, want string }{
 		{"regs=300", "regs", "255"},
 		{"threads=2000", "threads", "1024"},
@@ -318,4 +331,58 @@ func FuzzAPI(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestReportGzip: the Reports page reads gzip uploads as the CLI does, by
+// the name under .gz and the content after decompression: an Nsight Compute
+// export as ncu_raw.csv.gz (issue 24) or with no telling name, a workload
+// as YAML.
+func TestReportGzip(t *testing.T) {
+	h := newTestServer(t, true)
+	raw, err := os.ReadFile("testdata/ncu_raw.csv.gz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"ncu_raw.csv.gz", "profile.gz", "export"} {
+		a := decode(t, post(t, h, name, raw, ""))
+		if len(a.Errors) > 0 || len(a.Tables) == 0 || len(a.Charts) != 1 || a.CLI != "gpucalc ncu "+name {
+			t.Errorf("%s: cli %q, %d tables, %d charts, errors %q; want the ncu report", name, a.CLI, len(a.Tables), len(a.Charts), a.Errors)
+		}
+	}
+	wl, err := os.ReadFile("testdata/resnet50-bottleneck.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var z bytes.Buffer
+	zw := gzip.NewWriter(&z)
+	zw.Write(wl)
+	zw.Close()
+	for _, name := range []string{"block.yaml.gz", "block.gz"} {
+		a := decode(t, post(t, h, name, z.Bytes(), "a100"))
+		if !strings.HasPrefix(a.HTML, "<!DOCTYPE html>") || len(a.Errors) > 0 {
+			t.Errorf("%s: errors %q, html %.60q; want the check page", name, a.Errors, a.HTML)
+		}
+	}
+	gz := func(b []byte) []byte {
+		var z bytes.Buffer
+		zw := gzip.NewWriter(&z)
+		zw.Write(b)
+		zw.Close()
+		return z.Bytes()
+	}
+	trace := gz([]byte(`{"traceEvents": []}`))
+	for _, tc := range []struct {
+		name string
+		data []byte
+		want string
+	}{
+		{"ncu_raw.csv.gz", raw, "ncu"}, {"profile.gz", raw, "ncu"}, {"profile", raw, "ncu"},
+		{"step.json.gz", trace, "trace"}, {"step.gz", trace, "trace"}, {"step", trace, "trace"},
+		{"block.yaml.gz", z.Bytes(), "workload"}, {"block.gz", z.Bytes(), "workload"},
+		{"broken.gz", []byte{0x1f, 0x8b, 0}, "trace"},
+	} {
+		if got := kindOf(tc.name, tc.data); got != tc.want {
+			t.Errorf("kindOf(%s) = %s, want %s", tc.name, got, tc.want)
+		}
+	}
 }

@@ -50,7 +50,8 @@ func runCLI(args ...string) (code int, stdout, stderr string) {
 }
 
 // oneLine checks the error contract: one line on stderr, starting with
-// "gpucalc: ", with a pointer to --help exactly for usage errors.
+// "gpucalc: ", with one pointer ("(see '...')") exactly for usage errors:
+// to --help, or where the message points somewhere better, there.
 func oneLine(t *testing.T, what string, code, want int, stderr string) {
 	t.Helper()
 	if code != want {
@@ -59,8 +60,11 @@ func oneLine(t *testing.T, what string, code, want int, stderr string) {
 	if strings.Count(stderr, "\n") != 1 || !strings.HasPrefix(stderr, "gpucalc: ") {
 		t.Errorf("%s: stderr is not one line starting with \"gpucalc: \": %q", what, stderr)
 	}
-	if hint := strings.Contains(stderr, "--help')"); hint != (want == exitUsage) {
-		t.Errorf("%s: help hint %v on an exit-%d error: %q", what, hint, want, stderr)
+	if hint := strings.Contains(stderr, "--help')"); hint && want != exitUsage {
+		t.Errorf("%s: help hint on an exit-%d error: %q", what, want, stderr)
+	}
+	if n := strings.Count(stderr, "(see '"); want == exitUsage && n != 1 || want != exitUsage && n > 1 {
+		t.Errorf("%s: %d pointers (see '...') on an exit-%d error; want one per usage error, at most one otherwise: %q", what, n, want, stderr)
 	}
 	for _, leak := range []string{"goroutine ", "panic", "strconv.", "[]struct", "*errors."} {
 		if strings.Contains(stderr, leak) {
@@ -86,6 +90,19 @@ func TestExitCodes(t *testing.T) {
 			oneLine(t, "unknown flag", code, exitUsage, stderr)
 			if out != "" {
 				t.Errorf("unknown flag: wrote to stdout: %q", out)
+			}
+			// Arguments a command does not take, and none where it needs
+			// one, read like the other usage errors, not cobra's "accepts 1
+			// arg(s), received 0".
+			code, _, stderr = runCLI(append(path, "x", "y")...)
+			oneLine(t, "two stray arguments", code, exitUsage, stderr)
+			if strings.Contains(stderr, "arg(s)") {
+				t.Errorf("two stray arguments: cobra's wording: %q", stderr)
+			}
+			if _, ok := c.Annotations[annotationNoResults]; !ok {
+				if code, _, stderr = runCLI(path...); code != exitOK && strings.Contains(stderr, "arg(s)") {
+					t.Errorf("no arguments: cobra's wording: %q", stderr)
+				}
 			}
 			// A missing input file, where the command reads one; else the
 			// command's own valid minimum.

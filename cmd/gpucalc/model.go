@@ -18,10 +18,12 @@ type modelOptions struct {
 	f       *factory
 	devices deviceFlags
 	model   string
+	name    string
 	req     model.Request
 	dtype   string
 	weights string
 	kv      string
+	engine  string
 	ops     bool
 	chart   chartOptions
 }
@@ -31,7 +33,8 @@ embeddings, biases, norms, q/k norms, experts); linear weights in the weight
 type, embeddings and norms in the activation type; the KV cache of every
 layer at the context (GQA: the KV heads; MLA: the latent and rotary key;
 sliding-window layers keep only their window, as transformers does); the
-activation workspace of one forward. Usable memory is what CUDA can allocate
+activation workspace of one forward, of the phase (prefill or decode step)
+whose total is larger, as labelled. Usable memory is what CUDA can allocate
 (79.2 GiB of an 80 GiB H100). Tensor parallel shards heads, KV heads, MLP
 columns and the vocabulary (Megatron) and adds two all-reduces per layer,
 priced from the device's measured NCCL curve (H100/H200 NVLink) or from the
@@ -41,10 +44,15 @@ the NCCL efficiency measured on H200s.
 Times: the op list of one layer (norms, projections, rotary, KV writes,
 flash attention, MLP or experts) times the layer count, plus embedding,
 final norm and LM head on the last token, each op priced by roofline. The
-lower bound sums datasheet-peak bounds; the expected time runs the kernels
-back to back (each op's work at achievable rates plus the measured kernel
-period), as a CUDA-graph decode step or a GPU-bound prefill does. Eager
-decode from Python is slower.`
+lower bound sums datasheet-peak bounds. --engine graph (the default: a
+serving engine, or the reference decoder) runs the kernels back to back
+(each op's work at achievable rates plus the measured kernel period), as a
+CUDA-graph decode step or a GPU-bound prefill does, with split-KV decode
+attention over the KV heads. --engine eager is Hugging Face transformers'
+eager forward (sdpa, StaticCache): its own kernels (RMSNorm as eight, KV
+heads repeated before a masked SDPA at decode), the GPU time their durations
+sum to, and a wall time: the longer of that and the kernels launched from
+Python at the CPU cost per kernel measured on the reference host.`
 
 func newCmdModel(f *factory, runF func(*modelOptions) error) *cobra.Command {
 	opts := &modelOptions{f: f}
@@ -52,7 +60,9 @@ func newCmdModel(f *factory, runF func(*modelOptions) error) *cobra.Command {
 		Use:   "model MODEL",
 		Short: "Memory, prefill and decode time of an LLM from its config.json",
 		Long: `Answer for a decoder-only LLM, from its Hugging Face config.json (a file, a
-directory holding one, or a built-in name from 'gpucalc model list'): does it
+directory holding one, or a built-in: its name from 'gpucalc model list', its
+Hugging Face id such as meta-llama/Llama-3.1-70B in any case, or a prefix
+such as mixtral that names one): does it
 fit on the GPU (weights, KV cache, workspace per GPU, the smallest tensor-
 parallel degree that fits), how long prefill takes (time to first token),
 how long one decode step takes (time per output token), tokens per second,
@@ -63,9 +73,11 @@ Model types: ` + strings.Join(model.ModelTypes, ", ") + `.
 ` + modelHow,
 		Example: `  gpucalc model llama-3.1-8b
   gpucalc model llama-3.1-70b --device h100 --tp 4 --batch 32 --ctx 8192
-  gpucalc model path/to/config.json --prompt 4096 --gen 512 --devices h100,h200
+  gpucalc model meta-llama/Llama-3.1-70B-Instruct --device h200 --tp 2
+  gpucalc model path/to/config.json --name my-model --prompt 4096 --gen 512 --devices h100,h200
   gpucalc model qwen3-30b-a3b --weights fp8 --kv fp8 --ops
   gpucalc model llama-3.1-8b --batch 64 --ctx 4096 --plot decode.svg
+  gpucalc model llama-3.1-8b --ctx 32768 --engine eager
   gpucalc model list`,
 		Args: args(cobra.ExactArgs(1)),
 		ValidArgsFunction: func(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
@@ -90,11 +102,14 @@ Model types: ` + strings.Join(model.ModelTypes, ", ") + `.
 	fl.Int64Var(&opts.req.TP, "tp", 1, "tensor-parallel `GPUs` of one host")
 	fl.Int64Var(&opts.req.Batch, "batch", model.DefaultBatch, "`sequences` in the batch")
 	fl.Int64Var(&opts.req.Prompt, "prompt", model.DefaultPrompt, "prompt `tokens` per sequence (prefill)")
-	fl.Int64Var(&opts.req.Ctx, "ctx", 0, "`tokens` in the KV cache for the decode step (default: the prompt)")
+	fl.Int64Var(&opts.req.Ctx, "ctx", 0, "`tokens` in the KV cache for the decode step, at least the prompt (default: the prompt); beyond the model's max_position_embeddings gets a warning")
 	fl.Int64Var(&opts.req.Gen, "gen", 0, "`tokens` to generate, for an end-to-end time")
 	fl.StringVar(&opts.dtype, "dtype", "bf16", "activation (compute) data `type`; also the default of --weights and --kv")
-	fl.StringVar(&opts.weights, "weights", "", "linear weights' `type`: bf16, fp8 (fp8 GEMMs) or int4 (weight-only, group 128) (default: --dtype)")
+	fl.StringVar(&opts.weights, "weights", "", "linear weights' `type`: bf16, fp8 (fp8 GEMMs), int8 (int8 GEMMs) or int4 (weight-only, group 128) (default: the config's quantization_config, else --dtype)")
+	fl.StringVar(&opts.name, "name", "", "`label` of the model in the output (default: the built-in name or the config's path)")
 	fl.StringVar(&opts.kv, "kv", "", "KV cache `type`: bf16 or fp8 (default: --dtype)")
+	fl.StringVar(&opts.engine, "engine", string(model.Graph), "`engine` that runs the steps: graph (a serving engine: CUDA-graph decode, split-KV attention) or eager (transformers from Python)")
+	_ = cmd.RegisterFlagCompletionFunc("engine", cobra.FixedCompletions([]string{string(model.Graph), string(model.Eager)}, cobra.ShellCompDirectiveNoFileComp))
 	fl.BoolVar(&opts.ops, "ops", false, "also list every op of the prefill and decode steps")
 	fl.BoolVar(&opts.req.FullCache, "full-cache", false, fullCacheHelp)
 	for _, n := range []string{"dtype", "weights", "kv"} {
@@ -104,14 +119,19 @@ Model types: ` + strings.Join(model.ModelTypes, ", ") + `.
 	return cmd
 }
 
-// loadModel resolves a model argument: a built-in name, a config.json, or a
-// directory holding one.
+// loadModel resolves a model argument: a config.json or a directory holding
+// one (a local download may be named like its Hugging Face id, so a path
+// that exists comes first), else a built-in (see model.Resolve). A file
+// name that does not exist is a failure, as for every input; any other
+// name that is not a built-in is a usage error listing the closest.
 func (f *factory) loadModel(arg string) (model.Config, error) {
-	if c, err := model.LoadBuiltin(arg); err == nil {
-		return c, nil
-	} else if !strings.ContainsAny(arg, "/\\.") && arg != "-" {
-		if _, statErr := os.Stat(arg); statErr != nil {
-			return model.Config{}, err
+	if _, statErr := os.Stat(arg); statErr != nil && arg != "-" {
+		c, err := model.LoadBuiltin(arg)
+		if err == nil {
+			return c, nil
+		}
+		if !looksLikeFile(arg) {
+			return model.Config{}, usageError{err}
 		}
 	}
 	name := arg
@@ -123,6 +143,24 @@ func (f *factory) loadModel(arg string) (model.Config, error) {
 		return model.Config{}, err
 	}
 	return model.Parse(shown, data)
+}
+
+// looksLikeFile tells a file name from a model name or a Hugging Face id
+// (meta-llama/Llama-3.1-8B has a slash and a dot, but is no file): by a
+// file's extension or a path's start.
+func looksLikeFile(arg string) bool {
+	a := strings.ToLower(arg)
+	for _, ext := range []string{".json", ".gz", ".yaml", ".yml", ".csv", ".txt"} {
+		if strings.HasSuffix(a, ext) {
+			return true
+		}
+	}
+	for _, start := range []string{"/", "./", "../", "~", `\`, `.\`} {
+		if strings.HasPrefix(a, start) {
+			return true
+		}
+	}
+	return filepath.VolumeName(arg) != ""
 }
 
 // request checks the flags and resolves the data types.
@@ -152,7 +190,10 @@ func (opts *modelOptions) request() (model.Request, error) {
 			return q, usagef("--kv: %w", err)
 		}
 	}
-	return q.Defaults(), nil
+	if q.Engine, err = model.ParseEngine(opts.engine); err != nil {
+		return q, usagef("--engine: %w", err)
+	}
+	return q, nil
 }
 
 func modelRun(opts *modelOptions) error {
@@ -173,6 +214,14 @@ func modelRun(opts *modelOptions) error {
 	if err != nil {
 		return err
 	}
+	if opts.name != "" {
+		c.Name = opts.name
+	}
+	// The config's quantization_config gives the weight type --weights
+	// does not.
+	if q, err = c.FillRequest(q); err != nil {
+		return usageError{err}
+	}
 	ts, err := f.Devices(opts.devices)
 	if err != nil {
 		return err
@@ -188,6 +237,9 @@ func modelRun(opts *modelOptions) error {
 			return usageError{fmt.Errorf("%s: %w", c.Name, err)}
 		}
 		rs = append(rs, r)
+	}
+	for _, w := range rs[0].Warnings { // the same on every device
+		f.Warn("%s", w)
 	}
 	var chartNotes []string
 	if opts.chart.file != "" {
@@ -236,10 +288,12 @@ func modelListRun(f *factory) error {
 		return err
 	}
 	type entry struct {
-		Name      string `json:"name"`
-		ModelType string `json:"model_type"`
-		Params    int64  `json:"params"`
-		Source    string `json:"source"`
+		Name      string   `json:"name"`
+		ID        string   `json:"hf_id"`
+		Also      []string `json:"same_architecture"`
+		ModelType string   `json:"model_type"`
+		Params    int64    `json:"params"`
+		Source    string   `json:"source"`
 	}
 	var list []entry
 	var rows [][]string
@@ -249,8 +303,8 @@ func modelListRun(f *factory) error {
 			return err
 		}
 		p := c.Params().Total
-		list = append(list, entry{b.Name, c.ModelType, p, b.Source})
-		rows = append(rows, []string{b.Name, c.ModelType, strconv.FormatInt(p, 10), b.Source})
+		list = append(list, entry{b.Name, b.ID, append([]string{}, b.Also...), c.ModelType, p, b.Source})
+		rows = append(rows, []string{b.Name, b.ID, c.ModelType, strconv.FormatInt(p, 10), b.Source})
 	}
 	if form == reports.FormatJSON {
 		return f.JSON(list)
@@ -265,6 +319,7 @@ type modelBatchOptions struct {
 	f         *factory
 	input     string
 	fullCache bool
+	engine    string
 }
 
 func newCmdModelBatch(f *factory, runF func(*modelBatchOptions) error) *cobra.Command {
@@ -275,7 +330,8 @@ func newCmdModelBatch(f *factory, runF func(*modelBatchOptions) error) *cobra.Co
 		Long: `Read CSV with the header ` + strings.Join(model.BatchColumns, ",") + `: model is a
 built-in name or a path to a config.json; device a GPU name (empty: the
 default device); phase prefill (uses seq) or decode (uses ctx); tp 1 when
-empty. bf16 throughout. Write the input columns followed by
+empty. bf16 throughout, except weights a config's quantization_config ships
+quantized (DeepSeek-V3: fp8). Write the input columns followed by
 ` + strings.Join(reports.ModelBatchOut, ",") + `.
 A bad row gets its error in the error column and never stops the batch; the
 exit code is 1 if any row failed.
@@ -293,6 +349,8 @@ exit code is 1 if any row failed.
 	}
 	cmd.Flags().StringVarP(&opts.input, "input", "i", "", "CSV `file` to read, or - for standard input")
 	cmd.Flags().BoolVar(&opts.fullCache, "full-cache", false, fullCacheHelp)
+	cmd.Flags().StringVar(&opts.engine, "engine", string(model.Graph), "`engine` that runs the steps: graph or eager (see 'gpucalc model --help')")
+	_ = cmd.RegisterFlagCompletionFunc("engine", cobra.FixedCompletions([]string{string(model.Graph), string(model.Eager)}, cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.MarkFlagRequired("input")
 	return cmd
 }
@@ -302,6 +360,10 @@ func modelBatchRun(opts *modelBatchOptions) error {
 	form, err := f.OutFormat(nil)
 	if err != nil {
 		return err
+	}
+	engine, err := model.ParseEngine(opts.engine)
+	if err != nil {
+		return usagef("--engine: %w", err)
 	}
 	in, name, err := f.Open(opts.input)
 	if err != nil {
@@ -320,7 +382,7 @@ func modelBatchRun(opts *modelBatchOptions) error {
 		return fmt.Errorf("%s: the batch has a header but no rows", name)
 	}
 	for i := range rows {
-		rows[i].Shape.FullCache = opts.fullCache
+		rows[i].Shape.FullCache, rows[i].Shape.Engine = opts.fullCache, engine
 	}
 	out := evaluateBatch(f, rows)
 	failed := 0

@@ -137,6 +137,11 @@ func TestMachineOutput(t *testing.T) {
 			for _, p := range jsonProblems("", v) {
 				t.Error(p)
 			}
+			if !batches[c.CommandPath()] {
+				for _, p := range nullProblems("", v) {
+					t.Error(p)
+				}
+			}
 		})
 		secs := []string{""}
 		if c.Flags().Lookup("section") != nil {
@@ -179,6 +184,31 @@ func jsonProblems(at string, v any) []string {
 	case string:
 		if withUnit.MatchString(v) {
 			out = append(out, fmt.Sprintf("%s: %q is a number with a unit; put the unit in the key", at, v))
+		}
+	}
+	return out
+}
+
+// nullable are the keys whose value may be null: a per-limit block count
+// of a limit that does not bind. A list is [] when empty, never null.
+var nullable = regexp.MustCompile(`^blocks_by_[a-z]+$`)
+
+// nullProblems finds null values outside nullable keys (a batch's rows,
+// which echo empty input cells as null, are not checked).
+func nullProblems(at string, v any) []string {
+	var out []string
+	switch v := v.(type) {
+	case nil:
+		if !nullable.MatchString(lastKey(at)) {
+			out = append(out, fmt.Sprintf("%s is null; an empty list is [], a missing value is left out", at))
+		}
+	case map[string]any:
+		for k, x := range v {
+			out = append(out, nullProblems(at+"."+k, x)...)
+		}
+	case []any:
+		for _, x := range v {
+			out = append(out, nullProblems(at+"[]", x)...)
 		}
 	}
 	return out
@@ -304,5 +334,35 @@ func TestNotesAreShort(t *testing.T) {
 				run = 0
 			}
 		})
+	}
+}
+
+// TestJSONEmptyLists: runs that have nothing to list write [] (no notes
+// when every input is given, no findings for one large GEMM, no kernel
+// time left unattributed), and no null where a list belongs.
+func TestJSONEmptyLists(t *testing.T) {
+	for _, tc := range []struct {
+		args  []string
+		stdin string
+		want  string
+	}{
+		{[]string{"occupancy", "--device", "a100", "--regs", "64", "--threads", "256", "--smem", "48K"}, "", `"notes": []`},
+		{[]string{"check", "-"}, "name: one GEMM\nops:\n  - {name: mm, op: matmul m=8192 n=8192 k=8192 dtype=bf16}\n", `"findings": []`},
+		{[]string{"trace", filepath.Join(repoRoot, "trace", "testdata", "trace_llama1b_infer.json.gz")}, "", `"unattributed": []`},
+	} {
+		out, errOut, code := runInput([]byte(tc.stdin), append(tc.args, "--format", "json")...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", tc.args, code, errOut)
+		}
+		if !strings.Contains(out, tc.want) {
+			t.Errorf("%v: no %s in the JSON", tc.args, tc.want)
+		}
+		var v any
+		if err := json.Unmarshal([]byte(out), &v); err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range nullProblems("", v) {
+			t.Errorf("%v: %s", tc.args, p)
+		}
 	}
 }

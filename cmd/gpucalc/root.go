@@ -11,8 +11,8 @@ import (
 )
 
 // run builds the command tree, runs it with args and returns the exit code.
-// Every error is one line on stderr; usage errors (exit 2) end with a
-// pointer to the command's --help.
+// Every error is one line on stderr; usage errors (exit 2) end with one
+// pointer: to the command's --help, unless the message has its own.
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
 	f := &factory{In: stdin, Out: stdout, ErrOut: stderr, Getenv: getenv}
 	root := newCmdRoot(f)
@@ -29,7 +29,12 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(s
 	msg := strings.ReplaceAll(err.Error(), "\n", " ")
 	var ue usageError
 	if !started || errors.As(err, &ue) {
-		fmt.Fprintf(stderr, "gpucalc: %s (see '%s --help')\n", msg, cmd.CommandPath())
+		// One pointer per line: the message's own (an unknown device
+		// points at 'gpucalc devices'), else the command's --help.
+		if !strings.HasSuffix(msg, ")") || !strings.Contains(msg, "(see '") {
+			msg += fmt.Sprintf(" (see '%s --help')", cmd.CommandPath())
+		}
+		fmt.Fprintf(stderr, "gpucalc: %s\n", msg)
 		return exitUsage
 	}
 	fmt.Fprintf(stderr, "gpucalc: %s\n", msg)
@@ -51,13 +56,6 @@ func wrapRunE(c *cobra.Command, started *bool) {
 	}
 }
 
-func version() string {
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-		return bi.Main.Version
-	}
-	return "dev"
-}
-
 func newCmdRoot(f *factory) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "gpucalc",
@@ -68,7 +66,8 @@ or deploying a model: how many blocks fit on an SM and what limits them
 how fast it can run (roofline), why (a simulated kernel run), what an LLM needs
 and how fast it runs from its config.json (model), where a profiled step loses
 time (ncu, trace), and what to fix (check). 'gpucalc serve' puts the
-calculators in a browser.
+calculators in a browser; 'gpucalc version' says what this binary was built
+from.
 
 Units: memory sizes are binary (48K = 48 KiB = 49152 bytes, as in CUDA);
 rates are decimal (3.35TB/s = 3.35e12 B/s, 989T = 989e12 FLOP/s).
@@ -80,7 +79,7 @@ Exit status: 0 success, 1 failure, 2 usage error.`,
   gpucalc trace profile.json.gz
   gpucalc check examples/llama3-8b-decode.yaml --format html > review.html
   gpucalc serve --open`,
-		Version:       version(),
+		Version:       buildVersion(debug.ReadBuildInfo()).String(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
@@ -101,6 +100,7 @@ Exit status: 0 success, 1 failure, 2 usage error.`,
 		newCmdCheck(f, nil),
 		newCmdModel(f, nil),
 		newCmdServe(f, nil),
+		newCmdVersion(f, nil),
 	)
 	return root
 }
