@@ -87,8 +87,11 @@ func CeilingsOf(d devices.Device, arch devices.Arch, ok bool) (Ceilings, error) 
 		c.Sources = append(c.Sources, fmt.Sprintf("launch %s: the catalog's default (measured on an H100 SXM)", units.FormatDuration(c.Launch)))
 	}
 	c.Measured = measured == 3
-	c.Sources = append(c.Sources, fmt.Sprintf("compute: datasheet peaks × the %s family's achievable GEMM fractions; %d SMs at %s",
-		e.Family, d.SMs, units.FormatFrequency(d.BoostClockHz)))
+	compute := fmt.Sprintf("datasheet peaks × the %s family's achievable GEMM fractions", e.Family)
+	if me != nil && len(me.Peaks) > 0 {
+		compute = fmt.Sprintf("measured GEMM rates (%s), else datasheet peaks × the %s family's GEMM fractions", me.When, e.Family)
+	}
+	c.Sources = append(c.Sources, fmt.Sprintf("compute: %s; %d SMs at %s", compute, d.SMs, units.FormatFrequency(d.BoostClockHz)))
 	return c, nil
 }
 
@@ -108,20 +111,7 @@ func (c Ceilings) checked() bool {
 }
 
 // Compute is the achievable rate of the peak key (bf16_tensor, fp32) on
-// the device: the datasheet's dense peak (SMs × clock × rate per SM per
-// clock) times its family's GEMM fraction. Measured GEMM rates are not
-// used: they are one benchmark's, and on two parts with the same tensor
-// cores, SMs and clocks (H100 and H200 SXM) they differ by 1–3% from shape
-// to shape, in either direction. ok is false when the device lacks the
-// peak.
-func (c Ceilings) Compute(key string) (float64, bool) {
-	p, ok := c.dev.Dense[key]
-	if !ok || p.PerSecond <= 0 {
-		return 0, false
-	}
-	f := c.eff.GEMM[key]
-	if f <= 0 {
-		f = c.eff.GEMM["fp32"]
-	}
-	return p.PerSecond * f, true
-}
+// the device, as the roofline uses it: the measured GEMM rate where the
+// device has one, else the datasheet's dense peak times its family's GEMM
+// fraction. ok is false when the device lacks the peak.
+func (c Ceilings) Compute(key string) (float64, bool) { return c.model.Rate(key) }
