@@ -1,140 +1,15 @@
 package devices
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"math"
-	"reflect"
-	"regexp"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 
 	"github.com/gpucalc/gpucalc/units"
 	"go.yaml.in/yaml/v3"
-)
-
-// A device file is one YAML document: a mapping whose numbers are written
-// {value: ..., source: KEY}, KEY naming an entry of the file's `sources`.
-// data/gpus/h100-sxm.yaml is a complete example; docs/devices.md describes
-// the schema. It is decoded strictly (unknown fields are errors) into the
-// structs below, whose leaves keep their YAML node, so that every error,
-// including one found only when the whole entry is checked, names a line.
-
-// deviceFile is the schema of a device file.
-type deviceFile struct {
-	Name         text          `yaml:"name"`
-	Vendor       text          `yaml:"vendor"`
-	Aliases      texts         `yaml:"aliases"`
-	Architecture text          `yaml:"architecture"`
-	CC           text          `yaml:"compute_capability"`
-	Sources      entries       `yaml:"sources"`
-	SMs          quantity      `yaml:"sms"`
-	ClusterGPCs  quantity      `yaml:"cluster_gpcs"`
-	BoostClock   quantity      `yaml:"boost_clock"`
-	TensorClock  quantity      `yaml:"tensor_clock"`
-	Memory       memoryFile    `yaml:"memory"`
-	L2           cacheFile     `yaml:"l2"`
-	HostLink     linkFile      `yaml:"host_link"`
-	PeerLink     linkFile      `yaml:"peer_link"`
-	TDP          quantity      `yaml:"tdp"`
-	Dense        entries       `yaml:"dense"`
-	Sparse       entries       `yaml:"sparse"`
-	Measured     *measuredFile `yaml:"measured"`
-}
-
-type memoryFile struct {
-	Type      text     `yaml:"type"`
-	Size      quantity `yaml:"size"`
-	Bandwidth quantity `yaml:"bandwidth"`
-}
-
-type cacheFile struct {
-	Size      quantity `yaml:"size"`
-	Bandwidth quantity `yaml:"bandwidth"`
-}
-
-type linkFile struct {
-	Type      text     `yaml:"type"`
-	Bandwidth quantity `yaml:"bandwidth"`
-	Latency   quantity `yaml:"latency"`
-}
-
-type measuredFile struct {
-	How                   text     `yaml:"how"`
-	When                  text     `yaml:"when"`
-	DRAMRead              quantity `yaml:"dram_read"`
-	DRAMWrite             quantity `yaml:"dram_write"`
-	DRAMCopy              quantity `yaml:"dram_copy"`
-	L2                    quantity `yaml:"l2"`
-	Smem                  quantity `yaml:"smem"`
-	Peaks                 entries  `yaml:"peaks"`
-	LaunchOverhead        quantity `yaml:"launch_overhead"`
-	LatencyCycles         entries  `yaml:"latency_cycles"`
-	AllReduceLatency      quantity `yaml:"allreduce_latency"`
-	AllReduceBusBandwidth quantity `yaml:"allreduce_bus_bandwidth"`
-}
-
-// node is a field as the file wrote it: nil when the file does not give it.
-// Decoding only records the node; the loader reads it once it knows the
-// field's name and the file's sources.
-type node struct{ n *yaml.Node }
-
-// UnmarshalYAML keeps the node, and with it the line and the fact that the
-// field was given.
-func (f *node) UnmarshalYAML(n *yaml.Node) error {
-	f.n = n
-	return nil
-}
-
-func (f node) given() bool { return f.n != nil }
-
-// The kinds of leaf a device file has.
-type (
-	// text is a non-empty string: vendor: NVIDIA.
-	text struct{ node }
-	// texts is a list of non-empty strings: aliases: [h100, h100-sxm].
-	texts struct{ node }
-	// quantity is a sourced number: {value: 700W, source: ds}.
-	quantity struct{ node }
-	// entries is a mapping of names, kept in file order: dense peaks by key,
-	// latencies by name, sources by key.
-	entries struct{ node }
-)
-
-// span is the range a figure may take: wide enough for any GPU built or
-// announced, narrow enough that a typo (sms: 1e12, bandwidth: 0TB/s) is
-// caught where it was written rather than as an absurd result, or an
-// out-of-memory crash, downstream.
-type span struct {
-	lo, hi float64
-	format func(float64) string
-}
-
-func plain(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
-
-func sizeSpan(lo, hi int64) span {
-	return span{float64(lo), float64(hi), func(v float64) string { return units.FormatSize(int64(v)) }}
-}
-
-var (
-	smsSpan       = span{1, 1024, plain}
-	clockSpan     = span{100e6, 5e9, units.FormatFrequency}
-	memorySpan    = sizeSpan(1<<20, 16<<40)
-	l2SizeSpan    = sizeSpan(64<<10, 4<<30)
-	dramSpan      = span{1e9, 100e12, units.FormatBandwidth}
-	onChipSpan    = span{1e9, 1e15, units.FormatBandwidth} // L2, shared memory
-	linkSpan      = span{100e6, 10e12, units.FormatBandwidth}
-	linkLatSpan   = span{1e-9, 1e-3, units.FormatDuration}
-	tdpSpan       = span{1, 10e3, func(v float64) string { return units.FormatDecimal(v, "W") }}
-	peakSpan      = span{1e9, 1e17, units.FormatFLOPS}
-	perSMSpan     = span{1, 65536, plain}
-	launchSpan    = span{100e-9, 100e-3, units.FormatDuration}
-	cyclesSpan    = span{1, 100000, plain}
-	allReduceSpan = span{100e-9, 1, units.FormatDuration}
 )
 
 // loader applies one device file to a Device.
@@ -150,120 +25,6 @@ type loader struct {
 
 func (l *loader) errorf(line int, format string, args ...any) error {
 	return fmt.Errorf("%s:%d: %s", l.file, line, fmt.Sprintf(format, args...))
-}
-
-// decodeFile decodes data strictly into a deviceFile; errors are one line,
-// name the file and line, and never show Go types.
-func decodeFile(file string, data []byte) (*deviceFile, *yaml.Node, error) {
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	dec.KnownFields(true)
-	var doc yaml.Node
-	if err := dec.Decode(&doc); err != nil {
-		if errors.Is(err, io.EOF) {
-			return nil, nil, fmt.Errorf("%s: empty device file", file)
-		}
-		return nil, nil, yamlError(file, err)
-	}
-	// An empty document (a trailing ---) is harmless; one with content is a
-	// second device, which would otherwise be ignored.
-	for {
-		var extra yaml.Node
-		err := dec.Decode(&extra)
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return nil, nil, yamlError(file, err)
-		}
-		if len(extra.Content) > 0 && extra.Content[0].ShortTag() != "!!null" {
-			return nil, nil, fmt.Errorf("%s:%d: a second YAML document (after ---); a device file describes one device, so put each in a file of its own", file, extra.Line)
-		}
-	}
-	if doc.Kind != yaml.DocumentNode || len(doc.Content) != 1 || doc.Content[0].Kind != yaml.MappingNode {
-		return nil, nil, fmt.Errorf("%s:%d: a device file is a mapping of fields (name: ..., sms: ..., ...)", file, doc.Line)
-	}
-	// Strictness (unknown fields, duplicate keys) belongs to the decoder,
-	// not to yaml.Node.Decode: decode the bytes again into the schema.
-	dec = yaml.NewDecoder(bytes.NewReader(data))
-	dec.KnownFields(true)
-	var f deviceFile
-	if err := dec.Decode(&f); err != nil {
-		return nil, nil, yamlError(file, err)
-	}
-	return &f, doc.Content[0], nil
-}
-
-var (
-	yamlLine     = regexp.MustCompile(`^(?:yaml: )?line (\d+): (.*)$`)
-	unknownField = regexp.MustCompile(`^field (.+) not found in type (\S+)$`)
-	wrongKind    = regexp.MustCompile("^cannot unmarshal !!(\\w+)(?: `.*`)? into (\\S+)")
-	definedTwice = regexp.MustCompile(`^mapping key "(.*)" already defined at line (\d+)$`)
-)
-
-// sections names the structs of the schema as a user knows them, with their
-// fields, for unknown-field errors.
-var sections = func() map[string][2]string {
-	m := map[string][2]string{}
-	for name, v := range map[string]any{
-		"device file": deviceFile{}, "memory": memoryFile{}, "l2": cacheFile{},
-		"host_link or peer_link": linkFile{}, "measured": measuredFile{},
-	} {
-		t := reflect.TypeOf(v)
-		var fields []string
-		for i := range t.NumField() {
-			fields = append(fields, strings.Split(t.Field(i).Tag.Get("yaml"), ",")[0])
-		}
-		m[t.String()] = [2]string{name, strings.Join(fields, ", ")}
-	}
-	return m
-}()
-
-var yamlKinds = map[string]string{"seq": "a list", "map": "a mapping", "str": "text", "int": "a number",
-	"float": "a number", "bool": "true/false", "null": "nothing", "binary": "binary data", "timestamp": "a date"}
-
-// yamlError rewrites an error of the YAML decoder as one line naming the
-// file and line, in the schema's words rather than Go's.
-func yamlError(file string, err error) error {
-	msg := err.Error()
-	var te *yaml.TypeError
-	if errors.As(err, &te) && len(te.Errors) > 0 {
-		msg = te.Errors[0]
-	}
-	m := yamlLine.FindStringSubmatch(msg)
-	if m == nil {
-		return fmt.Errorf("%s: not valid YAML: %s", file, strings.TrimPrefix(msg, "yaml: "))
-	}
-	line, what := m[1], m[2]
-	if u := unknownField.FindStringSubmatch(what); u != nil {
-		s, ok := sections[u[2]]
-		if !ok {
-			s = [2]string{"this mapping", ""}
-		}
-		return fmt.Errorf("%s:%s: unknown field %q in %s (known: %s)", file, line, u[1], s[0], s[1])
-	}
-	if u := definedTwice.FindStringSubmatch(what); u != nil {
-		return fmt.Errorf("%s:%s: %q given twice (first at line %s)", file, line, u[1], u[2])
-	}
-	if u := wrongKind.FindStringSubmatch(what); u != nil {
-		want := "a mapping"
-		switch {
-		case strings.HasPrefix(u[2], "[]"):
-			want = "a list"
-		case u[2] == "string":
-			want = "text"
-		}
-		got := yamlKinds[u[1]]
-		if got == "" {
-			got = "a value of another kind"
-		}
-		return fmt.Errorf("%s:%s: %s where %s was expected", file, line, got, want)
-	}
-	if te != nil {
-		// A decoding error of a kind not rewritten above: its text may
-		// name Go types, so say only where.
-		return fmt.Errorf("%s:%s: a value of the wrong kind for this field (docs/devices.md lists the schema)", file, line)
-	}
-	return fmt.Errorf("%s:%s: not valid YAML: %s", file, line, what)
 }
 
 // pairs returns the key/value nodes of a mapping in file order; what names
@@ -653,22 +414,6 @@ func (l *loader) keyLine(key string) int {
 	}
 	return l.root.Line
 }
-
-// peakOrder lists every peak key a device file may give, widest type first;
-// listings follow it.
-var peakOrder = []string{"fp64", "fp64_tensor", "fp32", "tf32_tensor", "bf16", "bf16_tensor", "fp16", "fp16_tensor",
-	"fp8_tensor", "int8", "int8_tensor", "fp4_tensor"}
-
-func peakKeys() []string {
-	k := slices.Clone(peakOrder)
-	sort.Strings(k)
-	return k
-}
-
-func validPeakKey(k string) bool { return slices.Contains(peakOrder, k) }
-
-// latencyNames are the latencies a measured section may give, in SM cycles.
-var latencyNames = []string{"l1", "l2", "dram", "smem", "fma"}
 
 // line returns the line of the first field of a validation error that the
 // file gave, else fallback.

@@ -164,3 +164,53 @@ func (b *BatchReader) parse(rec []string, row *BatchRow) error {
 	}
 	return nil
 }
+
+// BatchWriter takes a batch's answers in order: a row's input fields (n
+// columns), its result, or the error that stopped it.
+type BatchWriter interface {
+	Write(fields []string, n int, r Result, err error) error
+	Flush() error
+}
+
+// BatchCount is what RunBatch did: the rows answered, how many of them
+// failed, and the error that stopped the input before its end (nil when it
+// was read to the end).
+type BatchCount struct {
+	Rows, Failed int
+	ReadErr      error
+}
+
+// RunBatch calculates every row br reads and writes it to w, calling
+// progress with the rows done. A bad row is written with its error and the
+// batch goes on; input that cannot be read further ends the batch after
+// the rows before it (BatchCount.ReadErr). The error is a failure to write.
+func RunBatch(br *BatchReader, w BatchWriter, progress func(rows int)) (BatchCount, error) {
+	var n BatchCount
+	var row BatchRow
+	for {
+		err := br.Next(&row)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			n.ReadErr = fmt.Errorf("batch input: %w", err)
+			break
+		}
+		var r Result
+		if row.Err == nil {
+			r = Calculate(row.Arch, row.Kernel, row.Launch)
+			if r.Err != nil {
+				row.Err = fmt.Errorf("line %d: %w", row.Line, r.Err)
+			}
+		}
+		n.Rows++
+		progress(n.Rows)
+		if row.Err != nil {
+			n.Failed++
+		}
+		if err := w.Write(row.Fields, len(br.Header), r, row.Err); err != nil {
+			return n, err
+		}
+	}
+	return n, w.Flush()
+}

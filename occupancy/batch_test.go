@@ -4,6 +4,7 @@ import (
 	"encoding/csv"
 	"errors"
 	"io"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -75,6 +76,49 @@ func TestBatchReader(t *testing.T) {
 		if !strings.HasPrefix(got[i], want[i]) {
 			t.Errorf("row %d: got %q, want %q", i+1, got[i], want[i])
 		}
+	}
+}
+
+// batchLog records what RunBatch writes.
+type batchLog struct {
+	rows    []string
+	flushed bool
+}
+
+func (b *batchLog) Write(fields []string, n int, r Result, err error) error {
+	cell := strings.Join(fields, ",") + " → " + strconv.Itoa(r.Blocks)
+	if err != nil {
+		cell += " " + err.Error()
+	}
+	b.rows = append(b.rows, cell)
+	return nil
+}
+
+func (b *batchLog) Flush() error { b.flushed = true; return nil }
+
+// RunBatch answers every row in order, a bad row with its error; input
+// broken before its end stops the batch after the rows before it.
+func TestRunBatch(t *testing.T) {
+	in := "device,threads,regs,static_smem,dynamic_smem,carveout\n" +
+		"sm_90,256,64,0,49152,\n" + // 4 blocks (registers and shared memory)
+		"sm_90,2000,1,0,0,\n" + // a block of more than 1024 threads
+		"sm_80,128,32,0,0,\n" +
+		"sm_80,\"128,32,0,0,\n" // an unclosed quote: the input ends here
+	br, err := NewBatchReader(strings.NewReader(in), lookupArch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var log batchLog
+	done := 0
+	n, err := RunBatch(br, &log, func(rows int) { done = rows })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n.Rows != 3 || n.Failed != 1 || done != 3 || !log.flushed || n.ReadErr == nil || !strings.Contains(n.ReadErr.Error(), "line 5") {
+		t.Errorf("count %+v, progress %d, flushed %v", n, done, log.flushed)
+	}
+	if len(log.rows) != 3 || log.rows[0] != "sm_90,256,64,0,49152, → 4" || !strings.Contains(log.rows[1], "line 3: ") || log.rows[2] != "sm_80,128,32,0,0, → 16" {
+		t.Errorf("rows %q", log.rows)
 	}
 }
 

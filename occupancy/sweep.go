@@ -25,6 +25,20 @@ func ParseQuantity(s string) (Quantity, error) {
 	return "", fmt.Errorf("cannot vary %q; expected threads, regs or smem", s)
 }
 
+// Value is q's value in the configuration k, l: threads per block,
+// registers per thread, or shared memory per block (static + dynamic).
+func (q Quantity) Value(k Kernel, l Launch) int {
+	switch q {
+	case VaryThreads:
+		return l.Threads
+	case VaryRegs:
+		return k.Regs
+	case VarySmem:
+		return k.StaticSmem + l.DynamicSmem
+	}
+	return 0
+}
+
 // Point is one configuration of a sweep.
 type Point struct {
 	// X is threads per block, registers per thread, or shared memory per

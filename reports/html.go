@@ -4,20 +4,14 @@ import (
 	"bytes"
 	"fmt"
 	"html/template"
-	"image/color"
 	"io"
-	"slices"
 	"strings"
 
+	"github.com/gpucalc/gpucalc/chart"
 	"github.com/gpucalc/gpucalc/devices"
 	"github.com/gpucalc/gpucalc/review"
 	"github.com/gpucalc/gpucalc/roofline"
 	"github.com/gpucalc/gpucalc/units"
-	"gonum.org/v1/plot"
-	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/vg"
-	"gonum.org/v1/plot/vg/draw"
-	"gonum.org/v1/plot/vg/vgsvg"
 )
 
 // ReviewHTML writes a review as one self-contained HTML page: inline CSS
@@ -163,29 +157,6 @@ footer { color: #8a94a6; font-size: 12px; margin-top: 40px; }
 </html>
 `))
 
-// Colours of the charts.
-var (
-	colorExpected = color.RGBA{R: 0x2f, G: 0x6f, B: 0xbf, A: 0xff}
-	colorLower    = color.RGBA{R: 0xa9, G: 0xc4, B: 0xe8, A: 0xff}
-)
-
-// svg draws a plot to an inline SVG element, turning gonum/plot's panics
-// into errors.
-func svg(p *plot.Plot, w, h vg.Length) (out template.HTML, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("reports: drawing chart %q: %v", p.Title.Text, r)
-		}
-	}()
-	c := vgsvg.New(w, h)
-	p.Draw(draw.New(c))
-	var buf bytes.Buffer
-	if _, err := c.WriteTo(&buf); err != nil {
-		return "", err
-	}
-	return inlineSVG(buf.String()), nil
-}
-
 // inlineSVG drops the XML prologue of gonum/plot's SVG output so that it can
 // stand inside the page. The SVG is gonum/plot's own, with text it escaped.
 func inlineSVG(s string) template.HTML {
@@ -195,52 +166,27 @@ func inlineSVG(s string) template.HTML {
 	return template.HTML(s)
 }
 
-// timeChart is a horizontal bar chart of each op's expected time and lower
-// bound, in microseconds, first op at the top.
+// timeChart is a bar chart of each op's expected time and lower bound.
 func timeChart(r review.Report) (template.HTML, error) {
-	p := plot.New()
-	p.Title.Text = "Expected time and lower bound per op (µs, all runs)"
-	n := len(r.Ops)
-	exp, low := make(plotter.Values, n), make(plotter.Values, n)
-	names := make([]string, n)
-	for i, o := range r.Ops {
-		j := n - 1 - i
-		exp[j], low[j], names[j] = o.Expected*1e6, o.LowerBound*1e6, o.Name
+	c := chart.OpTimes{Title: "Expected time and lower bound per op (µs, all runs)"}
+	for _, o := range r.Ops {
+		c.Names = append(c.Names, o.Name)
+		c.Expected, c.LowerBound = append(c.Expected, o.Expected), append(c.LowerBound, o.LowerBound)
 	}
-	const bar = 7
-	be, err := plotter.NewBarChart(exp, vg.Points(bar))
+	svg, err := c.SVG()
 	if err != nil {
 		return "", err
 	}
-	bl, err := plotter.NewBarChart(low, vg.Points(bar))
-	if err != nil {
-		return "", err
-	}
-	for _, b := range []*plotter.BarChart{be, bl} {
-		b.Horizontal = true
-		b.LineStyle.Width = 0
-	}
-	be.Color, bl.Color = colorExpected, colorLower
-	be.Offset, bl.Offset = vg.Points(bar/2), -vg.Points(bar/2)
-	p.Add(be, bl)
-	p.Legend.Add("expected", be)
-	p.Legend.Add("lower bound", bl)
-	p.Legend.Top = true
-	p.NominalY(names...)
-	p.X.Label.Text = "µs"
-	p.X.Min = 0
-	// Room on the right for the legend.
-	p.X.Max = 1.3 * max(slices.Max(exp), slices.Max(low))
-	return svg(p, 7.5*vg.Inch, vg.Length(1.2+0.28*float64(n))*vg.Inch)
+	return inlineSVG(svg), nil
 }
 
 // rooflineChart places each op with FLOPs at its arithmetic intensity and
 // the throughput of its expected time, on the shared roofline chart with the
 // device's DRAM (and L2) roofs and the ceilings the ops run on.
 func rooflineChart(r review.Report) (template.HTML, error) {
-	dev := ChartDevice{Name: r.Device}
+	dev := chart.Device{Name: r.Device}
 	seen := map[string]bool{}
-	c := RooflineChart{Title: "Roofline on " + r.Device}
+	c := chart.Roofline{Title: "Roofline on " + r.Device}
 	for _, o := range r.Ops {
 		pt := o.Point
 		if pt.MemoryLevel == roofline.Link {
@@ -254,7 +200,7 @@ func rooflineChart(r review.Report) (template.HTML, error) {
 		}
 		if !seen[pt.PeakKey] {
 			seen[pt.PeakKey] = true
-			dev.Ceilings = append(dev.Ceilings, ChartCeiling{Name: ceilingName(pt.PeakKey), FLOPS: pt.ComputeCeiling})
+			dev.Ceilings = append(dev.Ceilings, chart.Ceiling{Name: ceilingName(pt.PeakKey), FLOPS: pt.ComputeCeiling})
 		}
 		if pt.FLOPs > 0 && pt.Bytes > 0 && pt.Expected > 0 {
 			c.Points = append(c.Points, opChartPoint(o.Name, 0, pt))
@@ -263,9 +209,9 @@ func rooflineChart(r review.Report) (template.HTML, error) {
 	if len(c.Points) == 0 || dev.DRAM == 0 {
 		return template.HTML("<p>No op with FLOPs to place on the roofline.</p>"), nil
 	}
-	c.Devices = []ChartDevice{dev}
+	c.Devices = []chart.Device{dev}
 	var buf bytes.Buffer
-	if err := WriteChart(&buf, c, ChartOptions{Format: "svg", Size: ChartSize{Width: 19, Height: 11.5}}); err != nil {
+	if err := chart.Write(&buf, c, chart.Options{Format: "svg", Size: chart.Size{Width: 19, Height: 11.5}}); err != nil {
 		return "", err
 	}
 	return inlineSVG(buf.String()), nil

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/gpucalc/gpucalc/chart"
 	"github.com/gpucalc/gpucalc/devices"
 	"github.com/gpucalc/gpucalc/model"
 	"github.com/gpucalc/gpucalc/roofline"
@@ -42,7 +43,7 @@ func ModelTables(name string, q model.Request, rs []model.Report, origin string,
 
 // ModelDecodeChart is 'gpucalc model --plot': the decode step's ops on each
 // device's roofline (devs[i] is rs[i]'s device).
-func ModelDecodeChart(name string, q model.Request, devs []devices.Device, rs []model.Report) RooflineChart {
+func ModelDecodeChart(name string, q model.Request, devs []devices.Device, rs []model.Report) chart.Roofline {
 	var pts [][]roofline.Point
 	for _, r := range rs {
 		pts = append(pts, r.Decode.Points)

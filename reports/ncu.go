@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/gpucalc/gpucalc/chart"
 	"github.com/gpucalc/gpucalc/devices"
 	"github.com/gpucalc/gpucalc/ncu"
 	"github.com/gpucalc/gpucalc/units"
@@ -193,10 +194,10 @@ const chartNameRunes = 32
 // L2 figure the L2 points are left out, and so is an L1 point with fewer
 // bytes than the L2 point (TMA and wgmma traffic bypasses the L1 counters),
 // each with a note.
-func NCUChart(as []ncu.Analysis, d devices.Device) (RooflineChart, []string) {
-	cd := ChartDevice{Name: d.Name, DRAM: d.Memory.BytesPerSecond}
+func NCUChart(as []ncu.Analysis, d devices.Device) (chart.Roofline, []string) {
+	cd := chart.Device{Name: d.Name, DRAM: d.Memory.BytesPerSecond}
 	cd.L2, cd.L2Measured = l2Ceiling(d)
-	c := RooflineChart{Title: "Nsight Compute kernels on " + d.Name}
+	c := chart.Roofline{Title: "Nsight Compute kernels on " + d.Name}
 	seen := map[string]bool{}
 	var notes []string
 	names := make([]string, len(as))
@@ -208,7 +209,7 @@ func NCUChart(as []ncu.Analysis, d devices.Device) (RooflineChart, []string) {
 		for _, r := range a.Compute {
 			if k := r.Key(); r.Peak > 0 && !seen[k] {
 				seen[k] = true
-				cd.Ceilings = append(cd.Ceilings, ChartCeiling{Name: ceilingName(k), FLOPS: r.Peak})
+				cd.Ceilings = append(cd.Ceilings, chart.Ceiling{Name: ceilingName(k), FLOPS: r.Peak})
 			}
 		}
 	}
@@ -245,7 +246,7 @@ func NCUChart(as []ncu.Analysis, d devices.Device) (RooflineChart, []string) {
 					continue
 				}
 			}
-			p := ChartPoint{Label: names[i], Key: strconv.Itoa(a.ID), Group: levelGroup[l.Level], FLOPs: a.FLOPs, Bytes: l.Bytes, Rate: rate, Measured: true}
+			p := chart.Point{Label: names[i], Key: strconv.Itoa(a.ID), Group: levelGroup[l.Level], FLOPs: a.FLOPs, Bytes: l.Bytes, Rate: rate, Measured: true}
 			if bw > 0 && peak > 0 && l.Bytes > 0 {
 				p.Roof = min(peak, bw*a.FLOPs/l.Bytes)
 				if rate > p.Roof && l.Level == ncu.L2 && cd.L2Measured {
@@ -260,7 +261,7 @@ func NCUChart(as []ncu.Analysis, d devices.Device) (RooflineChart, []string) {
 	if noL2 {
 		notes = append(notes, "not on the chart: the L2 points; the catalog has no L2 bandwidth for "+d.Name+" (measured or datasheet) to draw them against")
 	}
-	c.Devices = []ChartDevice{cd}
+	c.Devices = []chart.Device{cd}
 	return c, notes
 }
 

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gpucalc/gpucalc/chart"
 	"github.com/gpucalc/gpucalc/devices"
 	"github.com/gpucalc/gpucalc/ncu"
 )
@@ -58,7 +59,7 @@ func TestNCUChart(t *testing.T) {
 		t.Errorf("notes %q", notes)
 	}
 	var svg bytes.Buffer
-	if err := WriteChart(&svg, c, ChartOptions{Format: "svg"}); err != nil {
+	if err := chart.Write(&svg, c, chart.Options{Format: "svg"}); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"DRAM bytes", "L2 bytes", "L1 bytes", "achieved (measured)", "roof at its intensity", "BF16 tensor 989", "FP32 67", "L2 "} {

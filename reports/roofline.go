@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/gpucalc/gpucalc/chart"
 	"github.com/gpucalc/gpucalc/devices"
 	"github.com/gpucalc/gpucalc/ops"
 	"github.com/gpucalc/gpucalc/roofline"
@@ -238,11 +239,11 @@ func chartLabel(p roofline.Point) string {
 // memory slopes the model uses (DRAM, and L2 where the catalog has it,
 // measured or datasheet), and each op at its expected rate, or at its
 // measured rate where it has one, with the roof at its intensity.
-func RooflineChartOf(title string, devs []devices.Device, pts [][]roofline.Point) RooflineChart {
-	c := RooflineChart{Title: title}
+func RooflineChartOf(title string, devs []devices.Device, pts [][]roofline.Point) chart.Roofline {
+	c := chart.Roofline{Title: title}
 	for d, dev := range devs {
 		// The L2 slope only where an op runs from L2.
-		cd := ChartDevice{Name: dev.Name, DRAM: dev.Memory.BytesPerSecond}
+		cd := chart.Device{Name: dev.Name, DRAM: dev.Memory.BytesPerSecond}
 		seen := map[string]bool{}
 		for _, p := range pts[d] {
 			if p.MemoryLevel == roofline.Link {
@@ -250,7 +251,7 @@ func RooflineChartOf(title string, devs []devices.Device, pts [][]roofline.Point
 			}
 			if !seen[p.PeakKey] {
 				seen[p.PeakKey] = true
-				cd.Ceilings = append(cd.Ceilings, ChartCeiling{Name: ceilingName(p.PeakKey), FLOPS: p.ComputeCeiling})
+				cd.Ceilings = append(cd.Ceilings, chart.Ceiling{Name: ceilingName(p.PeakKey), FLOPS: p.ComputeCeiling})
 			}
 			// The slopes are the model's (measured where it has them), so
 			// each roof mark lies on its line.
@@ -270,8 +271,8 @@ func RooflineChartOf(title string, devs []devices.Device, pts [][]roofline.Point
 
 // opChartPoint places a roofline point at its measured rate where it has
 // one, else at its expected rate, with the roof (its attainable rate).
-func opChartPoint(label string, dev int, p roofline.Point) ChartPoint {
-	cp := ChartPoint{Label: label, Group: opGroup(p.Op.Kind), Device: dev, FLOPs: p.FLOPs, Bytes: p.Bytes, Roof: p.Attainable}
+func opChartPoint(label string, dev int, p roofline.Point) chart.Point {
+	cp := chart.Point{Label: label, Group: opGroup(p.Op.Kind), Device: dev, FLOPs: p.FLOPs, Bytes: p.Bytes, Roof: p.Attainable}
 	switch {
 	case p.Measured > 0:
 		cp.Rate, cp.Measured = p.FLOPs/p.Measured, true

@@ -3,6 +3,7 @@ package reports
 import (
 	"strings"
 
+	"github.com/gpucalc/gpucalc/chart"
 	"github.com/gpucalc/gpucalc/devices"
 	"github.com/gpucalc/gpucalc/ops"
 	"github.com/gpucalc/gpucalc/roofline"
@@ -74,7 +75,7 @@ func RooflineTables(workload string, views []RooflineView, notes [][]string) []T
 
 // RooflineViewsChart is the chart of 'gpucalc roofline --plot': the views'
 // ops on their devices (devs[i] is views[i]'s device).
-func RooflineViewsChart(workload string, devs []devices.Device, views []RooflineView) RooflineChart {
+func RooflineViewsChart(workload string, devs []devices.Device, views []RooflineView) chart.Roofline {
 	var pts [][]roofline.Point
 	var names []string
 	for _, v := range views {

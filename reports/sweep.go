@@ -1,11 +1,12 @@
 package reports
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 
+	"github.com/gpucalc/gpucalc/chart"
 	"github.com/gpucalc/gpucalc/occupancy"
-	"gonum.org/v1/plot"
 )
 
 // sweepAxis names the varied quantity and formats its values.
@@ -72,21 +73,36 @@ func sweepGroups(q occupancy.Quantity, pts []occupancy.Point) []sweepGroup {
 	return out
 }
 
-// niceStep picks a tick step of 1, 2 or 4 times a power of two (the
-// quantities are powers of two: 32 threads, 256 registers, 228 KiB) giving
-// about 8 ticks.
-func niceStep(hi float64) float64 {
-	step := 1.0
-	for hi/step > 10 {
-		step *= 2
+// OccupancyChart is the three panels of 'gpucalc occupancy --plot': the
+// three quantities swept around the configuration k, l on t.
+func OccupancyChart(t occupancy.Target, k occupancy.Kernel, l occupancy.Launch) (chart.Occupancy, error) {
+	r := occupancy.Calculate(t.Arch, k, l)
+	where := t.Arch.CC.SM()
+	if t.Device != "" {
+		where = t.Device + " (" + where + ")"
 	}
-	return step
+	c := chart.Occupancy{Title: fmt.Sprintf("Occupancy on %s: %d threads, %d registers, %s shared memory: %d warps per SM (%s), limited by %s",
+		where, l.Threads, k.Regs, units0(k.StaticSmem+l.DynamicSmem), r.Warps, pct(r.Occupancy()), limiterText(r.Limiters))}
+	for i, q := range []occupancy.Quantity{occupancy.VaryThreads, occupancy.VaryRegs, occupancy.VarySmem} {
+		pts, err := occupancy.Sweep(t.Arch, k, l, q)
+		if err != nil {
+			return c, err
+		}
+		c.Panels[i] = SweepChart(t, q, pts, q.Value(k, l))
+	}
+	return c, nil
 }
 
-func ticks(lo, hi, step float64) []plot.Tick {
-	var t []plot.Tick
-	for v := lo; v <= hi+step/1e6; v += step {
-		t = append(t, plot.Tick{Value: v, Label: strconv.FormatFloat(v, 'f', -1, 64)})
+func units0(b int) string {
+	if b == 0 {
+		return "no"
 	}
-	return t
+	return size(b)
+}
+
+// SweepChart is the chart of 'gpucalc occupancy sweep --plot': warps per SM
+// against quantity q, the current value marked.
+func SweepChart(t occupancy.Target, q occupancy.Quantity, pts []occupancy.Point, current int) chart.Sweep {
+	name, f := sweepAxis(q)
+	return chart.Sweep{Target: t, Quantity: q, Points: pts, Current: current, Name: name, CurrentLabel: f(current)}
 }

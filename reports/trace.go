@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/gpucalc/gpucalc/chart"
 	"github.com/gpucalc/gpucalc/devices"
 	"github.com/gpucalc/gpucalc/ncu"
 	"github.com/gpucalc/gpucalc/review"
@@ -178,10 +179,10 @@ const chartOps = 8
 // FLOPs over measured time, each with its roof (compute ceiling or DRAM
 // slope) at that intensity and coloured by its family. The costliest are
 // labelled.
-func TraceChart(a trace.Analysis, d devices.Device) RooflineChart {
-	cd := ChartDevice{Name: d.Name, DRAM: d.Memory.BytesPerSecond}
+func TraceChart(a trace.Analysis, d devices.Device) chart.Roofline {
+	cd := chart.Device{Name: d.Name, DRAM: d.Memory.BytesPerSecond}
 	cd.L2, cd.L2Measured = l2Ceiling(d)
-	c := RooflineChart{Title: "torch.profiler ops on " + d.Name}
+	c := chart.Roofline{Title: "torch.profiler ops on " + d.Name}
 	seen := map[string]bool{}
 	labelled := 0
 	for _, r := range a.Ops {
@@ -191,9 +192,9 @@ func TraceChart(a trace.Analysis, d devices.Device) RooflineChart {
 		name := ceilingName(r.Ceiling)
 		if !seen[r.Ceiling] && r.CeilingFLOPs > 0 {
 			seen[r.Ceiling] = true
-			cd.Ceilings = append(cd.Ceilings, ChartCeiling{Name: name, FLOPS: r.CeilingFLOPs})
+			cd.Ceilings = append(cd.Ceilings, chart.Ceiling{Name: name, FLOPS: r.CeilingFLOPs})
 		}
-		p := ChartPoint{Group: opGroup(r.Model[0].Kind), FLOPs: r.FLOPs, Bytes: r.Bytes, Rate: r.AchievedFLOPs, Measured: true}
+		p := chart.Point{Group: opGroup(r.Model[0].Kind), FLOPs: r.FLOPs, Bytes: r.Bytes, Rate: r.AchievedFLOPs, Measured: true}
 		if r.CeilingFLOPs > 0 {
 			p.Roof = min(r.CeilingFLOPs, cd.DRAM*r.FLOPs/r.Bytes)
 		}
@@ -203,7 +204,7 @@ func TraceChart(a trace.Analysis, d devices.Device) RooflineChart {
 		}
 		c.Points = append(c.Points, p)
 	}
-	c.Devices = []ChartDevice{cd}
+	c.Devices = []chart.Device{cd}
 	return c
 }
 

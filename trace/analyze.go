@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	"github.com/gpucalc/gpucalc/devices"
-	"github.com/gpucalc/gpucalc/occupancy"
 	"github.com/gpucalc/gpucalc/ops"
 	"github.com/gpucalc/gpucalc/review"
 	"github.com/gpucalc/gpucalc/roofline"
@@ -84,49 +83,6 @@ type Unattributed struct {
 	Reason  string  `json:"reason"`
 	Kernels int     `json:"kernels"`
 	Time    float64 `json:"time_seconds"`
-}
-
-// KernelRow is one distinct kernel launch configuration.
-type KernelRow struct {
-	Name         string  `json:"name"`
-	Grid         [3]int  `json:"grid"`
-	Block        [3]int  `json:"block"`
-	Registers    int     `json:"registers_per_thread"`
-	SharedMemory int     `json:"shared_memory_bytes"`
-	Launches     int     `json:"launches"`
-	Time         float64 `json:"time_seconds"`
-	// Occupancy is gpucalc's theoretical occupancy, percent of the SM's
-	// warps, with the resident blocks and the limits that bind; Error
-	// says why it could not be computed.
-	Occupancy   float64           `json:"theoretical_occupancy_pct"`
-	BlocksPerSM int               `json:"blocks_per_sm"`
-	Limiters    occupancy.Limiter `json:"limiters"`
-	Error       string            `json:"occupancy_error,omitempty"`
-	// TraceEstimate is the trace's "est. achieved occupancy %" of the
-	// first launch (nil when absent); Disagrees is set when it differs
-	// from Occupancy by more than half a percentage point.
-	TraceEstimate *float64 `json:"trace_estimate_pct"`
-	Disagrees     bool     `json:"trace_disagrees"`
-}
-
-// Stream is one CUDA stream's use of the GPU over the trace's GPU window.
-type Stream struct {
-	Stream int `json:"stream"`
-	// Busy is the union of its kernels', copies' and sets' intervals; Idle
-	// the rest of the window.
-	Busy float64 `json:"busy_seconds"`
-	Idle float64 `json:"idle_seconds"`
-	// Activities counts its kernels, copies and sets.
-	Activities int `json:"activities"`
-}
-
-// TransferRow totals the memcpy or memset events of one name.
-type TransferRow struct {
-	Kind  string  `json:"kind"`
-	Name  string  `json:"name"`
-	Count int     `json:"count"`
-	Bytes int64   `json:"bytes"`
-	Time  float64 `json:"time_seconds"`
 }
 
 // Summary is the step as a whole.
@@ -440,108 +396,6 @@ func top(rows []OpRow) (byTime, byLost []int) {
 		byLost = byLost[:topN]
 	}
 	return byTime, byLost
-}
-
-// kernelRows groups kernels by launch configuration and computes each
-// one's theoretical occupancy.
-func kernelRows(ks []Kernel, arch devices.Arch) []KernelRow {
-	type key struct {
-		name        string
-		grid, block [3]int
-		regs, smem  int
-	}
-	idx := map[key]int{}
-	var out []KernelRow
-	for _, k := range ks {
-		kk := key{k.Name, k.Grid, k.Block, k.Registers, k.SharedMemory}
-		i, ok := idx[kk]
-		if !ok {
-			i = len(out)
-			idx[kk] = i
-			out = append(out, occupancyRow(k, arch))
-		}
-		out[i].Launches++
-		out[i].Time += k.Dur * usec
-	}
-	slices.SortStableFunc(out, func(x, y KernelRow) int { return cmp.Compare(y.Time, x.Time) })
-	return out
-}
-
-func occupancyRow(k Kernel, arch devices.Arch) KernelRow {
-	r := KernelRow{Name: k.Name, Grid: k.Grid, Block: k.Block, Registers: k.Registers, SharedMemory: k.SharedMemory, TraceEstimate: k.EstOccupancy}
-	threads := k.Block[0] * k.Block[1] * k.Block[2]
-	// The trace gives one shared-memory figure, static and dynamic
-	// together; as dynamic it is not held to the 48 KiB static limit.
-	res := occupancy.Calculate(arch, occupancy.Kernel{Regs: k.Registers}, occupancy.Launch{Threads: threads, DynamicSmem: k.SharedMemory})
-	switch {
-	case res.Err != nil:
-		r.Error = res.Err.Error()
-	case res.Reason != nil:
-		r.Error = res.Reason.Error()
-	}
-	if res.Err == nil {
-		r.Occupancy = 100 * res.Occupancy()
-		r.BlocksPerSM, r.Limiters = res.Blocks, res.Limiters
-	}
-	r.Disagrees = r.TraceEstimate != nil && math.Abs(*r.TraceEstimate-r.Occupancy) > 0.5
-	return r
-}
-
-// streams measures each stream's busy time (the union of its activities'
-// intervals) over the GPU window.
-func streams(t *Trace) ([]Stream, float64) {
-	type span struct{ s, e float64 }
-	by := map[int][]span{}
-	lo, hi := math.Inf(1), math.Inf(-1)
-	add := func(stream int, start, dur float64) {
-		by[stream] = append(by[stream], span{start, start + dur})
-		lo, hi = math.Min(lo, start), math.Max(hi, start+dur)
-	}
-	for _, k := range t.Kernels {
-		add(k.Stream, k.Start, k.Dur)
-	}
-	for _, x := range t.Transfers {
-		add(x.Stream, x.Start, x.Dur)
-	}
-	if len(by) == 0 {
-		return nil, 0
-	}
-	window := (hi - lo) * usec
-	var out []Stream
-	for id, sp := range by {
-		slices.SortFunc(sp, func(a, b span) int { return cmp.Compare(a.s, b.s) })
-		busy, end := 0.0, math.Inf(-1)
-		for _, x := range sp {
-			if x.s > end {
-				busy += x.e - x.s
-				end = x.e
-			} else if x.e > end {
-				busy += x.e - end
-				end = x.e
-			}
-		}
-		out = append(out, Stream{Stream: id, Busy: busy * usec, Idle: window - busy*usec, Activities: len(sp)})
-	}
-	slices.SortFunc(out, func(a, b Stream) int { return cmp.Compare(a.Stream, b.Stream) })
-	return out, window
-}
-
-func transferRows(ts []Transfer) []TransferRow {
-	idx := map[string]int{}
-	var out []TransferRow
-	for _, x := range ts {
-		i, ok := idx[x.Name]
-		if !ok {
-			i = len(out)
-			idx[x.Name] = i
-			out = append(out, TransferRow{Kind: x.Kind, Name: x.Name})
-		}
-		out[i].Count++
-		out[i].Bytes += x.Bytes
-		out[i].Time += x.Dur * usec
-	}
-	slices.SortStableFunc(out, func(a, b TransferRow) int { return cmp.Compare(b.Time, a.Time) })
-	return out
 }
 
 // Balance is |OpTime + UnattributedTime − KernelTime| / KernelTime: the

@@ -1,7 +1,6 @@
 package web
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"net/http"
@@ -143,12 +142,12 @@ func (s *server) apiModel(w http.ResponseWriter, r *http.Request) {
 		a.View = rs
 	}
 	ch := reports.ModelDecodeChart(c.Name, req, devs, rs)
-	var buf bytes.Buffer
-	if err := reports.WriteChart(&buf, ch, reports.ChartOptions{Format: "svg", Size: reports.ChartSize{Width: 20, Height: 12.5}}); err != nil {
+	fig, err := newFigure("model", ch.Title, ch, rooflineSize)
+	if err != nil {
 		fail(w, err)
 		return
 	}
-	a.Charts = []chart{{ID: "model", Title: ch.Title, SVG: inlineSVG(buf.String())}}
+	a.Charts = []figure{fig}
 	reply(w, a)
 }
 

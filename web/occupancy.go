@@ -1,7 +1,6 @@
 package web
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"math"
@@ -9,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/gpucalc/gpucalc/chart"
 	"github.com/gpucalc/gpucalc/devices"
 	"github.com/gpucalc/gpucalc/occupancy"
 	"github.com/gpucalc/gpucalc/reports"
@@ -234,15 +234,15 @@ func (s *server) occupancy(q map[string]string) (answer, error) {
 	}
 	rep := reports.NewOccupancy(t, k, l, in.defaults, res, nil, &cliffs, clusters)
 	a := answer{View: rep, Tables: tablesOf(rep.Tables()), CLI: cli}
-	c, err := reports.NewOccupancyChart(t, k, l)
+	c, err := reports.OccupancyChart(t, k, l)
 	if err != nil {
 		return answer{}, err
 	}
-	var buf bytes.Buffer
-	if err := reports.WriteChart(&buf, c, reports.ChartOptions{Format: "svg"}); err != nil {
+	fig, err := newFigure("occupancy", c.Title, c, chart.Size{})
+	if err != nil {
 		return answer{}, err
 	}
-	a.Charts = []chart{{ID: "occupancy", Title: c.Title, SVG: inlineSVG(buf.String())}}
+	a.Charts = []figure{fig}
 	return a, nil
 }
 

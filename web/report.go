@@ -258,11 +258,11 @@ func (s *server) ncuReport(name string, data []byte, d devices.Device) (answer, 
 	}
 	a := answer{View: reports.NCUView{Device: d.Name, DeviceOrigin: origin, Kernels: as}, Tables: tablesOf(reports.NCU(as, d.Name, origin)), CLI: cli}
 	c, skipped := reports.NCUChart(as, d)
-	var buf bytes.Buffer
-	if err := reports.WriteChart(&buf, c, reports.ChartOptions{Format: "svg", Size: reports.ChartSize{Width: 20, Height: 12.5}}); err != nil {
+	fig, err := newFigure("ncu", c.Title, c, rooflineSize)
+	if err != nil {
 		return answer{}, err
 	}
-	a.Charts = []chart{{ID: "ncu", Title: c.Title, SVG: inlineSVG(buf.String())}}
+	a.Charts = []figure{fig}
 	if len(skipped) > 0 && len(a.Tables) > 0 {
 		a.Tables[0].Notes = append(a.Tables[0].Notes, skipped...)
 	}
@@ -304,10 +304,10 @@ func (s *server) traceReport(name string, data []byte, d devices.Device) (answer
 		return answer{Errors: fieldErrors{"file": fmt.Sprintf("%s: %v", name, err)}}, nil
 	}
 	a := answer{View: reports.TraceView{DeviceOrigin: origin, Analysis: an}, Tables: tablesOf(reports.Trace(an, origin, 10)), CLI: cli}
-	var buf bytes.Buffer
-	if err := reports.WriteChart(&buf, reports.TraceChart(an, d), reports.ChartOptions{Format: "svg", Size: reports.ChartSize{Width: 20, Height: 12.5}}); err != nil {
+	fig, err := newFigure("trace", "Ops of the trace on the roofline", reports.TraceChart(an, d), rooflineSize)
+	if err != nil {
 		return answer{}, err
 	}
-	a.Charts = []chart{{ID: "trace", Title: "Ops of the trace on the roofline", SVG: inlineSVG(buf.String())}}
+	a.Charts = []figure{fig}
 	return a, nil
 }

@@ -1,7 +1,6 @@
 package web
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -130,12 +129,12 @@ func (s *server) apiRoofline(w http.ResponseWriter, r *http.Request) {
 		a.View = reports.RooflineComparison{Devices: views}
 	}
 	c := reports.RooflineViewsChart(wl.Name, devs, views)
-	var buf bytes.Buffer
-	if err := reports.WriteChart(&buf, c, reports.ChartOptions{Format: "svg", Size: reports.ChartSize{Width: 20, Height: 12.5}}); err != nil {
+	fig, err := newFigure("roofline", c.Title, c, rooflineSize)
+	if err != nil {
 		fail(w, err)
 		return
 	}
-	a.Charts = []chart{{ID: "roofline", Title: c.Title, SVG: inlineSVG(buf.String())}}
+	a.Charts = []figure{fig}
 	if u := c.Unplaced(); len(u) > 0 {
 		a.Tables[0].Notes = append(a.Tables[0].Notes, "not on the chart: "+strings.Join(u, "; "))
 	}

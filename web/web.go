@@ -6,6 +6,7 @@
 package web
 
 import (
+	"bytes"
 	"embed"
 	"encoding/json"
 	"errors"
@@ -16,6 +17,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/gpucalc/gpucalc/chart"
 	"github.com/gpucalc/gpucalc/devices"
 	"github.com/gpucalc/gpucalc/reports"
 )
@@ -120,7 +122,7 @@ func loopbackHost(host string) bool {
 type answer struct {
 	View   any               `json:"view,omitempty"`
 	Tables []table           `json:"tables,omitempty"`
-	Charts []chart           `json:"charts,omitempty"`
+	Charts []figure          `json:"charts,omitempty"`
 	HTML   string            `json:"html,omitempty"`
 	CLI    string            `json:"cli,omitempty"`
 	Errors map[string]string `json:"errors,omitempty"`
@@ -133,10 +135,25 @@ type table struct {
 	Notes  []string   `json:"notes,omitempty"`
 }
 
-type chart struct {
+// figure is a chart in an answer: its id in the page, its title and an
+// inline SVG element.
+type figure struct {
 	ID    string `json:"id"`
 	Title string `json:"title"`
 	SVG   string `json:"svg"`
+}
+
+// rooflineSize is the size of the page's roofline charts.
+var rooflineSize = chart.Size{Width: 20, Height: 12.5}
+
+// newFigure draws c as an inline SVG element of the given size (zero: the
+// chart's own).
+func newFigure(id, title string, c chart.Chart, size chart.Size) (figure, error) {
+	var buf bytes.Buffer
+	if err := chart.Write(&buf, c, chart.Options{Format: "svg", Size: size}); err != nil {
+		return figure{}, err
+	}
+	return figure{ID: id, Title: title, SVG: inlineSVG(buf.String())}, nil
 }
 
 func tablesOf(ts []reports.Table) []table {

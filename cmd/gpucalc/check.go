@@ -75,7 +75,7 @@ worse) is found, for CI.
   gpucalc check --model llama-3.1-8b --batch 64 --ctx 4096
   gpucalc check --model llama-3.1-70b --tp 4 --batch 32 --ctx 8192`,
 		Args: args(cobra.MaximumNArgs(1)),
-		RunE: func(cmd *cobra.Command, argv []string) error {
+		RunE: func(_ *cobra.Command, argv []string) error {
 			switch {
 			case len(argv) == 1 && opts.model != "":
 				return usagef("give a workload file or --model, not both")
@@ -84,12 +84,7 @@ worse) is found, for CI.
 			case len(argv) == 1:
 				opts.workload = argv[0]
 			}
-			opts.devices.changed(cmd)
-			opts.section.changed(cmd)
-			if runF != nil {
-				return runF(opts)
-			}
-			return checkRun(opts)
+			return execute(opts, runF, checkRun)
 		},
 	}
 	f.addDeviceFlags(cmd, &opts.devices, true)

@@ -28,11 +28,8 @@ docs/devices.md documents the schema.`,
   gpucalc devices --device-file my-h100.yaml
   GPUCALC_DEVICES=~/.config/gpucalc/devices gpucalc devices`,
 		Args: args(cobra.NoArgs),
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if runF != nil {
-				return runF(opts)
-			}
-			return devicesRun(opts)
+		RunE: func(*cobra.Command, []string) error {
+			return execute(opts, runF, devicesRun)
 		},
 	}
 	cmd.AddCommand(newCmdDevicesShow(f, nil), newCmdDevicesArchs(f, nil))
@@ -76,13 +73,9 @@ alias, case-insensitive, or the name nvidia-smi prints. An architecture
   gpucalc devices show sm_89`,
 		Args:              args(cobra.ExactArgs(1)),
 		ValidArgsFunction: f.completeDevices,
-		RunE: func(cmd *cobra.Command, argv []string) error {
+		RunE: func(_ *cobra.Command, argv []string) error {
 			opts.name = argv[0]
-			opts.section.changed(cmd)
-			if runF != nil {
-				return runF(opts)
-			}
-			return devicesShowRun(opts)
+			return execute(opts, runF, devicesShowRun)
 		},
 	}
 	f.addSectionFlag(cmd, &opts.section, nil, "figures", "limits", "carveouts", "sources")
@@ -142,15 +135,11 @@ allocation units, carveouts, barriers and cluster sizes too.`,
   gpucalc devices archs sm_90
   gpucalc devices archs 8.9 --format json`,
 		Args: args(cobra.MaximumNArgs(1)),
-		RunE: func(cmd *cobra.Command, argv []string) error {
+		RunE: func(_ *cobra.Command, argv []string) error {
 			if len(argv) == 1 {
 				opts.cc = argv[0]
 			}
-			opts.section.changed(cmd)
-			if runF != nil {
-				return runF(opts)
-			}
-			return devicesArchsRun(opts)
+			return execute(opts, runF, devicesArchsRun)
 		},
 	}
 	f.addSectionFlag(cmd, &opts.section, nil, "limits", "carveouts", "sources")

@@ -9,7 +9,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -17,6 +16,7 @@ import (
 	"github.com/gpucalc/gpucalc/devices"
 	"github.com/gpucalc/gpucalc/ops"
 	"github.com/gpucalc/gpucalc/reports"
+	"github.com/gpucalc/gpucalc/roofline"
 	"github.com/spf13/cobra"
 )
 
@@ -142,12 +142,36 @@ func (f *factory) ReadWorkload(name string) (ops.Workload, error) {
 	return ops.ReadWorkload(shown, r)
 }
 
+// parseInput opens an input named on the command line (f.Open) and parses
+// it; a parse error starts with the input's name, which is returned for
+// later messages. What parse returns comes back with its error: a batch
+// keeps the rows before a break in its input.
+func parseInput[T any](f *factory, name string, parse func(io.Reader) (T, error)) (T, string, error) {
+	var v T
+	r, shown, err := f.Open(name)
+	if err != nil {
+		return v, "", err
+	}
+	defer r.Close()
+	if v, err = parse(r); err != nil {
+		return v, shown, fmt.Errorf("%s: %w", shown, err)
+	}
+	return v, shown, nil
+}
+
 // OutFormat parses --format against the formats a command supports (nil:
-// table, markdown, json, csv).
-func (f *factory) OutFormat(allowed []reports.Format) (reports.Format, error) {
+// table, markdown, json, csv) and checks the chart flags of a command that
+// draws (--plot, --size, --dpi): a mistake in either stops the command
+// before any work is done.
+func (f *factory) OutFormat(allowed []reports.Format, charts ...*chartFlags) (reports.Format, error) {
 	form, err := reports.ParseFormat(f.format, allowed)
 	if err != nil {
 		return "", usageError{fmt.Errorf("--format: %w", err)}
+	}
+	for _, c := range charts {
+		if err := c.check(); err != nil {
+			return "", err
+		}
 	}
 	return form, nil
 }
@@ -211,6 +235,31 @@ type target struct {
 	Origin string
 }
 
+// Rooflines resolves device flags (Devices) and builds each device's
+// roofline model.
+func (f *factory) Rooflines(o deviceFlags) ([]target, []*roofline.Model, error) {
+	ts, err := f.Devices(o)
+	if err != nil {
+		return nil, nil, err
+	}
+	ms := make([]*roofline.Model, len(ts))
+	for i, t := range ts {
+		if ms[i], err = roofline.New(t.Device); err != nil {
+			return nil, nil, err
+		}
+	}
+	return ts, ms, nil
+}
+
+// devicesOf lists the devices of ts.
+func devicesOf(ts []target) []devices.Device {
+	out := make([]devices.Device, len(ts))
+	for i, t := range ts {
+		out[i] = t.Device
+	}
+	return out
+}
+
 // Lookup finds a device in the catalog (with the user's files) by name,
 // honouring --datasheet. An unknown name is a usage error.
 func (f *factory) Lookup(name string) (devices.Device, error) {
@@ -228,45 +277,15 @@ func (f *factory) Lookup(name string) (devices.Device, error) {
 	return d, nil
 }
 
-// deviceFlags are --device and, for commands that compare GPUs, --devices.
-// One rule for every command: --device names one GPU, --devices several;
-// giving both, an empty name or a name twice is a usage error. With
-// neither, $GPUCALC_DEVICE or the default is used, and the output says so.
-type deviceFlags struct {
-	device  string
-	devices []string
-	// deviceSet and devicesSet record whether the flags were given.
-	deviceSet, devicesSet bool
-	multi                 bool
-}
-
-// addDeviceFlags registers --device (and --devices when multi) with
-// completion.
-func (f *factory) addDeviceFlags(cmd *cobra.Command, o *deviceFlags, multi bool) {
-	o.multi = multi
-	cmd.Flags().StringVarP(&o.device, "device", "d", "", "GPU `name` or alias from 'gpucalc devices' (default $GPUCALC_DEVICE, else "+defaultDevice+")")
-	_ = cmd.RegisterFlagCompletionFunc("device", f.completeDevices)
-	if multi {
-		cmd.Flags().StringSliceVar(&o.devices, "devices", nil, "compare several GPUs: comma-separated `names` (instead of --device)")
-		_ = cmd.RegisterFlagCompletionFunc("devices", f.completeDevices)
-	}
-}
-
-// changed records which device flags were given; call it from RunE.
-func (o *deviceFlags) changed(cmd *cobra.Command) {
-	o.deviceSet = cmd.Flags().Changed("device")
-	o.devicesSet = o.multi && cmd.Flags().Changed("devices")
-}
-
 // Devices resolves device flags to the devices to run on.
 func (f *factory) Devices(o deviceFlags) ([]target, error) {
-	if o.deviceSet && o.devicesSet {
+	if o.deviceSet() && o.devicesSet() {
 		return nil, usagef("give --device or --devices, not both")
 	}
-	if o.deviceSet && strings.TrimSpace(o.device) == "" {
+	if o.deviceSet() && strings.TrimSpace(o.device) == "" {
 		return nil, usagef("--device is empty: give a GPU name from 'gpucalc devices'")
 	}
-	if !o.devicesSet {
+	if !o.devicesSet() {
 		name, origin := f.deviceName(o.device)
 		d, err := f.Lookup(name)
 		if err != nil {
@@ -308,6 +327,27 @@ func (f *factory) Device(o deviceFlags) (target, error) {
 	return ts[0], nil
 }
 
+// deviceOver resolves --device given for a measured input, which names the
+// GPUs it ran on (empty where it does not say): a --device that
+// contradicts the input is used, with the warning warn (of the device
+// given, the one named, the device given again).
+func (f *factory) deviceOver(o deviceFlags, named []string, warn string) (devices.Device, string, error) {
+	t, err := f.Device(o)
+	if err != nil {
+		return devices.Device{}, "", err
+	}
+	for _, n := range named {
+		if n == "" {
+			continue
+		}
+		if d, err := f.Lookup(n); err != nil || d.Name != t.Name {
+			f.Warn(warn, t.Name, n, t.Name)
+			break
+		}
+	}
+	return t.Device, "from --device", nil
+}
+
 // deviceName returns the device to use when a command names one: the flag,
 // else $GPUCALC_DEVICE, else the default; origin says where it came from.
 func (f *factory) deviceName(flag string) (name, origin string) {
@@ -318,30 +358,6 @@ func (f *factory) deviceName(flag string) (name, origin string) {
 		return env, "from GPUCALC_DEVICE"
 	}
 	return defaultDevice, "default; set --device or GPUCALC_DEVICE"
-}
-
-// completeDevices completes device names for flags and arguments.
-func (f *factory) completeDevices(_ *cobra.Command, _ []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
-	c, err := f.Catalog()
-	if err != nil {
-		return nil, cobra.ShellCompDirectiveError
-	}
-	// --devices completes the name after the last comma.
-	done, partial := "", toComplete
-	if i := strings.LastIndex(toComplete, ","); i >= 0 {
-		done, partial = toComplete[:i+1], toComplete[i+1:]
-	}
-	var out []cobra.Completion
-	for _, d := range c.Devices() {
-		alias := d.Name
-		if len(d.Aliases) > 0 {
-			alias = d.Aliases[0]
-		}
-		if strings.HasPrefix(strings.ToLower(alias), strings.ToLower(partial)) {
-			out = append(out, cobra.CompletionWithDesc(done+alias, d.Vendor+" "+d.Name))
-		}
-	}
-	return out, cobra.ShellCompDirectiveNoFileComp
 }
 
 // args validates positional arguments as a usage error, worded as the
@@ -393,43 +409,6 @@ func argsError(cmd *cobra.Command, a []string, err error) error {
 	return fmt.Errorf("%s takes %s; got %d: %s", path, what, len(a), strings.Join(got, " "))
 }
 
-// sectionFlag is --section of a command whose CSV output has several
-// sections (CSV holds one table; JSON holds them all). The first name is
-// the default.
-type sectionFlag struct {
-	name  string
-	names []string
-	// needs says which flag a section that not every run has needs.
-	needs map[string]string
-	set   bool
-}
-
-// addSectionFlag registers --section with completion; names[0] is the
-// default.
-func (f *factory) addSectionFlag(cmd *cobra.Command, s *sectionFlag, needs map[string]string, names ...string) {
-	s.names, s.needs = names, needs
-	cmd.Flags().StringVar(&s.name, "section", names[0], "`section` --format csv writes: "+strings.Join(names, ", ")+" (JSON has every section)")
-	_ = cmd.RegisterFlagCompletionFunc("section", cobra.FixedCompletions(names, cobra.ShellCompDirectiveNoFileComp))
-}
-
-// changed records whether --section was given; call it from RunE.
-func (s *sectionFlag) changed(cmd *cobra.Command) { s.set = cmd.Flags().Changed("section") }
-
-// check validates --section against the format: a name the command has,
-// and CSV only.
-func (s *sectionFlag) check(form reports.Format) error {
-	if s == nil || !s.set {
-		return nil
-	}
-	if !slices.Contains(s.names, s.name) {
-		return usagef("--section %q: expected one of %s", s.name, strings.Join(s.names, ", "))
-	}
-	if form != reports.FormatCSV {
-		return usagef("--section picks what --format csv writes; the other formats show every section")
-	}
-	return nil
-}
-
 // Output writes a command's result: JSON the view, CSV the section of
 // records that --section picks (sec is nil for a command with one), table
 // and Markdown the tables. records and tables are built only when needed.
@@ -442,7 +421,7 @@ func (f *factory) Output(form reports.Format, sec *sectionFlag, view any, tables
 		return f.JSON(view)
 	case reports.FormatCSV:
 		name := "" // the first section, unless --section names one
-		if sec != nil && sec.set {
+		if sec.set() {
 			name = sec.name
 		}
 		t, ok := reports.Section(records(), name)
@@ -456,4 +435,41 @@ func (f *factory) Output(form reports.Format, sec *sectionFlag, view any, tables
 		return f.Render(form, t)
 	}
 	return f.Render(form, tables()...)
+}
+
+// OutputNotes is Output with notes about what the command wrote beside its
+// output (a chart file, the points a chart left out): under the first
+// table, or on standard error for JSON and CSV, which must stay
+// machine-readable.
+func (f *factory) OutputNotes(form reports.Format, sec *sectionFlag, notes []string, view any, tables, records func() []reports.Table) error {
+	if form == reports.FormatJSON || form == reports.FormatCSV {
+		f.notes(nil, notes)
+		return f.Output(form, sec, view, tables, records)
+	}
+	return f.Output(form, sec, view, func() []reports.Table {
+		t := tables()
+		f.notes(t, notes)
+		return t
+	}, records)
+}
+
+// notes adds notes under the first table, or writes them to standard
+// error when there is none.
+func (f *factory) notes(tables []reports.Table, notes []string) {
+	if len(tables) > 0 {
+		tables[0].Notes = append(tables[0].Notes, notes...)
+		return
+	}
+	for _, n := range notes {
+		fmt.Fprintln(f.ErrOut, "gpucalc: "+n)
+	}
+}
+
+// execute calls runF, which tests pass to check the parsed options, or
+// else the command's own run.
+func execute[T any](opts *T, runF, own func(*T) error) error {
+	if runF != nil {
+		return runF(opts)
+	}
+	return own(opts)
 }

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/gpucalc/gpucalc/chart"
 	"github.com/gpucalc/gpucalc/devices"
 	"github.com/gpucalc/gpucalc/model"
 	"github.com/gpucalc/gpucalc/reports"
@@ -25,7 +26,7 @@ type modelOptions struct {
 	kv      string
 	engine  string
 	ops     bool
-	chart   chartOptions
+	chart   chartFlags
 }
 
 const modelHow = `Memory per GPU: the exact parameter count transformers builds (tied
@@ -87,17 +88,13 @@ Model types: ` + strings.Join(model.ModelTypes, ", ") + `.
 			}
 			return names, cobra.ShellCompDirectiveDefault
 		},
-		RunE: func(cmd *cobra.Command, a []string) error {
-			opts.devices.changed(cmd)
+		RunE: func(_ *cobra.Command, a []string) error {
 			opts.model = a[0]
-			if runF != nil {
-				return runF(opts)
-			}
-			return modelRun(opts)
+			return execute(opts, runF, modelRun)
 		},
 	}
 	f.addDeviceFlags(cmd, &opts.devices, true)
-	addChartFlags(cmd, &opts.chart, "the decode step's ops on the roofline", reports.DefaultChartSize)
+	f.addChartFlags(cmd, &opts.chart, "the decode step's ops on the roofline", chart.DefaultSize)
 	fl := cmd.Flags()
 	fl.Int64Var(&opts.req.TP, "tp", 1, "tensor-parallel `GPUs` of one host")
 	fl.Int64Var(&opts.req.Batch, "batch", model.DefaultBatch, "`sequences` in the batch")
@@ -198,15 +195,11 @@ func (opts *modelOptions) request() (model.Request, error) {
 
 func modelRun(opts *modelOptions) error {
 	f := opts.f
-	form, err := f.OutFormat(nil)
+	form, err := f.OutFormat(nil, &opts.chart)
 	if err != nil {
 		return err
 	}
 	q, err := opts.request()
-	if err != nil {
-		return err
-	}
-	chartOpt, err := opts.chart.check()
 	if err != nil {
 		return err
 	}
@@ -222,16 +215,12 @@ func modelRun(opts *modelOptions) error {
 	if q, err = c.FillRequest(q); err != nil {
 		return usageError{err}
 	}
-	ts, err := f.Devices(opts.devices)
+	ts, ms, err := f.Rooflines(opts.devices)
 	if err != nil {
 		return err
 	}
 	var rs []model.Report
-	for _, t := range ts {
-		m, err := roofline.New(t.Device)
-		if err != nil {
-			return err
-		}
+	for _, m := range ms {
 		r, err := c.Serve(q, m)
 		if err != nil {
 			return usageError{fmt.Errorf("%s: %w", c.Name, err)}
@@ -241,30 +230,19 @@ func modelRun(opts *modelOptions) error {
 	for _, w := range rs[0].Warnings { // the same on every device
 		f.Warn("%s", w)
 	}
-	var chartNotes []string
-	if opts.chart.file != "" {
-		devs := make([]devices.Device, len(ts))
-		for i, t := range ts {
-			devs[i] = t.Device
-		}
-		if chartNotes, err = opts.chart.write(reports.ModelDecodeChart(c.Name, q, devs, rs), chartOpt); err != nil {
-			return err
-		}
+	notes, err := opts.chart.draw(func() (chart.Chart, error) {
+		return reports.ModelDecodeChart(c.Name, q, devicesOf(ts), rs), nil
+	})
+	if err != nil {
+		return err
 	}
-	switch form {
-	case reports.FormatJSON:
-		f.chartNotes(form, nil, chartNotes)
-		if len(rs) == 1 {
-			return f.JSON(rs[0])
-		}
-		return f.JSON(rs)
-	case reports.FormatCSV:
-		f.chartNotes(form, nil, chartNotes)
-		return f.Render(form, reports.ModelRows(rs))
+	var view any = rs
+	if len(rs) == 1 {
+		view = rs[0]
 	}
-	tables := reports.ModelTables(c.Name, q, rs, ts[0].Origin, opts.ops)
-	f.chartNotes(form, tables, chartNotes)
-	return f.Render(form, tables...)
+	return f.OutputNotes(form, nil, notes, view,
+		func() []reports.Table { return reports.ModelTables(c.Name, q, rs, ts[0].Origin, opts.ops) },
+		func() []reports.Table { return []reports.Table{reports.ModelRows(rs)} })
 }
 
 func newCmdModelList(f *factory, runF func(*factory) error) *cobra.Command {
@@ -274,10 +252,7 @@ func newCmdModelList(f *factory, runF func(*factory) error) *cobra.Command {
 		Example: `  gpucalc model list`,
 		Args:    args(cobra.NoArgs),
 		RunE: func(*cobra.Command, []string) error {
-			if runF != nil {
-				return runF(f)
-			}
-			return modelListRun(f)
+			return execute(f, runF, modelListRun)
 		},
 	}
 }
@@ -341,17 +316,13 @@ exit code is 1 if any row failed.
   printf 'model,device,phase,batch,seq,ctx,tp\nllama-3.1-8b,h100,decode,64,1,4096,1\n' | gpucalc model batch --input -`,
 		Args: args(cobra.NoArgs),
 		RunE: func(*cobra.Command, []string) error {
-			if runF != nil {
-				return runF(opts)
-			}
-			return modelBatchRun(opts)
+			return execute(opts, runF, modelBatchRun)
 		},
 	}
-	cmd.Flags().StringVarP(&opts.input, "input", "i", "", "CSV `file` to read, or - for standard input")
+	f.addInputFlag(cmd, &opts.input)
 	cmd.Flags().BoolVar(&opts.fullCache, "full-cache", false, fullCacheHelp)
 	cmd.Flags().StringVar(&opts.engine, "engine", string(model.Graph), "`engine` that runs the steps: graph or eager (see 'gpucalc model --help')")
 	_ = cmd.RegisterFlagCompletionFunc("engine", cobra.FixedCompletions([]string{string(model.Graph), string(model.Eager)}, cobra.ShellCompDirectiveNoFileComp))
-	_ = cmd.MarkFlagRequired("input")
 	return cmd
 }
 
@@ -365,18 +336,10 @@ func modelBatchRun(opts *modelBatchOptions) error {
 	if err != nil {
 		return usagef("--engine: %w", err)
 	}
-	in, name, err := f.Open(opts.input)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	rows, readErr := model.ReadBatch(in)
-	if readErr != nil {
-		// The rows before a break in the input are still answered.
-		readErr = fmt.Errorf("%s: %w", name, readErr)
-		if len(rows) == 0 {
-			return readErr
-		}
+	// The rows before a break in the input are still answered.
+	rows, name, readErr := parseInput(f, opts.input, model.ReadBatch)
+	if readErr != nil && len(rows) == 0 {
+		return readErr
 	}
 	if len(rows) == 0 {
 		return fmt.Errorf("%s: the batch has a header but no rows", name)

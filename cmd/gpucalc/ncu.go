@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 
+	"github.com/gpucalc/gpucalc/chart"
 	"github.com/gpucalc/gpucalc/devices"
 	"github.com/gpucalc/gpucalc/ncu"
 	"github.com/gpucalc/gpucalc/reports"
@@ -13,7 +14,7 @@ type ncuOptions struct {
 	f       *factory
 	devices deviceFlags
 	file    string
-	chart   chartOptions
+	chart   chartFlags
 	section sectionFlag
 }
 
@@ -42,41 +43,26 @@ datasheet peaks and bandwidths (decimal: 1 TB/s = 1e12 B/s).`,
   gpucalc ncu profile.csv --format csv --section memory
   gpucalc ncu profile.csv --plot kernels.png`,
 		Args: args(cobra.ExactArgs(1)),
-		RunE: func(cmd *cobra.Command, argv []string) error {
+		RunE: func(_ *cobra.Command, argv []string) error {
 			opts.file = argv[0]
-			opts.devices.changed(cmd)
-			opts.section.changed(cmd)
-			if runF != nil {
-				return runF(opts)
-			}
-			return ncuRun(opts)
+			return execute(opts, runF, ncuRun)
 		},
 	}
-	f.addDeviceFlags(cmd, &opts.devices, false)
-	addChartFlags(cmd, &opts.chart, "a roofline chart", reports.DefaultChartSize)
+	f.addMeasuredDeviceFlag(cmd, &opts.devices, "export")
+	f.addChartFlags(cmd, &opts.chart, "a roofline chart", chart.DefaultSize)
 	f.addSectionFlag(cmd, &opts.section, nil, "kernels", "compute", "memory", "occupancy")
-	cmd.Flags().Lookup("device").Usage = "GPU `name` or alias from 'gpucalc devices' to measure against (default: the GPU the export names)"
 	return cmd
 }
 
 func ncuRun(opts *ncuOptions) error {
 	f := opts.f
-	form, err := f.OutFormat(nil)
+	form, err := f.OutFormat(nil, &opts.chart)
 	if err != nil {
 		return err
 	}
-	chartOpt, err := opts.chart.check()
+	exp, name, err := parseInput(f, opts.file, ncu.Read)
 	if err != nil {
 		return err
-	}
-	in, name, err := f.Open(opts.file)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	exp, err := ncu.Read(in)
-	if err != nil {
-		return fmt.Errorf("%s: %w", name, err)
 	}
 	ks, err := exp.Kernels()
 	if err != nil {
@@ -90,23 +76,17 @@ func ncuRun(opts *ncuOptions) error {
 	for i, k := range ks {
 		as[i] = ncu.Analyze(k, d)
 	}
-	var notes []string
-	if opts.chart.file != "" {
-		c, skipped := reports.NCUChart(as, d)
-		if notes, err = opts.chart.write(c, chartOpt); err != nil {
-			return err
-		}
-		notes = append(notes, skipped...)
+	var skipped []string // the points the chart leaves out, and why
+	notes, err := opts.chart.draw(func() (chart.Chart, error) {
+		c, s := reports.NCUChart(as, d)
+		skipped = s
+		return c, nil
+	})
+	if err != nil {
+		return err
 	}
-	if form == reports.FormatJSON || form == reports.FormatCSV {
-		f.chartNotes(form, nil, notes)
-	}
-	return f.Output(form, &opts.section, reports.NCUView{Device: d.Name, DeviceOrigin: origin, Kernels: as},
-		func() []reports.Table {
-			tables := reports.NCU(as, d.Name, origin)
-			f.chartNotes(form, tables, notes)
-			return tables
-		},
+	return f.OutputNotes(form, &opts.section, append(notes, skipped...), reports.NCUView{Device: d.Name, DeviceOrigin: origin, Kernels: as},
+		func() []reports.Table { return reports.NCU(as, d.Name, origin) },
 		func() []reports.Table { return reports.NCURecords(as, d.Name) })
 }
 
@@ -114,22 +94,8 @@ func ncuRun(opts *ncuOptions) error {
 // --device that contradicts the export is used, with a warning.
 func ncuDevice(opts *ncuOptions, ks []ncu.Kernel) (devices.Device, string, error) {
 	f := opts.f
-	names := ncu.DeviceNames(ks)
-	if opts.devices.deviceSet {
-		t, err := f.Device(opts.devices)
-		if err != nil {
-			return devices.Device{}, "", err
-		}
-		for _, n := range names {
-			if n == "" {
-				continue
-			}
-			if d, err := f.Lookup(n); err != nil || d.Name != t.Name {
-				f.Warn("--device %s, but the export was profiled on %s: shares are of %s's ceilings", t.Name, n, t.Name)
-				break
-			}
-		}
-		return t.Device, "from --device", nil
+	if opts.devices.deviceSet() {
+		return f.deviceOver(opts.devices, ncu.DeviceNames(ks), "--device %s, but the export was profiled on %s: shares are of %s's ceilings")
 	}
 	c, err := f.Catalog()
 	if err != nil {

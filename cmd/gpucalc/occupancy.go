@@ -1,14 +1,11 @@
 package main
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
-	"io"
 	"math"
-	"strconv"
-	"strings"
 
+	"github.com/gpucalc/gpucalc/chart"
 	"github.com/gpucalc/gpucalc/devices"
 	"github.com/gpucalc/gpucalc/occupancy"
 	"github.com/gpucalc/gpucalc/reports"
@@ -25,10 +22,8 @@ type kernelFlags struct {
 	carveout          string
 	barriers, maxThrs int
 
-	// Set by changed: whether --smem was given, and the flags left at
-	// their defaults, to say so in the output.
-	smemSet  bool
-	defaults []string
+	// cmd is the command the flags are on: it tells which were given.
+	cmd *cobra.Command
 }
 
 const (
@@ -36,7 +31,10 @@ const (
 	defaultRegs    = 32
 )
 
+// add registers the kernel flags (--threads when threads) and --device,
+// --arch.
 func (f *kernelFlags) add(fa *factory, cmd *cobra.Command, threads bool) {
+	f.cmd = cmd
 	fa.addDeviceFlags(cmd, &f.dev, false)
 	fl := cmd.Flags()
 	fl.StringVar(&f.arch, "arch", "", "compute capability instead of a device: sm_90, 9.0 or 90 (no SM count, so no grid figures)")
@@ -58,22 +56,22 @@ func (f *kernelFlags) add(fa *factory, cmd *cobra.Command, threads bool) {
 	})
 }
 
-// changed records which flags were given; call it from RunE.
-func (f *kernelFlags) changed(cmd *cobra.Command) {
-	f.dev.changed(cmd)
-	f.smemSet = cmd.Flags().Changed("smem")
-	f.defaults = nil
+// defaults lists the kernel flags left at their defaults, to say so in
+// the output.
+func (f *kernelFlags) defaults() []string {
+	var out []string
 	for _, name := range []string{"threads", "regs"} {
-		if fl := cmd.Flags().Lookup(name); fl != nil && !fl.Changed {
-			f.defaults = append(f.defaults, fmt.Sprintf("--%s %s", name, fl.DefValue))
+		if fl := f.cmd.Flags().Lookup(name); fl != nil && !fl.Changed {
+			out = append(out, fmt.Sprintf("--%s %s", name, fl.DefValue))
 		}
 	}
+	return out
 }
 
 // target resolves --device / --arch.
 func (f *kernelFlags) target(fa *factory) (occupancy.Target, error) {
 	if f.arch != "" {
-		if f.dev.deviceSet {
+		if f.dev.deviceSet() {
 			return occupancy.Target{}, usagef("give --device or --arch, not both")
 		}
 		cc, err := devices.ParseCC(f.arch)
@@ -141,7 +139,7 @@ func (f *kernelFlags) kernelLaunch() (occupancy.Kernel, occupancy.Launch, error)
 	if err != nil {
 		return k, l, err
 	}
-	if !f.smemSet {
+	if !f.cmd.Flags().Changed("smem") {
 		smem = static
 	}
 	if static > smem {
@@ -187,7 +185,7 @@ type occupancyOptions struct {
 	kernel              kernelFlags
 	grid, cluster       int
 	gridSet, clusterSet bool
-	chart               chartOptions
+	chart               chartFlags
 	section             sectionFlag
 }
 
@@ -221,19 +219,14 @@ registers.`,
   gpucalc occupancy batch --input configs.csv`,
 		Args: args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			opts.kernel.changed(cmd)
 			opts.gridSet, opts.clusterSet = cmd.Flags().Changed("grid"), cmd.Flags().Changed("cluster")
-			opts.section.changed(cmd)
-			if runF != nil {
-				return runF(opts)
-			}
-			return occupancyRun(opts)
+			return execute(opts, runF, occupancyRun)
 		},
 	}
 	opts.kernel.add(f, cmd, true)
 	cmd.Flags().IntVar(&opts.grid, "grid", 0, "blocks in the grid: report waves and the last wave's fill")
 	cmd.Flags().IntVar(&opts.cluster, "cluster", 0, "thread-block cluster size (cc 9.0+): clusters active on the whole GPU; above 8 needs the non-portable opt-in")
-	addChartFlags(cmd, &opts.chart, "warps per SM against block size, registers and shared memory (three panels)", reports.OccupancyChartSize)
+	f.addChartFlags(cmd, &opts.chart, "warps per SM against block size, registers and shared memory (three panels)", chart.OccupancySize)
 	f.addSectionFlag(cmd, &opts.section, map[string]string{"waves": "--grid", "clusters": "--cluster"}, "summary", "limits", "cliffs", "waves", "clusters")
 	cmd.AddCommand(newCmdOccupancySuggest(f, nil), newCmdOccupancyAvail(f, nil), newCmdOccupancyBatch(f, nil), newCmdOccupancySweep(f, nil), newCmdOccupancyFromBuild(f, nil))
 	return cmd
@@ -241,11 +234,7 @@ registers.`,
 
 func occupancyRun(opts *occupancyOptions) error {
 	f := opts.f
-	format, err := f.OutFormat(nil)
-	if err != nil {
-		return err
-	}
-	chartOpt, err := opts.chart.check()
+	format, err := f.OutFormat(nil, &opts.chart)
 	if err != nil {
 		return err
 	}
@@ -257,15 +246,12 @@ func occupancyRun(opts *occupancyOptions) error {
 	if err := inputError(t.Arch, k, l, r); err != nil {
 		return err
 	}
-	var notes []string
-	if opts.chart.file != "" {
-		c, err := reports.NewOccupancyChart(t, k, l)
-		if err != nil {
-			return err
-		}
-		if notes, err = opts.chart.write(c, chartOpt); err != nil {
-			return err
-		}
+	notes, err := opts.chart.draw(func() (chart.Chart, error) {
+		c, err := reports.OccupancyChart(t, k, l)
+		return c, err
+	})
+	if err != nil {
+		return err
 	}
 	var waves *occupancy.Waves
 	if opts.gridSet {
@@ -293,489 +279,6 @@ func occupancyRun(opts *occupancyOptions) error {
 	if err != nil {
 		return err
 	}
-	rep := reports.NewOccupancy(t, k, l, opts.kernel.defaults, r, waves, &cliffs, clusters)
-	if format == reports.FormatJSON || format == reports.FormatCSV {
-		f.chartNotes(format, nil, notes)
-	}
-	return f.Output(format, &opts.section, rep, func() []reports.Table {
-		tables := rep.Tables()
-		f.chartNotes(format, tables, notes)
-		return tables
-	}, rep.Records)
-}
-
-type occupancySuggestOptions struct {
-	f         *factory
-	kernel    kernelFlags
-	perThread string
-	limit     int
-	section   sectionFlag
-}
-
-func newCmdOccupancySuggest(f *factory, runF func(*occupancySuggestOptions) error) *cobra.Command {
-	opts := &occupancySuggestOptions{f: f}
-	cmd := &cobra.Command{
-		Use:   "suggest",
-		Short: "The block size cudaOccupancyMaxPotentialBlockSize picks, with the candidates",
-		Long: `Find the block size that maximises resident threads per SM, as
-cudaOccupancyMaxPotentialBlockSize (and its VariableSMem form) does: block sizes
-are tried from the largest allowed down in steps of 32, a tie keeps the larger
-block, and the search stops at full occupancy. The minimum grid size is blocks
-per SM × SMs. --smem is fixed shared memory per block (static plus dynamic);
---smem-per-thread adds dynamic shared memory proportional to the block size.`,
-		Example: `  gpucalc occupancy suggest --regs 96
-  gpucalc occupancy suggest --regs 40 --smem-per-thread 64 --block-limit 512`,
-		Args: args(cobra.NoArgs),
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			opts.kernel.changed(cmd)
-			opts.section.changed(cmd)
-			if runF != nil {
-				return runF(opts)
-			}
-			return occupancySuggestRun(opts)
-		},
-	}
-	opts.kernel.add(f, cmd, false)
-	cmd.Flags().StringVar(&opts.perThread, "smem-per-thread", "0", "dynamic shared memory per thread of the block, bytes")
-	cmd.Flags().IntVar(&opts.limit, "block-limit", 0, "largest block size to consider (0: no limit)")
-	f.addSectionFlag(cmd, &opts.section, nil, "summary", "candidates")
-	return cmd
-}
-
-func occupancySuggestRun(opts *occupancySuggestOptions) error {
-	f := opts.f
-	format, err := f.OutFormat(nil)
-	if err != nil {
-		return err
-	}
-	t, k, l, err := opts.kernel.resolve(f)
-	if err != nil {
-		return err
-	}
-	pt, err := parseSize("smem-per-thread", opts.perThread)
-	if err != nil {
-		return err
-	}
-	if opts.limit < 0 {
-		return usagef("--block-limit must not be negative")
-	}
-	o := occupancy.SuggestOptions{DynamicSmem: l.DynamicSmem, SmemPerThread: pt, BlockSizeLimit: opts.limit, Carveout: l.Carveout, SMs: t.SMs}
-	s, err := occupancy.Suggest(t.Arch, k, o)
-	if err != nil {
-		return inputError(t.Arch, k, occupancy.Launch{Threads: 32}, occupancy.Result{Err: err})
-	}
-	if s.BlockSize == 0 {
-		return fmt.Errorf("no block size of this kernel can be resident on cc %s; lower its registers or shared memory", t.Arch.CC)
-	}
-	v := reports.SuggestView{Target: t, Kernel: k, Options: reports.SuggestOptionsView{DynamicSmem: o.DynamicSmem, SmemPerThread: o.SmemPerThread, BlockSizeLimit: o.BlockSizeLimit, Carveout: o.Carveout}, Suggestion: s}
-	return f.Output(format, &opts.section, v,
-		func() []reports.Table { return reports.Suggestion(t, k, o, s) },
-		func() []reports.Table { return reports.SuggestionRecords(t, k, o, s) })
-}
-
-type occupancyAvailOptions struct {
-	f      *factory
-	kernel kernelFlags
-	blocks int
-}
-
-func newCmdOccupancyAvail(f *factory, runF func(*occupancyAvailOptions) error) *cobra.Command {
-	opts := &occupancyAvailOptions{f: f}
-	cmd := &cobra.Command{
-		Use:   "avail-smem",
-		Short: "Dynamic shared memory per block that leaves room for N blocks per SM",
-		Long: `Compute the dynamic shared memory per block with which --blocks blocks of
---threads threads are resident on one SM: the answer of
-cudaOccupancyAvailableDynamicSMemPerBlock, and the largest size that really
-fits. From cc 8.0 the runtime does not subtract the 1 KiB CUDA reserves per
-block when asked for two or more blocks, so its answer can be up to 1 KiB too
-large (measured on an H100); gpucalc reports both.`,
-		Example: `  gpucalc occupancy avail-smem --blocks 2 --threads 128
-  gpucalc occupancy avail-smem --blocks 4 --threads 256 --regs 64 --static-smem 4K`,
-		Args: args(cobra.NoArgs),
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			opts.kernel.changed(cmd)
-			if runF != nil {
-				return runF(opts)
-			}
-			return occupancyAvailRun(opts)
-		},
-	}
-	opts.kernel.add(f, cmd, true)
-	cmd.Flags().IntVar(&opts.blocks, "blocks", 1, "resident blocks per SM to leave room for")
-	return cmd
-}
-
-func occupancyAvailRun(opts *occupancyAvailOptions) error {
-	f := opts.f
-	format, err := f.OutFormat(nil)
-	if err != nil {
-		return err
-	}
-	t, k, l, err := opts.kernel.resolve(f)
-	if err != nil {
-		return err
-	}
-	blocks := opts.blocks
-	s, err := occupancy.AvailableSmem(t.Arch, k, blocks, l.Threads, l.Carveout)
-	if err != nil {
-		if ie := inputError(t.Arch, k, l, occupancy.Result{Err: err}); ie != nil && !errors.Is(err, occupancy.ErrUnreachable) && !errors.Is(err, occupancy.ErrLaunchBounds) && !errors.Is(err, occupancy.ErrNumBlocks) {
-			return ie
-		}
-		if errors.Is(err, occupancy.ErrUnreachable) {
-			r := occupancy.Calculate(t.Arch, k, l)
-			err = fmt.Errorf("%w (at most %d without dynamic shared memory)", err, r.Blocks)
-		}
-		return usageError{fmt.Errorf("--blocks %d: %w", blocks, err)}
-	}
-	return f.Output(format, nil, reports.AvailSmemView{Target: t, Kernel: k, Blocks: blocks, Threads: l.Threads, AvailSmem: s},
-		func() []reports.Table { return []reports.Table{reports.AvailSmem(t, k, blocks, l.Threads, s)} },
-		func() []reports.Table { return reports.AvailSmemRecords(t, k, blocks, l.Threads, s) })
-}
-
-type occupancyBatchOptions struct {
-	f         *factory
-	input     string
-	formatSet bool
-}
-
-func newCmdOccupancyBatch(f *factory, runF func(*occupancyBatchOptions) error) *cobra.Command {
-	opts := &occupancyBatchOptions{f: f}
-	cmd := &cobra.Command{
-		Use:   "batch --input FILE|-",
-		Short: "Occupancy for every row of a CSV file",
-		Long: `Read CSV with the header device,threads,regs,static_smem,dynamic_smem,carveout
-and optionally max_threads,barriers (any order). device is a catalog name or an
-architecture (sm_90, 9.0); sizes are bytes; carveout is empty or -1 for the
-default, else a percentage 0..100. Write the input columns, then
-blocks_per_sm,warps_per_sm,occupancy,limiters,blocks_by_warps,blocks_by_regs,
-blocks_by_smem,blocks_by_blocks,regs_per_block,smem_per_block,error.
-limiters joins the tied limits with "|"; an unlimited per-limit count is empty;
-a bad row gets its message in error and the batch goes on. Output is CSV unless
---format says otherwise.
-
-Every input row gives one output row, in order. The exit status is 0 when
-every row was calculated, 1 when any row failed or the input could not be read
-to its end (an unclosed quote, a line over 1 MiB, binary data: the message
-names the line) or has no rows.`,
-		Example: `  gpucalc occupancy batch --input configs.csv > out.csv
-  printf 'device,threads,regs,static_smem,dynamic_smem,carveout\nsm_90,256,64,0,49152,\n' | gpucalc occupancy batch --input -`,
-		Args: args(cobra.NoArgs),
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			opts.formatSet = cmd.Flags().Changed("format")
-			if runF != nil {
-				return runF(opts)
-			}
-			return occupancyBatchRun(opts)
-		},
-	}
-	cmd.Flags().StringVarP(&opts.input, "input", "i", "", "CSV `file` to read, - for standard input")
-	_ = cmd.MarkFlagRequired("input")
-	return cmd
-}
-
-func occupancyBatchRun(opts *occupancyBatchOptions) error {
-	f := opts.f
-	format := reports.FormatCSV
-	if opts.formatSet {
-		var err error
-		if format, err = f.OutFormat(nil); err != nil {
-			return err
-		}
-	}
-	in, name, err := f.Open(opts.input)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	c, err := f.Catalog()
-	if err != nil {
-		return err
-	}
-	row, done := f.rowProgress("occupancy batch")
-	defer done()
-	if err := runBatch(in, f.Out, format, c.Limits, row); err != nil {
-		return fmt.Errorf("%s: %w", name, err)
-	}
-	return nil
-}
-
-// runBatch streams the batch from in to out.
-func runBatch(in io.Reader, out io.Writer, format reports.Format, lookup func(string) (devices.Arch, error), progress func(rows int)) error {
-	br, err := occupancy.NewBatchReader(in, lookup)
-	if err != nil {
-		return err
-	}
-	bw := bufio.NewWriterSize(out, 1<<16)
-	w, err := reports.NewOccupancyBatch(bw, format, br.Header)
-	if err != nil {
-		return err
-	}
-	var row occupancy.BatchRow
-	var readErr error
-	rows, failed := 0, 0
-	for {
-		err := br.Next(&row)
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			readErr = fmt.Errorf("batch input: %w", err)
-			break
-		}
-		var r occupancy.Result
-		if row.Err == nil {
-			r = occupancy.Calculate(row.Arch, row.Kernel, row.Launch)
-			if r.Err != nil {
-				row.Err = fmt.Errorf("line %d: %w", row.Line, r.Err)
-			}
-		}
-		rows++
-		progress(rows)
-		if row.Err != nil {
-			failed++
-		}
-		if err := w.Write(row.Fields, len(br.Header), r, row.Err); err != nil {
-			return err
-		}
-	}
-	if err := w.Flush(); err != nil {
-		return err
-	}
-	if err := bw.Flush(); err != nil {
-		return err
-	}
-	if rows == 0 && readErr == nil {
-		return errors.New("batch input has a header but no rows")
-	}
-	return batchFailures(failed, rows, readErr)
-}
-
-type occupancySweepOptions struct {
-	f      *factory
-	kernel kernelFlags
-	vary   string
-	chart  chartOptions
-}
-
-func newCmdOccupancySweep(f *factory, runF func(*occupancySweepOptions) error) *cobra.Command {
-	opts := &occupancySweepOptions{f: f}
-	cmd := &cobra.Command{
-		Use:   "sweep --vary threads|regs|smem",
-		Short: "Occupancy against block size, register count or shared memory, with a chart",
-		Long: `Vary one quantity of the configuration over its whole range, like the "impact
-of varying block size / register count / shared memory" graphs of NVIDIA's
-calculator: block sizes in steps of 32, every register count 0..255, shared
-memory at every allocation boundary up to the opt-in maximum. The table groups
-values with the same result; --plot draws warps per SM against the quantity,
-with the current configuration marked and each limit's region shaded (one of
-the three panels of 'gpucalc occupancy --plot'). Takes the flags of
-'gpucalc occupancy'.`,
-		Example: `  gpucalc occupancy sweep --vary regs --threads 256
-  gpucalc occupancy sweep --vary threads --regs 64 --plot threads.png
-  gpucalc occupancy sweep --vary smem --regs 32 --smem 48K --plot smem.svg`,
-		Args: args(cobra.NoArgs),
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			opts.kernel.changed(cmd)
-			if runF != nil {
-				return runF(opts)
-			}
-			return occupancySweepRun(opts)
-		},
-	}
-	opts.kernel.add(f, cmd, true)
-	cmd.Flags().StringVar(&opts.vary, "vary", "threads", "quantity to vary: threads, regs or smem")
-	addChartFlags(cmd, &opts.chart, "warps per SM against the varied quantity", reports.SweepChartSize)
-	_ = cmd.RegisterFlagCompletionFunc("vary", cobra.FixedCompletions([]string{"threads", "regs", "smem"}, cobra.ShellCompDirectiveNoFileComp))
-	return cmd
-}
-
-func occupancySweepRun(opts *occupancySweepOptions) error {
-	f := opts.f
-	format, err := f.OutFormat(nil)
-	if err != nil {
-		return err
-	}
-	q, err := occupancy.ParseQuantity(opts.vary)
-	if err != nil {
-		return usageError{fmt.Errorf("--vary: %w", err)}
-	}
-	chartOpt, err := opts.chart.check()
-	if err != nil {
-		return err
-	}
-	t, k, l, err := opts.kernel.resolve(f)
-	if err != nil {
-		return err
-	}
-	if err := inputError(t.Arch, k, l, occupancy.Calculate(t.Arch, k, l)); err != nil && !errors.Is(err, occupancy.ErrSmemPerBlock) {
-		return err
-	}
-	pts, err := occupancy.Sweep(t.Arch, k, l, q)
-	if err != nil {
-		return usageError{err}
-	}
-	current := map[occupancy.Quantity]int{occupancy.VaryThreads: l.Threads, occupancy.VaryRegs: k.Regs, occupancy.VarySmem: k.StaticSmem + l.DynamicSmem}[q]
-	var notes []string
-	if opts.chart.file != "" {
-		if notes, err = opts.chart.write(reports.SweepChart{Target: t, Quantity: q, Points: pts, Current: current}, chartOpt); err != nil {
-			return err
-		}
-	}
-	if format == reports.FormatJSON || format == reports.FormatCSV {
-		f.chartNotes(format, nil, notes)
-	}
-	return f.Output(format, nil, reports.SweepView{Target: t, Kernel: k, Launch: l, Vary: q, Current: current, Points: pts},
-		func() []reports.Table {
-			tables := []reports.Table{reports.SweepTable(t, q, pts, current)}
-			f.chartNotes(format, tables, notes)
-			return tables
-		},
-		func() []reports.Table { return reports.SweepRecords(q, pts, current) })
-}
-
-type occupancyFromBuildOptions struct {
-	f                 *factory
-	file              string
-	threads           int
-	launch            []string
-	dynamic, carveout string
-}
-
-func newCmdOccupancyFromBuild(f *factory, runF func(*occupancyFromBuildOptions) error) *cobra.Command {
-	opts := &occupancyFromBuildOptions{f: f}
-	cmd := &cobra.Command{
-		Use:   "from-build FILE|-",
-		Short: "Occupancy of every kernel in ptxas -v or cuobjdump --dump-resource-usage output",
-		Long: `Read the resource usage the CUDA tools print and report occupancy for every
-kernel, lowest first:
-  - nvcc -Xptxas -v (ptxas -v): "Compiling entry function '...' for 'sm_90'",
-    "Used 64 registers, used 1 barriers, 1024 bytes smem", stack and spills;
-  - cuobjdump --dump-resource-usage: "Function ...:" and "REG:64 STACK:0 SHARED:1024 ...".
-The architecture is the log's. cuobjdump's SHARED includes the 1 KiB CUDA
-reserves per block for some sm_90+ objects: gpucalc takes it off where every
-kernel of an object shows at least 1 KiB, so it is not counted twice. Names
-are demangled; spills and local memory are flagged. Block size: --threads for
-all, or per kernel with --launch NAME=THREADS (NAME as printed, with or without
-template arguments, or the mangled symbol).
-
-A kernel whose entry is cut short or whose figures are impossible is listed
-with the reason, and the others are still calculated; the exit status is then
-1 (0 when every kernel was calculated).`,
-		Example: `  nvcc -arch=sm_90 -Xptxas -v -c kernels.cu 2>&1 | gpucalc occupancy from-build -
-  cuobjdump --dump-resource-usage app | gpucalc occupancy from-build - --threads 128
-  gpucalc occupancy from-build build.log --launch saxpy=512 --launch block_reduce=128`,
-		Args: args(cobra.ExactArgs(1)),
-		RunE: func(cmd *cobra.Command, argv []string) error {
-			opts.file = argv[0]
-			if runF != nil {
-				return runF(opts)
-			}
-			return occupancyFromBuildRun(opts)
-		},
-	}
-	cmd.Flags().IntVarP(&opts.threads, "threads", "t", defaultThreads, "threads per block for kernels without --launch")
-	cmd.Flags().StringArrayVar(&opts.launch, "launch", nil, "`NAME=THREADS` block size of one kernel (repeatable)")
-	cmd.Flags().StringVar(&opts.dynamic, "dynamic-smem", "0", "dynamic shared memory per block for every kernel (binary: 48K = 49152 bytes)")
-	cmd.Flags().StringVar(&opts.carveout, "carveout", "default", "shared-memory carveout preference: default, a percentage (50%) or a size (100K)")
-	return cmd
-}
-
-func occupancyFromBuildRun(opts *occupancyFromBuildOptions) (runErr error) {
-	f := opts.f
-	format, err := f.OutFormat(nil)
-	if err != nil {
-		return err
-	}
-	dyn, err := parseSize("dynamic-smem", opts.dynamic)
-	if err != nil {
-		return err
-	}
-	carve, err := parseCarveout(opts.carveout)
-	if err != nil {
-		return err
-	}
-	var named []occupancy.NamedBlockSize
-	for _, l := range opts.launch {
-		name, n, ok := strings.Cut(l, "=")
-		t, err := strconv.Atoi(strings.TrimSpace(n))
-		if !ok || err != nil || t < 1 {
-			return usagef("--launch %q: expected NAME=THREADS, such as saxpy=256", l)
-		}
-		named = append(named, occupancy.NamedBlockSize{Name: strings.TrimSpace(name), Threads: t})
-	}
-	in, name, err := f.Open(opts.file)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	ks, err := occupancy.ParseBuildLog(in)
-	if err != nil {
-		return fmt.Errorf("%s: %w", name, err)
-	}
-	threads, from, err := occupancy.BlockSizes(ks, opts.threads, named)
-	if err != nil {
-		return usageError{fmt.Errorf("--launch: %w", err)}
-	}
-	var rows []reports.BuildRow
-	failed := 0
-	for i, k := range ks {
-		src := "--threads"
-		if from[i] != "" {
-			src = "--launch " + from[i]
-		}
-		row, err := buildRow(k, threads[i], src, dyn, carve)
-		if err != nil {
-			row = reports.BuildRow{Kernel: k, Threads: threads[i], ThreadsFrom: src, Error: err.Error()}
-			failed++
-		}
-		rows = append(rows, row)
-	}
-	if failed > 0 {
-		defer func() {
-			if runErr == nil {
-				runErr = fmt.Errorf("%d of %d kernels could not be calculated; the output says why", failed, len(rows))
-			}
-		}()
-	}
-	reports.SortBuildRows(rows)
-	notes := []string{fmt.Sprintf("Threads per block: %d unless --launch says otherwise; dynamic shared memory %s; carveout %s.", opts.threads, units.FormatSize(int64(dyn)), carve),
-		"Static shared memory excludes the 1 KiB CUDA reserves per block (cc 8.0+); the calculation adds it once. Give block sizes with --launch."}
-	return f.Output(format, nil, rows,
-		func() []reports.Table { return []reports.Table{reports.BuildTable(rows, notes)} },
-		func() []reports.Table { return reports.BuildRecords(rows) })
-}
-
-// buildRow calculates one kernel of a build log launched with threads (from
-// the flag named in from); an error names the log's figure or the flag at
-// fault.
-func buildRow(k occupancy.BuildKernel, threads int, from string, dyn int, carve occupancy.Carveout) (reports.BuildRow, error) {
-	if k.Problem != "" {
-		return reports.BuildRow{}, errors.New(k.Problem)
-	}
-	arch, err := devices.ArchFor(k.CC)
-	if err != nil {
-		return reports.BuildRow{}, err
-	}
-	kern := occupancy.Kernel{Regs: k.Regs, StaticSmem: k.StaticSmem, Barriers: k.Barriers}
-	l := occupancy.Launch{Threads: threads, DynamicSmem: dyn, Carveout: carve}
-	r := occupancy.Calculate(arch, kern, l)
-	switch {
-	case errors.Is(r.Err, occupancy.ErrBlockSize):
-		err = fmt.Errorf("%s %d: a block has 1 to %d threads on cc %s", from, threads, arch.MaxThreadsPerBlock, arch.CC)
-	case errors.Is(r.Err, occupancy.ErrRegisters):
-		err = fmt.Errorf("the log gives %d registers per thread; cc %s allows at most %d", k.Regs, arch.CC, arch.MaxRegsPerThread)
-	case errors.Is(r.Err, occupancy.ErrStaticSmem):
-		err = fmt.Errorf("the log gives %s of static shared memory; cc %s allows at most %s per block", units.FormatSize(int64(k.StaticSmem)), arch.CC, units.FormatSize(int64(arch.SmemPerBlock)))
-	case errors.Is(r.Err, occupancy.ErrBarriers):
-		err = fmt.Errorf("the log gives %d named barriers; a block has at most 16", k.Barriers)
-	case errors.Is(r.Err, occupancy.ErrCarveout):
-		err = fmt.Errorf("--carveout %s: more than the %s of shared memory an SM has on cc %s", carve, units.FormatSize(int64(arch.SmemPerSM)), arch.CC)
-	case r.Err != nil:
-		err = r.Err
-	}
-	if err != nil {
-		return reports.BuildRow{}, err
-	}
-	return reports.NewBuildRow(k, threads, from, r, occupancy.MaxThreadsByRegs(arch, k.Regs)), nil
+	rep := reports.NewOccupancy(t, k, l, opts.kernel.defaults(), r, waves, &cliffs, clusters)
+	return f.OutputNotes(format, &opts.section, notes, rep, rep.Tables, rep.Records)
 }

@@ -2,7 +2,9 @@ package main
 
 import (
 	"fmt"
+	"io"
 
+	"github.com/gpucalc/gpucalc/chart"
 	"github.com/gpucalc/gpucalc/devices"
 	"github.com/gpucalc/gpucalc/ops"
 	"github.com/gpucalc/gpucalc/reports"
@@ -15,7 +17,7 @@ type rooflineOptions struct {
 	devices  deviceFlags
 	ops      []string
 	workload string
-	chart    chartOptions
+	chart    chartFlags
 	section  sectionFlag
 }
 
@@ -60,17 +62,12 @@ by side.
   gpucalc roofline --workload examples/llama3-8b-prefill.yaml --plot prefill.png --size 16x10cm --dpi 200
   gpucalc roofline batch --device h100 --input shapes.csv --format csv`,
 		Args: args(cobra.NoArgs),
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			opts.devices.changed(cmd)
-			opts.section.changed(cmd)
-			if runF != nil {
-				return runF(opts)
-			}
-			return rooflineRun(opts)
+		RunE: func(*cobra.Command, []string) error {
+			return execute(opts, runF, rooflineRun)
 		},
 	}
 	f.addDeviceFlags(cmd, &opts.devices, true)
-	addChartFlags(cmd, &opts.chart, "a roofline chart", reports.DefaultChartSize)
+	f.addChartFlags(cmd, &opts.chart, "a roofline chart", chart.DefaultSize)
 	cmd.Flags().StringArrayVar(&opts.ops, "op", nil, "op `spec`, e.g. \"matmul m=4096 n=4096 k=4096 dtype=bf16\" (repeatable)")
 	cmd.Flags().StringVar(&opts.workload, "workload", "", "workload YAML `file` (a named list of ops), or - for standard input")
 	_ = cmd.MarkFlagFilename("workload", "yaml", "yml")
@@ -101,34 +98,25 @@ func rooflineInput(opts *rooflineOptions) (ops.Workload, error) {
 // tables and charts need besides.
 type analysis struct {
 	reports.RooflineView
-	dev   devices.Device
 	model *roofline.Model
 }
 
-func analyzeOn(ts []target, w ops.Workload) ([]analysis, error) {
+// analyzeOn analyses w on each device ts with its roofline model ms.
+func analyzeOn(ts []target, ms []*roofline.Model, w ops.Workload) ([]analysis, error) {
 	var out []analysis
-	for _, t := range ts {
-		m, err := roofline.New(t.Device)
+	for i, m := range ms {
+		v, err := reports.NewRooflineView(m, ts[i].Origin, w)
 		if err != nil {
 			return nil, err
 		}
-		v, err := reports.NewRooflineView(m, t.Origin, w)
-		if err != nil {
-			return nil, err
-		}
-		r := analysis{dev: t.Device, model: m, RooflineView: v}
-		out = append(out, r)
+		out = append(out, analysis{model: m, RooflineView: v})
 	}
 	return out, nil
 }
 
 func rooflineRun(opts *rooflineOptions) error {
 	f := opts.f
-	form, err := f.OutFormat(nil)
-	if err != nil {
-		return err
-	}
-	chartOpt, err := opts.chart.check()
+	form, err := f.OutFormat(nil, &opts.chart)
 	if err != nil {
 		return err
 	}
@@ -136,41 +124,31 @@ func rooflineRun(opts *rooflineOptions) error {
 	if err != nil {
 		return err
 	}
-	ts, err := f.Devices(opts.devices)
+	ts, ms, err := f.Rooflines(opts.devices)
 	if err != nil {
 		return err
 	}
-	res, err := analyzeOn(ts, w)
+	res, err := analyzeOn(ts, ms, w)
 	if err != nil {
 		return err
-	}
-	var notes []string
-	if opts.chart.file != "" {
-		var devs []devices.Device
-		var views []reports.RooflineView
-		for _, r := range res {
-			devs, views = append(devs, r.dev), append(views, r.RooflineView)
-		}
-		if notes, err = opts.chart.write(reports.RooflineViewsChart(w.Name, devs, views), chartOpt); err != nil {
-			return err
-		}
-	}
-	if form == reports.FormatJSON || form == reports.FormatCSV {
-		f.chartNotes(form, nil, notes)
 	}
 	views := make([]reports.RooflineView, len(res))
 	for i, r := range res {
 		views[i] = r.RooflineView
 	}
+	notes, err := opts.chart.draw(func() (chart.Chart, error) {
+		return reports.RooflineViewsChart(w.Name, devicesOf(ts), views), nil
+	})
+	if err != nil {
+		return err
+	}
 	var view any = reports.RooflineComparison{Devices: views}
 	if len(views) == 1 {
 		view = views[0]
 	}
-	return f.Output(form, &opts.section, view, func() []reports.Table {
-		tables := rooflineTables(f, w, res)
-		f.chartNotes(form, tables, notes)
-		return tables
-	}, func() []reports.Table { return reports.RooflineRecords(views) })
+	return f.OutputNotes(form, &opts.section, notes, view,
+		func() []reports.Table { return rooflineTables(f, w, res) },
+		func() []reports.Table { return reports.RooflineRecords(views) })
 }
 
 // rooflineTables are the human tables: the devices side by side, then per
@@ -194,7 +172,7 @@ type rooflineBatchOptions struct {
 	f       *factory
 	devices deviceFlags
 	input   string
-	chart   chartOptions
+	chart   chartFlags
 }
 
 func newCmdRooflineBatch(f *factory, runF func(*rooflineBatchOptions) error) *cobra.Command {
@@ -227,51 +205,31 @@ flops/bytes. bound, ceiling_tflops and the times use every FLOP.
 		Example: `  gpucalc roofline batch --device h100 --input shapes.csv
   printf 'op,dtype,shape,note\nmatmul,bf16,4096x4096x4096,\n' | gpucalc roofline batch --input - --format csv`,
 		Args: args(cobra.NoArgs),
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			opts.devices.changed(cmd)
-			if runF != nil {
-				return runF(opts)
-			}
-			return rooflineBatchRun(opts)
+		RunE: func(*cobra.Command, []string) error {
+			return execute(opts, runF, rooflineBatchRun)
 		},
 	}
 	f.addDeviceFlags(cmd, &opts.devices, false)
-	addChartFlags(cmd, &opts.chart, "a roofline chart", reports.DefaultChartSize)
-	cmd.Flags().StringVarP(&opts.input, "input", "i", "", "CSV `file` to read, or - for standard input")
-	_ = cmd.MarkFlagRequired("input")
+	f.addChartFlags(cmd, &opts.chart, "a roofline chart", chart.DefaultSize)
+	f.addInputFlag(cmd, &opts.input)
 	return cmd
 }
 
 func rooflineBatchRun(opts *rooflineBatchOptions) error {
 	f := opts.f
-	form, err := f.OutFormat(nil)
+	form, err := f.OutFormat(nil, &opts.chart)
 	if err != nil {
 		return err
 	}
-	chartOpt, err := opts.chart.check()
-	if err != nil {
-		return err
-	}
-	in, name, err := f.Open(opts.input)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	b, readErr := ops.ReadBatch(in, reports.RooflineBatchColumns)
-	if readErr != nil {
-		readErr = fmt.Errorf("%s: %w", name, readErr)
-	}
+	b, _, readErr := parseInput(f, opts.input, func(r io.Reader) (ops.Batch, error) { return ops.ReadBatch(r, reports.RooflineBatchColumns) })
 	if len(b.Rows) == 0 {
 		return readErr
 	}
-	t, err := f.Device(opts.devices)
+	ts, ms, err := f.Rooflines(opts.devices)
 	if err != nil {
 		return err
 	}
-	m, err := roofline.New(t.Device)
-	if err != nil {
-		return err
-	}
+	t, m := ts[0], ms[0]
 	pts := make([]roofline.Point, len(b.Rows))
 	var good []roofline.Point // the rows that were analysed, for the chart
 	for i := range b.Rows {
@@ -286,36 +244,34 @@ func rooflineBatchRun(opts *rooflineBatchOptions) error {
 		pts[i].Measured = row.Measured
 		good = append(good, pts[i])
 	}
-	if err := rooflineBatchOutput(opts, form, chartOpt, t, m, b, pts, good); err != nil {
+	notes, err := opts.chart.draw(func() (chart.Chart, error) {
+		return reports.RooflineChartOf("Roofline: "+t.Name, []devices.Device{t.Device}, [][]roofline.Point{good}), nil
+	})
+	if err != nil {
+		return err
+	}
+	if err := rooflineBatchOutput(f, form, notes, t, m, b, pts); err != nil {
 		return err
 	}
 	return batchFailures(b.Failed(), len(b.Rows), readErr)
 }
 
-// rooflineBatchOutput writes roofline batch's rows (and chart).
-func rooflineBatchOutput(opts *rooflineBatchOptions, form reports.Format, chartOpt reports.ChartOptions, t target, m *roofline.Model, b ops.Batch, pts, good []roofline.Point) error {
-	f := opts.f
-	var notes []string
-	var err error
-	if opts.chart.file != "" {
-		c := reports.RooflineChartOf("Roofline: "+t.Name, []devices.Device{t.Device}, [][]roofline.Point{good})
-		if notes, err = opts.chart.write(c, chartOpt); err != nil {
-			return err
-		}
-	}
+// rooflineBatchOutput writes roofline batch's rows: CSV the bare rows,
+// table and Markdown with a title and the model's notes.
+func rooflineBatchOutput(f *factory, form reports.Format, notes []string, t target, m *roofline.Model, b ops.Batch, pts []roofline.Point) error {
+	var view any // built for JSON only: a batch can be long
 	if form == reports.FormatJSON {
-		f.chartNotes(form, nil, notes)
-		return f.JSON(reports.RooflineBatchJSON(b, pts))
+		view = reports.RooflineBatchJSON(b, pts)
 	}
-	tab := reports.RooflineBatch(b, pts)
-	if form != reports.FormatCSV {
-		tab.Title = "Roofline batch on " + t.Name
-		if t.Origin != "" {
-			tab.Title += " (" + t.Origin + ")"
-		}
-		tab.Notes = modelNotes(f, m)
-	}
-	tables := []reports.Table{tab}
-	f.chartNotes(form, tables, notes)
-	return f.Render(form, tables...)
+	return f.OutputNotes(form, nil, notes, view,
+		func() []reports.Table {
+			tab := reports.RooflineBatch(b, pts)
+			tab.Title = "Roofline batch on " + t.Name
+			if t.Origin != "" {
+				tab.Title += " (" + t.Origin + ")"
+			}
+			tab.Notes = modelNotes(f, m)
+			return []reports.Table{tab}
+		},
+		func() []reports.Table { return []reports.Table{reports.RooflineBatch(b, pts)} })
 }

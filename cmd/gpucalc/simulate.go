@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/gpucalc/gpucalc/chart"
 	"github.com/gpucalc/gpucalc/occupancy"
 	"github.com/gpucalc/gpucalc/reports"
 	"github.com/gpucalc/gpucalc/sim"
@@ -25,7 +26,7 @@ type simulateOptions struct {
 	warps        string
 	sweep        bool
 	seed         uint64
-	chart        chartOptions
+	chart        chartFlags
 	measured     string
 }
 
@@ -59,12 +60,8 @@ figures from a device file in their place. Runs are deterministic per --seed.`,
   gpucalc simulate --kernel stream --plot stream.png --measured sim/testdata/lat_hide.csv`,
 		Args: args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			o.devices.changed(cmd)
 			o.flopsSet = cmd.Flags().Changed("flops-per-byte")
-			if runF != nil {
-				return runF(o)
-			}
-			return simulateRun(o)
+			return execute(o, runF, simulateRun)
 		},
 	}
 	f.addDeviceFlags(cmd, &o.devices, false)
@@ -78,7 +75,7 @@ figures from a device file in their place. Runs are deterministic per --seed.`,
 	fl.StringVar(&o.warps, "warps-per-sm", "", "comma-separated resident warps per SM, each a multiple of the warps per block (default: --sweep)")
 	fl.BoolVar(&o.sweep, "sweep", false, "simulate every resident warp count from one block to the limit (the default)")
 	fl.Uint64Var(&o.seed, "seed", 1, "random `seed` of the memory model")
-	addChartFlags(cmd, &o.chart, "achieved against bound", reports.DefaultChartSize)
+	f.addChartFlags(cmd, &o.chart, "achieved against bound", chart.DefaultSize)
 	fl.StringVar(&o.measured, "measured", "", "overlay on --plot the measured curve of the same kernel, --ilp and --threads from a latency-hiding CSV `FILE` (kind,ilp,block,...,warps_per_sm,gbps,gflops)")
 	cmd.MarkFlagsMutuallyExclusive("warps-per-sm", "sweep")
 	_ = cmd.RegisterFlagCompletionFunc("kernel", cobra.FixedCompletions([]string{"stream", "fma", "mixed"}, cobra.ShellCompDirectiveNoFileComp))
@@ -88,16 +85,12 @@ figures from a device file in their place. Runs are deterministic per --seed.`,
 
 func simulateRun(o *simulateOptions) error {
 	f := o.f
-	form, err := f.OutFormat(nil)
+	form, err := f.OutFormat(nil, &o.chart)
 	if err != nil {
 		return err
 	}
 	if o.flopsSet && o.kernel != "mixed" {
 		return usagef("--flops-per-byte applies to --kernel mixed only")
-	}
-	chartOpt, err := o.chart.check()
-	if err != nil {
-		return err
 	}
 	if o.measured != "" && o.chart.file == "" {
 		return usagef("--measured overlays a curve on the chart: give --plot FILE too")
@@ -175,33 +168,24 @@ func simulateRun(o *simulateOptions) error {
 			break
 		}
 	}
-	var notes []string
-	if o.chart.file != "" {
-		c := reports.SimulationChart{Simulation: s}
-		if o.measured != "" {
-			in, name, err := f.Open(o.measured)
-			if err != nil {
-				return err
-			}
-			c.Measured, err = reports.ReadMeasuredCurve(in, name, o.kernel, o.ilp, o.threads)
-			in.Close()
-			if err != nil {
-				return err
-			}
+	notes, err := o.chart.draw(func() (chart.Chart, error) {
+		c := chart.Simulation{Title: s.Title, Points: s.Points}
+		if o.measured == "" {
+			return c, nil
 		}
-		if notes, err = o.chart.write(c, chartOpt); err != nil {
-			return err
+		in, name, err := f.Open(o.measured)
+		if err != nil {
+			return nil, err
 		}
+		defer in.Close()
+		c.Measured, err = chart.ReadMeasuredCurve(in, name, o.kernel, o.ilp, o.threads)
+		return c, err
+	})
+	if err != nil {
+		return err
 	}
-	if form == reports.FormatJSON || form == reports.FormatCSV {
-		f.chartNotes(form, nil, notes)
-	}
-	return f.Output(form, nil, reports.SimulationView{Device: d.Name, Origin: origin, Kernel: o.kernel, Desc: what, Threads: o.threads, Model: k, Setup: setup, Points: reports.SimPoints(pts)},
-		func() []reports.Table {
-			tables := []reports.Table{reports.SimulationTable(s)}
-			f.chartNotes(form, tables, notes)
-			return tables
-		},
+	return f.OutputNotes(form, nil, notes, reports.SimulationView{Device: d.Name, Origin: origin, Kernel: o.kernel, Desc: what, Threads: o.threads, Model: k, Setup: setup, Points: reports.SimPoints(pts)},
+		func() []reports.Table { return []reports.Table{reports.SimulationTable(s)} },
 		func() []reports.Table { return reports.SimulationRecords(pts) })
 }
 

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/gpucalc/gpucalc/chart"
 	"github.com/gpucalc/gpucalc/devices"
 	"github.com/gpucalc/gpucalc/reports"
 	"github.com/gpucalc/gpucalc/roofline"
@@ -16,7 +17,7 @@ type traceOptions struct {
 	devices deviceFlags
 	file    string
 	top     int
-	chart   chartOptions
+	chart   chartFlags
 	section sectionFlag
 	on      []string // --on: devices to project the trace to
 }
@@ -65,23 +66,17 @@ catalog's efficiencies and are flagged as not validated.`,
   gpucalc trace trace.json --device h200 --plot ops.png
   gpucalc trace trace.json.gz --on h200,a100-sxm4-80gb,b200`,
 		Args: args(cobra.ExactArgs(1)),
-		RunE: func(cmd *cobra.Command, argv []string) error {
+		RunE: func(_ *cobra.Command, argv []string) error {
 			opts.file = argv[0]
-			opts.devices.changed(cmd)
-			opts.section.changed(cmd)
-			if runF != nil {
-				return runF(opts)
-			}
-			return traceRun(opts)
+			return execute(opts, runF, traceRun)
 		},
 	}
-	f.addDeviceFlags(cmd, &opts.devices, false)
-	addChartFlags(cmd, &opts.chart, "the ops on the device's roofline at their achieved rate", reports.DefaultChartSize)
+	f.addMeasuredDeviceFlag(cmd, &opts.devices, "trace")
+	f.addChartFlags(cmd, &opts.chart, "the ops on the device's roofline at their achieved rate", chart.DefaultSize)
 	f.addSectionFlag(cmd, &opts.section, projectionSections, "ops", "kernels", "streams", "transfers", "unattributed", "findings", "summary",
 		"projected_ops", "projected_bounds", "projected_summary")
 	addOnFlag(f, cmd, opts)
 	cmd.Flags().IntVar(&opts.top, "top", 10, "list the `N` costliest ops, kernels and findings in tables (0: all; JSON has all)")
-	cmd.Flags().Lookup("device").Usage = "GPU `name` or alias from 'gpucalc devices' to measure against (default: the GPU the trace names)"
 	return cmd
 }
 
@@ -91,16 +86,12 @@ const progressBytes = 50 << 20
 
 func traceRun(opts *traceOptions) error {
 	f := opts.f
-	form, err := f.OutFormat(nil)
+	form, err := f.OutFormat(nil, &opts.chart)
 	if err != nil {
 		return err
 	}
 	if opts.top < 0 {
 		return usagef("--top %d: give 0 (all) or more", opts.top)
-	}
-	chartOpt, err := opts.chart.check()
-	if err != nil {
-		return err
 	}
 	in, name, err := f.Open(opts.file)
 	if err != nil {
@@ -134,23 +125,16 @@ func traceRun(opts *traceOptions) error {
 	if err != nil {
 		return err
 	}
-	var notes []string
-	if opts.chart.file != "" {
-		if notes, err = opts.chart.write(reports.TraceChart(a, d), chartOpt); err != nil {
-			return err
-		}
+	notes, err := opts.chart.draw(func() (chart.Chart, error) { return reports.TraceChart(a, d), nil })
+	if err != nil {
+		return err
 	}
-	if form == reports.FormatJSON || form == reports.FormatCSV {
-		f.chartNotes(form, nil, notes)
-	}
-	return f.Output(form, &opts.section, reports.TraceView{DeviceOrigin: origin, Analysis: a, Projection: proj},
+	return f.OutputNotes(form, &opts.section, notes, reports.TraceView{DeviceOrigin: origin, Analysis: a, Projection: proj},
 		func() []reports.Table {
-			tables := reports.Trace(a, origin, opts.top)
 			if proj != nil {
-				tables = reports.TraceProjection(*proj, origin, opts.top, f.verbose)
+				return reports.TraceProjection(*proj, origin, opts.top, f.verbose)
 			}
-			f.chartNotes(form, tables, notes)
-			return tables
+			return reports.Trace(a, origin, opts.top)
 		},
 		func() []reports.Table { return traceRecords(a, proj) })
 }
@@ -160,17 +144,8 @@ func traceRun(opts *traceOptions) error {
 func traceDevice(opts *traceOptions, tr *trace.Trace) (devices.Device, string, error) {
 	f := opts.f
 	name := tr.DeviceName()
-	if opts.devices.deviceSet {
-		t, err := f.Device(opts.devices)
-		if err != nil {
-			return devices.Device{}, "", err
-		}
-		if name != "" {
-			if d, err := f.Lookup(name); err != nil || d.Name != t.Name {
-				f.Warn("--device %s, but the trace was recorded on %s: expected times are %s's", t.Name, name, t.Name)
-			}
-		}
-		return t.Device, "from --device", nil
+	if opts.devices.deviceSet() {
+		return f.deviceOver(opts.devices, []string{name}, "--device %s, but the trace was recorded on %s: expected times are %s's")
 	}
 	if name == "" {
 		return devices.Device{}, "", fmt.Errorf("the trace names no device (no deviceProperties): pass --device NAME")

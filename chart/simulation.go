@@ -1,9 +1,8 @@
-package reports
+package chart
 
 import (
 	"errors"
 	"fmt"
-	"github.com/gpucalc/gpucalc/rows"
 	"image/color"
 	"io"
 	"math"
@@ -12,18 +11,21 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/gpucalc/gpucalc/rows"
+	"github.com/gpucalc/gpucalc/sim"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 )
 
-// SimulationChart draws a simulated sweep's achieved throughput against its
+// Simulation draws a simulated sweep's achieved throughput against its
 // bound over warps per SM, in the roofline charts' style: the bound is the
 // roof, the simulation filled points, a measured curve (if any) hollow
 // points. It plots GFLOP/s when the sweep does FLOPs, else GB/s.
-type SimulationChart struct {
-	Simulation Simulation
+type Simulation struct {
+	Title  string
+	Points []sim.Point
 	// Measured is a measured curve to overlay; nil draws none.
 	Measured *MeasuredCurve
 }
@@ -129,21 +131,20 @@ func ReadMeasuredCurve(r io.Reader, name, kernel string, ilp, block int) (*Measu
 }
 
 // defaultSize implements Chart.
-func (c SimulationChart) defaultSize() ChartSize { return DefaultChartSize }
+func (c Simulation) defaultSize() Size { return DefaultSize }
 
 // draw implements Chart.
-func (c SimulationChart) draw(dc draw.Canvas) error {
-	s := c.Simulation
-	if len(s.Points) == 0 {
+func (c Simulation) draw(dc draw.Canvas) error {
+	if len(c.Points) == 0 {
 		return fmt.Errorf("simulation chart: no points")
 	}
 	flops := false
-	for _, p := range s.Points {
+	for _, p := range c.Points {
 		flops = flops || p.AchievedGFLOPs > 0
 	}
-	achieved, bound := make(plotter.XYs, len(s.Points)), make(plotter.XYs, len(s.Points))
+	achieved, bound := make(plotter.XYs, len(c.Points)), make(plotter.XYs, len(c.Points))
 	top := 0.0
-	for i, p := range s.Points {
+	for i, p := range c.Points {
 		achieved[i].X, bound[i].X = float64(p.Warps), float64(p.Warps)
 		if flops {
 			achieved[i].Y, bound[i].Y = p.AchievedGFLOPs, p.BoundGFLOPs
@@ -153,7 +154,7 @@ func (c SimulationChart) draw(dc draw.Canvas) error {
 		top = max(top, bound[i].Y, achieved[i].Y)
 	}
 	p := plot.New()
-	p.Title.Text = s.Title
+	p.Title.Text = c.Title
 	p.Title.TextStyle.Font.Size = vg.Points(11)
 	p.X.Label.Text = "Resident warps per SM"
 	p.Y.Label.Text = "GB/s"

@@ -1,4 +1,4 @@
-package reports
+package chart
 
 import (
 	"fmt"
@@ -16,22 +16,22 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 )
 
-// RooflineChart is a roofline chart: the roofs of one or more devices and
+// Roofline is a roofline chart: the roofs of one or more devices and
 // ops placed against them, each at its expected rate (or achieved, where
 // measured) with a faint mark on the roof at the same intensity, so the gap
 // to the roof shows. Colour is the op's group, shape its device. Where
 // labels cannot sit cleanly beside their points, the points are numbered
 // and a key is printed under the chart.
-type RooflineChart struct {
+type Roofline struct {
 	Title   string
-	Devices []ChartDevice
-	Points  []ChartPoint
+	Devices []Device
+	Points  []Point
 }
 
-// ChartDevice is one device's roofs.
-type ChartDevice struct {
+// Device is one device's roofs.
+type Device struct {
 	Name     string
-	Ceilings []ChartCeiling
+	Ceilings []Ceiling
 	// DRAM and L2 are bandwidths in bytes per second; L2 is zero when
 	// unknown (no slope drawn).
 	DRAM, L2 float64
@@ -40,15 +40,15 @@ type ChartDevice struct {
 	L2Measured bool
 }
 
-// ChartCeiling is a compute ceiling: "BF16 tensor" at 989.4e12 FLOP/s.
-type ChartCeiling struct {
+// Ceiling is a compute ceiling: "BF16 tensor" at 989.4e12 FLOP/s.
+type Ceiling struct {
 	Name  string
 	FLOPS float64
 }
 
-// ChartPoint is an op or kernel: its FLOPs and bytes give the arithmetic
+// Point is an op or kernel: its FLOPs and bytes give the arithmetic
 // intensity, Rate (FLOP/s) its height.
-type ChartPoint struct {
+type Point struct {
 	// Label names the point beside it or in the key.
 	Label string
 	// Key is the point's number in the key ("6" for ncu launch 6); empty
@@ -67,11 +67,11 @@ type ChartPoint struct {
 	Measured bool
 }
 
-func (p ChartPoint) ai() float64 { return p.FLOPs / p.Bytes }
+func (p Point) ai() float64 { return p.FLOPs / p.Bytes }
 
 // Unplaced lists the labelled points a log-log chart cannot show, each
 // with the reason: no FLOPs (AI 0), no bytes (infinite AI) or no rate.
-func (c RooflineChart) Unplaced() []string {
+func (c Roofline) Unplaced() []string {
 	var out []string
 	seen := map[string]bool{}
 	for _, p := range c.Points {
@@ -83,7 +83,7 @@ func (c RooflineChart) Unplaced() []string {
 	return out
 }
 
-func unplaceable(p ChartPoint) string {
+func unplaceable(p Point) string {
 	bad := func(v float64) bool { return !(v > 0) || math.IsInf(v, 0) }
 	switch {
 	case bad(p.FLOPs):
@@ -131,17 +131,17 @@ func pointGlyph(col color.Color, dev int, hollow bool) draw.GlyphStyle {
 var roofColor = color.Gray{Y: 0x30}
 
 // defaultSize implements Chart.
-func (c RooflineChart) defaultSize() ChartSize { return DefaultChartSize }
+func (c Roofline) defaultSize() Size { return DefaultSize }
 
 // draw implements Chart.
-func (c RooflineChart) draw(dc draw.Canvas) error {
+func (c Roofline) draw(dc draw.Canvas) error {
 	_, err := c.render(dc)
 	return err
 }
 
 // render draws the chart and returns its labeller, whose placed boxes the
 // tests check.
-func (c RooflineChart) render(dc draw.Canvas) (*labeller, error) {
+func (c Roofline) render(dc draw.Canvas) (*labeller, error) {
 	if len(c.Devices) == 0 {
 		return nil, fmt.Errorf("roofline chart: no device")
 	}
@@ -198,7 +198,7 @@ func drawRoofline(p *plot.Plot, dc draw.Canvas) {
 
 // bounds returns the decade-snapped axis ranges.
 // widen multiplies the right end before it snaps to a decade.
-func (c RooflineChart) bounds(widen float64) (xmin, xmax, ymin, ymax float64) {
+func (c Roofline) bounds(widen float64) (xmin, xmax, ymin, ymax float64) {
 	xmin, xmax, ymin, ymax = math.Inf(1), math.Inf(-1), math.Inf(1), math.Inf(-1)
 	grow := func(x, y float64) {
 		xmin, xmax = math.Min(xmin, x), math.Max(xmax, x)
@@ -275,7 +275,7 @@ func ceilingValue(v float64) string {
 // chartFont is the size of labels, keys and legends.
 const chartFont = 6.5
 
-func (c RooflineChart) plot(widen float64) (*plot.Plot, *labeller, plot.Legend, error) {
+func (c Roofline) plot(widen float64) (*plot.Plot, *labeller, plot.Legend, error) {
 	xmin, xmax, ymin, ymax := c.bounds(widen)
 	p := plot.New()
 	p.Title.Text = c.Title
@@ -307,7 +307,7 @@ func (c RooflineChart) plot(widen float64) (*plot.Plot, *labeller, plot.Legend, 
 		if d.DRAM <= 0 {
 			return nil, nil, leg, fmt.Errorf("roofline chart: device %q has no DRAM bandwidth", d.Name)
 		}
-		ceil := append([]ChartCeiling(nil), d.Ceilings...)
+		ceil := append([]Ceiling(nil), d.Ceilings...)
 		sort.Slice(ceil, func(a, b int) bool { return ceil[a].FLOPS > ceil[b].FLOPS })
 		top := ymax * 1e12
 		if len(ceil) > 0 {

@@ -1,4 +1,4 @@
-package reports
+package chart
 
 import (
 	"fmt"
@@ -16,68 +16,44 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 )
 
-// SweepChart is one occupancy sweep: warps per SM against the varied
+// Sweep is one occupancy sweep: warps per SM against the varied
 // quantity, the regions shaded by what limits them and the current
 // configuration marked.
-type SweepChart struct {
+type Sweep struct {
 	Target   occupancy.Target
 	Quantity occupancy.Quantity
 	Points   []occupancy.Point
 	// Current is the current value of the varied quantity.
 	Current int
+	// Name names the quantity ("Registers per thread"), on the axis and
+	// in the title; CurrentLabel is the current value as the legend
+	// shows it ("64", "48 KiB"). The caller words them as its tables do.
+	Name, CurrentLabel string
 }
 
-// OccupancyChart is the three graphs of NVIDIA's occupancy calculator side
+// Occupancy is the three graphs of NVIDIA's occupancy calculator side
 // by side: warps per SM against block size, registers per thread and
 // shared memory per block, each with the current configuration marked and
 // each limit's region shaded.
-type OccupancyChart struct {
+type Occupancy struct {
 	Title  string
-	Panels [3]SweepChart
+	Panels [3]Sweep
 }
 
-// NewOccupancyChart sweeps the three quantities around the configuration
-// k, l on t.
-func NewOccupancyChart(t occupancy.Target, k occupancy.Kernel, l occupancy.Launch) (OccupancyChart, error) {
-	r := occupancy.Calculate(t.Arch, k, l)
-	where := t.Arch.CC.SM()
-	if t.Device != "" {
-		where = t.Device + " (" + where + ")"
-	}
-	c := OccupancyChart{Title: fmt.Sprintf("Occupancy on %s: %d threads, %d registers, %s shared memory: %d warps per SM (%s), limited by %s",
-		where, l.Threads, k.Regs, units0(k.StaticSmem+l.DynamicSmem), r.Warps, pct(r.Occupancy()), limiterText(r.Limiters))}
-	cur := map[occupancy.Quantity]int{occupancy.VaryThreads: l.Threads, occupancy.VaryRegs: k.Regs, occupancy.VarySmem: k.StaticSmem + l.DynamicSmem}
-	for i, q := range []occupancy.Quantity{occupancy.VaryThreads, occupancy.VaryRegs, occupancy.VarySmem} {
-		pts, err := occupancy.Sweep(t.Arch, k, l, q)
-		if err != nil {
-			return c, err
-		}
-		c.Panels[i] = SweepChart{Target: t, Quantity: q, Points: pts, Current: cur[q]}
-	}
-	return c, nil
-}
-
-func units0(b int) string {
-	if b == 0 {
-		return "no"
-	}
-	return size(b)
-}
-
-// OccupancyChartSize and SweepChartSize are the charts' default sizes.
+// OccupancySize and SweepSize are the charts' default sizes.
 var (
-	OccupancyChartSize = ChartSize{27, 9}
-	SweepChartSize     = ChartSize{16, 9}
+	OccupancySize = Size{27, 9}
+	SweepSize     = Size{16, 9}
 )
 
 // defaultSize implements Chart.
-func (c OccupancyChart) defaultSize() ChartSize { return OccupancyChartSize }
+func (c Occupancy) defaultSize() Size { return OccupancySize }
 
 // defaultSize implements Chart.
-func (c SweepChart) defaultSize() ChartSize { return SweepChartSize }
+func (c Sweep) defaultSize() Size { return SweepSize }
 
 // draw implements Chart: a title, the three panels, one legend of limits.
-func (c OccupancyChart) draw(dc draw.Canvas) error {
+func (c Occupancy) draw(dc draw.Canvas) error {
 	sty := text.Style{Color: color.Black, Font: font.From(plot.DefaultFont, 10), Handler: plot.New().TextHandler, XAlign: draw.XCenter, YAlign: draw.YTop}
 	dc.FillText(sty, vg.Point{X: dc.Center().X, Y: dc.Max.Y - vg.Points(2)}, c.Title)
 	dc.Max.Y -= sty.Height(c.Title) + vg.Points(6)
@@ -96,7 +72,7 @@ func (c OccupancyChart) draw(dc draw.Canvas) error {
 		}
 		dc.SetColor(faint(limitColors[o], 0x50))
 		dc.Fill(vg.Rectangle{Min: vg.Point{X: x, Y: y - vg.Points(4)}, Max: vg.Point{X: x + vg.Points(12), Y: y + vg.Points(4)}}.Path())
-		t := "limited by " + limiterText(o)
+		t := "limited by " + limitName(o)
 		dc.FillText(sty, vg.Point{X: x + vg.Points(15), Y: y}, t)
 		x += vg.Points(15) + sty.Width(t) + vg.Points(14)
 	}
@@ -116,7 +92,7 @@ func (c OccupancyChart) draw(dc draw.Canvas) error {
 }
 
 // draw implements Chart.
-func (c SweepChart) draw(dc draw.Canvas) error {
+func (c Sweep) draw(dc draw.Canvas) error {
 	p, err := c.plot(false)
 	if err != nil {
 		return err
@@ -137,6 +113,12 @@ var limitColors = map[occupancy.Limiter]color.RGBA{
 	occupancy.LimitBarriers:     {R: 0x8c, G: 0x56, B: 0x4b, A: 0xff},
 }
 
+// limitName names one limit: shared_memory → "shared memory".
+func limitName(l occupancy.Limiter) string { return strings.ReplaceAll(l.String(), "_", " ") }
+
+// percent formats a fraction as a percentage with one decimal: 0.5 → "50.0%".
+func percent(f float64) string { return strconv.FormatFloat(100*f, 'f', 1, 64) + "%" }
+
 func primaryLimit(l occupancy.Limiter) occupancy.Limiter {
 	for _, o := range limitOrder {
 		if l&o != 0 {
@@ -152,19 +134,19 @@ func addLimits(leg *plot.Legend, used occupancy.Limiter) {
 		if used&o != 0 {
 			b, _ := plotter.NewPolygon(plotter.XYs{{X: 0, Y: 0}, {X: 1, Y: 0}, {X: 1, Y: 1}})
 			b.Color, b.LineStyle.Width = faint(limitColors[o], 0x50), 0
-			leg.Add("limited by "+limiterText(o), b)
+			leg.Add("limited by "+limitName(o), b)
 		}
 	}
 }
 
 // plot builds the sweep's plot; compact leaves the legend of limits to the
 // figure.
-func (c SweepChart) plot(compact bool) (*plot.Plot, error) {
+func (c Sweep) plot(compact bool) (*plot.Plot, error) {
 	pts := c.Points
 	if len(pts) == 0 {
 		return nil, fmt.Errorf("occupancy chart: the %s sweep is empty", c.Quantity)
 	}
-	name, f := sweepAxis(c.Quantity)
+	name := c.Name
 	scale := 1.0
 	xname := name
 	if c.Quantity == occupancy.VarySmem {
@@ -239,7 +221,7 @@ func (c SweepChart) plot(compact bool) (*plot.Plot, error) {
 		s, _ := plotter.NewScatter(plotter.XYs{{X: x, Y: y}})
 		s.GlyphStyle = draw.GlyphStyle{Color: groupColor(1), Radius: vg.Points(3.5), Shape: draw.CircleGlyph{}}
 		p.Add(vl, s)
-		p.Legend.Add(fmt.Sprintf("current: %s, %d warps (%s)", f(c.Current), pts[cur].Warps, pct(pts[cur].Occupancy)), s)
+		p.Legend.Add(fmt.Sprintf("current: %s, %d warps (%s)", c.CurrentLabel, pts[cur].Warps, percent(pts[cur].Occupancy)), s)
 	}
 	p.Legend.Top = true
 	p.Legend.TextStyle.Font.Size = vg.Points(7.5)
@@ -264,7 +246,7 @@ type limitRun struct {
 // count holds up to the next; a shared-memory point is the largest size of
 // its allocation and a block size the largest of its warp count, so each
 // holds back to the previous point.
-func limitRuns(c SweepChart) []limitRun {
+func limitRuns(c Sweep) []limitRun {
 	pts := c.Points
 	span := func(i int) (lo, hi float64) {
 		if c.Quantity == occupancy.VaryRegs {

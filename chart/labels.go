@@ -1,4 +1,4 @@
-package reports
+package chart
 
 import (
 	"fmt"
@@ -121,7 +121,7 @@ func (l *labeller) mark(x, y float64, g draw.GlyphStyle, owner int) {
 // Points past it are drawn without a label.
 const maxLabelledPoints = 200
 
-func (l *labeller) point(p ChartPoint, x, y float64, g draw.GlyphStyle) {
+func (l *labeller) point(p Point, x, y float64, g draw.GlyphStyle) {
 	if len(l.points) >= maxLabelledPoints {
 		// Unlabelled: one mark per place and glyph is enough.
 		k := fmt.Sprintf("%g %g %v %v %T", x, y, g.Radius, g.Color, g.Shape)

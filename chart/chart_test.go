@@ -1,4 +1,4 @@
-package reports
+package chart_test
 
 import (
 	"bytes"
@@ -6,24 +6,27 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/gpucalc/gpucalc/chart"
 	"github.com/gpucalc/gpucalc/devices"
 	"github.com/gpucalc/gpucalc/occupancy"
+	"github.com/gpucalc/gpucalc/reports"
 	"github.com/gpucalc/gpucalc/sim"
 )
 
 // goldenCharts are the charts kept as PNGs in testdata: look at them after
 // -update.
-func goldenCharts(t testing.TB) map[string]Chart {
+func goldenCharts(t testing.TB) map[string]chart.Chart {
 	nc, _ := ncuChart(t)
-	return map[string]Chart{
+	return map[string]chart.Chart{
 		"roofline-decode-h100":   exampleChart(t, "../examples/llama3-8b-decode.yaml", "h100"),
 		"roofline-prefill-3gpus": exampleChart(t, "../examples/llama3-8b-prefill.yaml", "h100", "a100", "h200"),
 		"roofline-ncu-h100":      nc,
-		"roofline-dense-50":      denseChart(50, 1),
+		"roofline-dense-50":      chart.DenseChart(50, 1),
 		"occupancy-h100":         occupancyChart(t),
 		"sweep-regs-h100":        occupancyChart(t).Panels[1],
 		"simulate-stream-h100":   simulationChart(t),
@@ -39,8 +42,8 @@ func h100Target(t testing.TB) occupancy.Target {
 }
 
 // occupancyChart is 256 threads, 64 registers and 48 KiB on the H100.
-func occupancyChart(t testing.TB) OccupancyChart {
-	c, err := NewOccupancyChart(h100Target(t), occupancy.Kernel{Regs: 64}, occupancy.Launch{Threads: 256, DynamicSmem: 48 << 10})
+func occupancyChart(t testing.TB) chart.Occupancy {
+	c, err := reports.OccupancyChart(h100Target(t), occupancy.Kernel{Regs: 64}, occupancy.Launch{Threads: 256, DynamicSmem: 48 << 10})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,7 +52,7 @@ func occupancyChart(t testing.TB) OccupancyChart {
 
 // simulationChart is the stream kernel simulated on the H100 at 4 to 64
 // warps, with the measured curve of sim/testdata/lat_hide.csv.
-func simulationChart(t testing.TB) SimulationChart {
+func simulationChart(t testing.TB) chart.Simulation {
 	d, err := devices.Lookup("h100")
 	if err != nil {
 		t.Fatal(err)
@@ -67,17 +70,17 @@ func simulationChart(t testing.TB) SimulationChart {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	m, err := ReadMeasuredCurve(f, "lat_hide.csv", "stream", 1, 128)
+	m, err := chart.ReadMeasuredCurve(f, "lat_hide.csv", "stream", 1, 128)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return SimulationChart{Simulation: Simulation{Title: "Simulated stream kernel on H100 SXM, 128-thread blocks", Points: pts}, Measured: m}
+	return chart.Simulation{Title: "Simulated stream kernel on H100 SXM, 128-thread blocks", Points: pts, Measured: m}
 }
 
 func TestChartGolden(t *testing.T) {
 	for name, c := range goldenCharts(t) {
 		var buf bytes.Buffer
-		if err := WriteChart(&buf, c, ChartOptions{Format: "png", DPI: 100}); err != nil {
+		if err := chart.Write(&buf, c, chart.Options{Format: "png", DPI: 100}); err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
 		golden := filepath.Join("testdata", name+".png")
@@ -92,7 +95,7 @@ func TestChartGolden(t *testing.T) {
 			t.Fatal(err)
 		}
 		if d := differs(t, buf.Bytes(), want); d != "" {
-			t.Errorf("%s differs from %s: %s; look at it and run go test ./reports -update if the change is right", name, golden, d)
+			t.Errorf("%s differs from %s: %s; look at it and run go test ./chart -update if the change is right", name, golden, d)
 		}
 	}
 }
@@ -149,20 +152,16 @@ func TestOccupancyChart(t *testing.T) {
 	c := occupancyChart(t)
 	for i, q := range []occupancy.Quantity{occupancy.VaryThreads, occupancy.VaryRegs, occupancy.VarySmem} {
 		p := c.Panels[i]
-		k := indexX(p.Points, p.Current)
+		k := slices.IndexFunc(p.Points, func(pt occupancy.Point) bool { return pt.X == p.Current })
 		if p.Quantity != q || k < 0 || p.Points[k].Warps != 32 {
 			t.Errorf("panel %d (%s): current %d not at 32 warps", i, p.Quantity, p.Current)
 		}
-	}
-	runs := limitRuns(c.Panels[1])
-	if len(runs) < 2 || runs[0].limit != occupancy.LimitSharedMemory || runs[1].limit != occupancy.LimitRegisters || runs[1].lo != 49 {
-		t.Errorf("register panel runs %+v", runs)
 	}
 	if !strings.Contains(c.Title, "32 warps per SM (50.0%)") {
 		t.Errorf("title %q", c.Title)
 	}
 	var svg bytes.Buffer
-	if err := WriteChart(&svg, c, ChartOptions{Format: "svg"}); err != nil {
+	if err := chart.Write(&svg, c, chart.Options{Format: "svg"}); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"Threads per block", "Registers per thread", "Shared memory per block (KiB)", "limited by registers", "limited by shared memory", "current: 64, 32 warps (50.0%)"} {
@@ -186,7 +185,7 @@ func TestReadMeasuredCurve(t *testing.T) {
 		{"kind,ilp\n\"read,1\n", "stream", "f.csv:2: "},
 		{"", "mixed", "no measured curve for the mixed kernel"},
 	} {
-		_, err := ReadMeasuredCurve(strings.NewReader(tc.in), "f.csv", tc.kernel, 1, 128)
+		_, err := chart.ReadMeasuredCurve(strings.NewReader(tc.in), "f.csv", tc.kernel, 1, 128)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%q: error %v, want %q", tc.in, err, tc.want)
 		}
@@ -196,7 +195,7 @@ func TestReadMeasuredCurve(t *testing.T) {
 func FuzzReadMeasuredCurve(f *testing.F) {
 	f.Add("kind,ilp,block,warps_per_sm,gbps,gflops\nread,1,128,4,659.7,0\n")
 	f.Fuzz(func(t *testing.T, in string) {
-		_, _ = ReadMeasuredCurve(strings.NewReader(in), "f.csv", "stream", 1, 128)
+		_, _ = chart.ReadMeasuredCurve(strings.NewReader(in), "f.csv", "stream", 1, 128)
 	})
 }
 
@@ -205,32 +204,32 @@ func FuzzReadMeasuredCurve(f *testing.F) {
 func TestChartOptions(t *testing.T) {
 	c := exampleChart(t, "../examples/resnet50-bottleneck.yaml", "h100")
 	for _, tc := range []struct {
-		opt  ChartOptions
+		opt  chart.Options
 		want string
 	}{
-		{ChartOptions{Format: "gif"}, `chart format "gif": expected png, svg or pdf`},
-		{ChartOptions{Format: "png", Size: ChartSize{200, 200}, DPI: 1200}, "94489x94489 pixels, 8928 megapixels; the limit is 100"},
-		{ChartOptions{Format: "png", DPI: 5}, "dpi 5: expected 10 to 1200"},
-		{ChartOptions{Format: "svg", Size: ChartSize{1, 1}}, "width 4-200 cm"},
+		{chart.Options{Format: "gif"}, `chart format "gif": expected png, svg or pdf`},
+		{chart.Options{Format: "png", Size: chart.Size{Width: 200, Height: 200}, DPI: 1200}, "94489x94489 pixels, 8928 megapixels; the limit is 100"},
+		{chart.Options{Format: "png", DPI: 5}, "dpi 5: expected 10 to 1200"},
+		{chart.Options{Format: "svg", Size: chart.Size{Width: 1, Height: 1}}, "width 4-200 cm"},
 	} {
-		if err := WriteChart(&bytes.Buffer{}, c, tc.opt); err == nil || !strings.Contains(err.Error(), tc.want) {
+		if err := chart.Write(&bytes.Buffer{}, c, tc.opt); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%+v: error %v, want %q", tc.opt, err, tc.want)
 		}
 	}
 	// 100 megapixels exactly is allowed: 10000 px square at 254 dpi.
-	if err := (ChartOptions{Format: "png", Size: ChartSize{100, 100}, DPI: 254}).Check(); err != nil {
+	if err := (chart.Options{Format: "png", Size: chart.Size{Width: 100, Height: 100}, DPI: 254}).Check(); err != nil {
 		t.Errorf("100 megapixels: %v", err)
 	}
 	dir := t.TempDir()
 	file := filepath.Join(dir, "chart.png")
-	if err := WriteChartFile(file, c, ChartOptions{DPI: 50}); err != nil {
+	if err := chart.WriteFile(file, c, chart.Options{DPI: 50}); err != nil {
 		t.Fatal(err)
 	}
 	before, _ := os.ReadFile(file)
-	if err := WriteChartFile(file, c, ChartOptions{Size: ChartSize{200, 200}, DPI: 1200}); err == nil {
+	if err := chart.WriteFile(file, c, chart.Options{Size: chart.Size{Width: 200, Height: 200}, DPI: 1200}); err == nil {
 		t.Error("no error over the pixel cap")
 	}
-	if err := WriteChartFile(file, RooflineChart{}, ChartOptions{DPI: 50}); err == nil {
+	if err := chart.WriteFile(file, chart.Roofline{}, chart.Options{DPI: 50}); err == nil {
 		t.Error("no error for a chart without a device")
 	}
 	after, _ := os.ReadFile(file)
@@ -239,52 +238,52 @@ func TestChartOptions(t *testing.T) {
 		t.Errorf("the existing chart changed (%d files in the directory)", len(ents))
 	}
 	for _, f := range []string{"c.png", "c.svg", "c.pdf"} {
-		if err := WriteChartFile(filepath.Join(dir, f), c, ChartOptions{DPI: 30}); err != nil {
+		if err := chart.WriteFile(filepath.Join(dir, f), c, chart.Options{DPI: 30}); err != nil {
 			t.Errorf("%s: %v", f, err)
 		}
 	}
 }
 
-// TestChartBadInput: nothing a caller passes makes a chart panic.
-func TestChartBadInput(t *testing.T) {
-	dev := ChartDevice{Name: "d", DRAM: 1e12, Ceilings: []ChartCeiling{{"FP32", 1e13}}}
-	for _, c := range []Chart{
-		RooflineChart{},
-		RooflineChart{Devices: []ChartDevice{{Name: "no bandwidth"}}},
-		RooflineChart{Devices: []ChartDevice{dev}},
-		RooflineChart{Devices: []ChartDevice{dev}, Points: []ChartPoint{{Label: "nan", FLOPs: math.NaN(), Bytes: 1, Rate: 1}, {Label: "inf", FLOPs: 1, Bytes: 0, Rate: math.Inf(1)}, {Label: "neg", FLOPs: -1, Bytes: 1, Rate: -1}}},
-		RooflineChart{Devices: []ChartDevice{{Name: "no ceilings", DRAM: 1e12}}, Points: []ChartPoint{{Label: "x", FLOPs: 1, Bytes: 1, Rate: 1e12, Roof: 1e12}}},
-		SweepChart{},
-		OccupancyChart{},
-		SimulationChart{},
-	} {
-		_ = WriteChart(&bytes.Buffer{}, c, ChartOptions{Format: "png", Size: ChartSize{8, 6}, DPI: 50})
+// The review page's bars: an SVG element per op and the legend; no ops is
+// an error, not a panic.
+func TestOpTimes(t *testing.T) {
+	svg, err := chart.OpTimes{Title: "t", Names: []string{"matmul", "gelu"}, Expected: []float64{2e-6, 1e-6}, LowerBound: []float64{1e-6, 0.5e-6}}.SVG()
+	if err != nil || !strings.Contains(svg, "<svg") || !strings.Contains(svg, "lower bound") || !strings.Contains(svg, "matmul") {
+		t.Errorf("svg %.200q, error %v", svg, err)
+	}
+	if _, err := (chart.OpTimes{}).SVG(); err == nil {
+		t.Error("no error for no ops")
 	}
 }
 
-func TestParseChartSize(t *testing.T) {
-	for s, want := range map[string]ChartSize{"16x10cm": {16, 10}, "160x100mm": {16, 10}, "6x4in": {15.24, 10.16}} {
-		got, err := ParseChartSize(s)
+// TestChartBadInput: nothing a caller passes makes a chart panic.
+func TestChartBadInput(t *testing.T) {
+	dev := chart.Device{Name: "d", DRAM: 1e12, Ceilings: []chart.Ceiling{{Name: "FP32", FLOPS: 1e13}}}
+	for _, c := range []chart.Chart{
+		chart.Roofline{},
+		chart.Roofline{Devices: []chart.Device{{Name: "no bandwidth"}}},
+		chart.Roofline{Devices: []chart.Device{dev}},
+		chart.Roofline{Devices: []chart.Device{dev}, Points: []chart.Point{{Label: "nan", FLOPs: math.NaN(), Bytes: 1, Rate: 1}, {Label: "inf", FLOPs: 1, Bytes: 0, Rate: math.Inf(1)}, {Label: "neg", FLOPs: -1, Bytes: 1, Rate: -1}}},
+		chart.Roofline{Devices: []chart.Device{{Name: "no ceilings", DRAM: 1e12}}, Points: []chart.Point{{Label: "x", FLOPs: 1, Bytes: 1, Rate: 1e12, Roof: 1e12}}},
+		chart.Sweep{},
+		chart.Occupancy{},
+		chart.Simulation{},
+	} {
+		_ = chart.Write(&bytes.Buffer{}, c, chart.Options{Format: "png", Size: chart.Size{Width: 8, Height: 6}, DPI: 50})
+	}
+}
+
+func TestParseSize(t *testing.T) {
+	for s, want := range map[string]chart.Size{"16x10cm": {Width: 16, Height: 10}, "160x100mm": {Width: 16, Height: 10}, "6x4in": {Width: 15.24, Height: 10.16}} {
+		got, err := chart.ParseSize(s)
 		if err != nil || math.Abs(got.Width-want.Width) > 1e-9 || math.Abs(got.Height-want.Height) > 1e-9 {
 			t.Errorf("%s: %v %v", s, got, err)
 		}
 	}
 	for _, s := range []string{"16x10", "16cm", "0x10cm", "axbcm", "1000x10cm"} {
-		if _, err := ParseChartSize(s); err == nil {
+		if _, err := chart.ParseSize(s); err == nil {
 			t.Errorf("%s: no error", s)
 		}
-	}
-}
-
-func TestDecadeTicks(t *testing.T) {
-	var labels []string
-	for _, tk := range decadeTicks(0.01, 1e4) {
-		if tk.Label != "" {
-			labels = append(labels, tk.Label)
-		}
-	}
-	if got := strings.Join(labels, " "); got != "0.01 0.1 1 10 100 1k 10k" {
-		t.Errorf("labels %q", got)
 	}
 }
 
@@ -296,7 +295,7 @@ func BenchmarkChart(b *testing.B) {
 		c := charts[name]
 		b.Run(name, func(b *testing.B) {
 			for b.Loop() {
-				if err := WriteChart(&bytes.Buffer{}, c, ChartOptions{Format: "png", DPI: 200}); err != nil {
+				if err := chart.Write(&bytes.Buffer{}, c, chart.Options{Format: "png", DPI: 200}); err != nil {
 					b.Fatal(err)
 				}
 			}

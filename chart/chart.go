@@ -1,4 +1,11 @@
-package reports
+// Package chart draws gpucalc's figures with gonum/plot: the roofline
+// chart, the occupancy panels and sweeps, the simulated latency-hiding
+// curves and the op-time bars of the review page. It takes plain view
+// structs, knows nothing of commands, and is the only package that imports
+// gonum/plot; it turns gonum/plot's panics into errors. Write draws a chart
+// to a writer; WriteFile writes a file atomically (a temporary file renamed
+// over the target), refusing a PNG over MaxPixels before drawing.
+package chart
 
 import (
 	"bufio"
@@ -17,31 +24,30 @@ import (
 	"gonum.org/v1/plot/vg/vgsvg"
 )
 
-// Chart is anything gpucalc draws: a RooflineChart, an OccupancyChart, a
-// SweepChart or a SimulationChart. Write one with WriteChart or
-// WriteChartFile.
+// Chart is anything gpucalc draws: a Roofline, an Occupancy, a Sweep or a
+// Simulation. Write one with Write or WriteFile.
 type Chart interface {
-	// draw draws the chart on dc; gonum/plot may panic, which WriteChart
+	// draw draws the chart on dc; gonum/plot may panic, which Write
 	// turns into an error.
 	draw(dc draw.Canvas) error
-	// defaultSize is the size used when ChartOptions.Size is zero.
-	defaultSize() ChartSize
+	// defaultSize is the size used when Options.Size is zero.
+	defaultSize() Size
 }
 
-// ChartOptions say how to write a chart: Format is "png", "svg" or "pdf"
-// (empty: from the file name in WriteChartFile); a zero Size is the chart's
+// Options say how to write a chart: Format is "png", "svg" or "pdf"
+// (empty: from the file name in WriteFile); a zero Size is the chart's
 // own default; DPI applies to PNG (zero means DefaultDPI).
-type ChartOptions struct {
+type Options struct {
 	Format string
-	Size   ChartSize
+	Size   Size
 	DPI    int
 }
 
-// MaxChartPixels caps a PNG chart's pixels (width × height), so that a
+// MaxPixels caps a PNG chart's pixels (width × height), so that a
 // large size at a high dpi is refused before any memory is taken.
-const MaxChartPixels = 100_000_000
+const MaxPixels = 100_000_000
 
-// Chart size and dpi ranges, checked by ChartOptions.Check.
+// Chart size and dpi ranges, checked by Options.Check.
 const (
 	minChartDPI, maxChartDPI = 10, 1200
 	minChartW, maxChartW     = 4.0, 200.0
@@ -49,8 +55,8 @@ const (
 )
 
 // resolve fills in the defaults of c.
-func (o ChartOptions) resolve(c Chart) ChartOptions {
-	if o.Size == (ChartSize{}) {
+func (o Options) resolve(c Chart) Options {
+	if o.Size == (Size{}) {
 		o.Size = c.defaultSize()
 	}
 	if o.DPI == 0 {
@@ -61,41 +67,41 @@ func (o ChartOptions) resolve(c Chart) ChartOptions {
 }
 
 // Pixels is the PNG size in pixels of a chart of size s at dpi.
-func (s ChartSize) Pixels(dpi int) (w, h int64) {
+func (s Size) Pixels(dpi int) (w, h int64) {
 	px := func(cm float64) int64 { return int64(math.Ceil(cm / 2.54 * float64(dpi))) }
 	return px(s.Width), px(s.Height)
 }
 
 // Check refuses options that cannot be drawn: an unknown format, a size
-// out of range, a dpi out of range, or a PNG over MaxChartPixels. A zero
+// out of range, a dpi out of range, or a PNG over MaxPixels. A zero
 // Size or DPI is allowed (the defaults).
-func (o ChartOptions) Check() error {
+func (o Options) Check() error {
 	switch strings.ToLower(o.Format) {
 	case "png", "svg", "pdf":
 	default:
 		return fmt.Errorf("chart format %q: expected png, svg or pdf", o.Format)
 	}
-	if s := o.Size; s != (ChartSize{}) && !(s.Width >= minChartW && s.Width <= maxChartW && s.Height >= minChartH && s.Height <= maxChartH) {
+	if s := o.Size; s != (Size{}) && !(s.Width >= minChartW && s.Width <= maxChartW && s.Height >= minChartH && s.Height <= maxChartH) {
 		return fmt.Errorf("chart size %gx%g cm: width 4-200 cm and height 3-200 cm expected, such as 16x10cm", s.Width, s.Height)
 	}
 	if o.DPI != 0 && (o.DPI < minChartDPI || o.DPI > maxChartDPI) {
 		return fmt.Errorf("chart dpi %d: expected %d to %d", o.DPI, minChartDPI, maxChartDPI)
 	}
-	if strings.EqualFold(o.Format, "png") && o.Size != (ChartSize{}) {
+	if strings.EqualFold(o.Format, "png") && o.Size != (Size{}) {
 		dpi := o.DPI
 		if dpi == 0 {
 			dpi = DefaultDPI
 		}
-		if w, h := o.Size.Pixels(dpi); w*h > MaxChartPixels {
+		if w, h := o.Size.Pixels(dpi); w*h > MaxPixels {
 			return fmt.Errorf("a %gx%g cm chart at %d dpi is %dx%d pixels, %.0f megapixels; the limit is %d: lower the dpi or the size",
-				o.Size.Width, o.Size.Height, dpi, w, h, float64(w*h)/1e6, MaxChartPixels/1_000_000)
+				o.Size.Width, o.Size.Height, dpi, w, h, float64(w*h)/1e6, MaxPixels/1_000_000)
 		}
 	}
 	return nil
 }
 
-// WriteChart draws c to w as opt says.
-func WriteChart(w io.Writer, c Chart, opt ChartOptions) (err error) {
+// Write draws c to w as opt says.
+func Write(w io.Writer, c Chart, opt Options) (err error) {
 	if err := opt.Check(); err != nil {
 		return err
 	}
@@ -128,13 +134,13 @@ func WriteChart(w io.Writer, c Chart, opt ChartOptions) (err error) {
 	return err
 }
 
-// WriteChartFile draws c to the file path. An empty opt.Format is taken
+// WriteFile draws c to the file path. An empty opt.Format is taken
 // from the name (.png, .svg, .pdf). The chart goes to a temporary file in
 // the same directory, renamed over path only once complete, so a failure
 // leaves an existing file as it was.
-func WriteChartFile(path string, c Chart, opt ChartOptions) (err error) {
+func WriteFile(path string, c Chart, opt Options) (err error) {
 	if opt.Format == "" {
-		if opt.Format, err = ChartFormat(path); err != nil {
+		if opt.Format, err = FileFormat(path); err != nil {
 			return err
 		}
 	}
@@ -152,7 +158,7 @@ func WriteChartFile(path string, c Chart, opt ChartOptions) (err error) {
 		}
 	}()
 	bw := bufio.NewWriterSize(tmp, 1<<16)
-	if err := WriteChart(bw, c, opt); err != nil {
+	if err := Write(bw, c, opt); err != nil {
 		return fmt.Errorf("chart %s: %w", path, err)
 	}
 	if err := bw.Flush(); err != nil {
@@ -170,9 +176,9 @@ func WriteChartFile(path string, c Chart, opt ChartOptions) (err error) {
 	return nil
 }
 
-// ChartFormat returns the chart format a file name asks for (.png, .svg,
+// FileFormat returns the chart format a file name asks for (.png, .svg,
 // .pdf).
-func ChartFormat(file string) (string, error) {
+func FileFormat(file string) (string, error) {
 	switch strings.ToLower(filepath.Ext(file)) {
 	case ".png":
 		return "png", nil
@@ -184,17 +190,17 @@ func ChartFormat(file string) (string, error) {
 	return "", fmt.Errorf("chart file %q: the name must end in .png, .svg or .pdf", file)
 }
 
-// ChartSize is a chart's size in centimetres.
-type ChartSize struct{ Width, Height float64 }
+// Size is a chart's size in centimetres.
+type Size struct{ Width, Height float64 }
 
-// DefaultChartSize is the roofline chart's size when none is given.
-var DefaultChartSize = ChartSize{16, 10}
+// DefaultSize is the roofline chart's size when none is given.
+var DefaultSize = Size{16, 10}
 
 // DefaultDPI is the PNG resolution when none is given.
 const DefaultDPI = 200
 
-// ParseChartSize parses WIDTHxHEIGHT with a unit: 16x10cm, 160x100mm, 6x4in.
-func ParseChartSize(s string) (ChartSize, error) {
+// ParseSize parses WIDTHxHEIGHT with a unit: 16x10cm, 160x100mm, 6x4in.
+func ParseSize(s string) (Size, error) {
 	t := strings.ToLower(strings.TrimSpace(s))
 	scale := 0.0
 	for _, u := range []struct {
@@ -208,12 +214,12 @@ func ParseChartSize(s string) (ChartSize, error) {
 	}
 	w, h, ok := strings.Cut(t, "x")
 	if scale == 0 || !ok {
-		return ChartSize{}, fmt.Errorf("size %q: expected WIDTHxHEIGHT with cm, mm or in, such as 16x10cm", s)
+		return Size{}, fmt.Errorf("size %q: expected WIDTHxHEIGHT with cm, mm or in, such as 16x10cm", s)
 	}
 	wv, err1 := strconv.ParseFloat(w, 64)
 	hv, err2 := strconv.ParseFloat(h, 64)
 	if err1 != nil || err2 != nil || !(wv*scale >= minChartW && wv*scale <= maxChartW && hv*scale >= minChartH && hv*scale <= maxChartH) {
-		return ChartSize{}, fmt.Errorf("size %q: width 4-200 cm and height 3-200 cm expected, such as 16x10cm", s)
+		return Size{}, fmt.Errorf("size %q: width 4-200 cm and height 3-200 cm expected, such as 16x10cm", s)
 	}
-	return ChartSize{wv * scale, hv * scale}, nil
+	return Size{wv * scale, hv * scale}, nil
 }
