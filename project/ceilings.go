@@ -95,6 +95,9 @@ func CeilingsOf(d devices.Device, arch devices.Arch, ok bool) (Ceilings, error) 
 	return c, nil
 }
 
+// Spec is the catalog entry the ceilings are of.
+func (c Ceilings) Spec() devices.Device { return c.dev }
+
 // checked reports whether the device has measured ceilings and they are
 // the catalog's own (no device file changed it): the figures the tests
 // check projections against.

@@ -5,7 +5,10 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/gpucalc/gpucalc/chart"
+	"github.com/gpucalc/gpucalc/devices"
 	"github.com/gpucalc/gpucalc/project"
+	"github.com/gpucalc/gpucalc/trace"
 	"github.com/gpucalc/gpucalc/units"
 )
 
@@ -242,4 +245,66 @@ func ProjectionRecords(r project.Result) []Table {
 			r.Source.Device, num(r.Floor), num(r.Step.Window), num(r.Step.Busy), num(r.Step.HostBound)})
 	}
 	return []Table{ops, bs, sum}
+}
+
+// TraceProjectionChart puts the trace's modelled ops that do arithmetic on
+// the rooflines of the source and of each target (datasheet roofs): each
+// op at its measured rate on the source (hollow) and at its projected rate
+// on every target (filled, the target's shape), each with its roof at its
+// intensity. The costliest share a label (a number in the key) across the
+// devices.
+func TraceProjectionChart(a trace.Analysis, r project.Result) chart.Roofline {
+	var names []string
+	for _, p := range r.Projections {
+		names = append(names, p.Device)
+	}
+	c := chart.Roofline{Title: fmt.Sprintf("torch.profiler ops on %s, projected to %s", r.Source.Device, strings.Join(names, ", ")), Filled: "projected"}
+	specs := []devices.Device{r.Source.Spec()}
+	for _, p := range r.Projections {
+		specs = append(specs, p.Ceilings.Spec())
+	}
+	devs := make([]chart.Device, len(specs))
+	seen := make([]map[string]bool, len(specs))
+	for i, d := range specs {
+		devs[i] = chart.Device{Name: d.Name, DRAM: d.Memory.BytesPerSecond}
+		devs[i].L2, devs[i].L2Measured = l2Ceiling(d)
+		seen[i] = map[string]bool{}
+	}
+	// point adds op row i on device dev at rate, with the roof of the
+	// device's peak key there.
+	point := func(dev int, r trace.OpRow, key, label string, rate float64, measured bool) {
+		p := chart.Point{Group: opGroup(r.Model[0].Kind), Device: dev, FLOPs: r.FLOPs, Bytes: r.Bytes, Rate: rate, Measured: measured, Label: label}
+		if pk, ok := specs[dev].Dense[key]; ok && pk.PerSecond > 0 {
+			if !seen[dev][key] {
+				seen[dev][key] = true
+				devs[dev].Ceilings = append(devs[dev].Ceilings, chart.Ceiling{Name: ceilingName(key), FLOPS: pk.PerSecond})
+			}
+			p.Roof = min(pk.PerSecond, devs[dev].DRAM*r.FLOPs/r.Bytes)
+		}
+		c.Points = append(c.Points, p)
+	}
+	labelled := 0
+	for i, row := range a.Ops {
+		if !row.Modelled() || row.FLOPs <= 0 || row.Bytes <= 0 || row.Measured <= 0 {
+			continue
+		}
+		label := ""
+		if labelled < chartOps {
+			labelled++
+			label = cutRunes(strings.TrimPrefix(row.Name, "aten::")+" "+row.Shapes, chartNameRunes)
+		}
+		point(0, row, row.Ceiling, label, row.AchievedFLOPs, true)
+		for j, p := range r.Projections {
+			o := p.Ops[i]
+			key := row.Ceiling
+			if _, ok := specs[j+1].Dense[o.TargetCeiling]; ok {
+				key = o.TargetCeiling
+			}
+			if o.Projected > 0 {
+				point(j+1, row, key, label, row.FLOPs/o.Projected, false)
+			}
+		}
+	}
+	c.Devices = devs
+	return c
 }

@@ -72,7 +72,7 @@ catalog's efficiencies and are flagged as not validated.`,
 		},
 	}
 	f.addMeasuredDeviceFlag(cmd, &opts.devices, "trace")
-	f.addChartFlags(cmd, &opts.chart, "the ops on the device's roofline at their achieved rate", chart.DefaultSize)
+	f.addChartFlags(cmd, &opts.chart, "the ops on the device's roofline at their achieved rate (with --on, also on each target's at their projected rate)", chart.DefaultSize)
 	f.addSectionFlag(cmd, &opts.section, projectionSections, "ops", "kernels", "streams", "transfers", "unattributed", "findings", "summary",
 		"projected_ops", "projected_bounds", "projected_summary")
 	addOnFlag(f, cmd, opts)
@@ -125,7 +125,12 @@ func traceRun(opts *traceOptions) error {
 	if err != nil {
 		return err
 	}
-	notes, err := opts.chart.draw(func() (chart.Chart, error) { return reports.TraceChart(a, d), nil })
+	notes, err := opts.chart.draw(func() (chart.Chart, error) {
+		if proj != nil {
+			return reports.TraceProjectionChart(a, *proj), nil
+		}
+		return reports.TraceChart(a, d), nil
+	})
 	if err != nil {
 		return err
 	}
