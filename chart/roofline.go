@@ -26,6 +26,9 @@ type Roofline struct {
 	Title   string
 	Devices []Device
 	Points  []Point
+	// Filled names the filled points in the legend ("expected" when
+	// empty): a projection's are projected.
+	Filled string
 }
 
 // Device is one device's roofs.
@@ -411,7 +414,11 @@ func (c Roofline) plot(widen float64) (*plot.Plot, *labeller, plot.Legend, error
 		}
 	}
 	if havePred {
-		leg.Add("expected", glyph(pointGlyph(gray, 0, false)))
+		filled := c.Filled
+		if filled == "" {
+			filled = "expected"
+		}
+		leg.Add(filled, glyph(pointGlyph(gray, 0, false)))
 	}
 	if haveMeas {
 		leg.Add("achieved (measured)", glyph(pointGlyph(gray, 0, true)))

@@ -4,6 +4,7 @@ import (
 	"github.com/gpucalc/gpucalc/devices"
 	"github.com/gpucalc/gpucalc/ncu"
 	"github.com/gpucalc/gpucalc/occupancy"
+	"github.com/gpucalc/gpucalc/project"
 	"github.com/gpucalc/gpucalc/roofline"
 	"github.com/gpucalc/gpucalc/sim"
 	"github.com/gpucalc/gpucalc/trace"
@@ -58,10 +59,12 @@ type NCUView struct {
 	Kernels      []ncu.Analysis `json:"kernels"`
 }
 
-// TraceView is 'gpucalc trace': the device and the trace's analysis.
+// TraceView is 'gpucalc trace': the device and the trace's analysis, and
+// with --on its projection to other devices.
 type TraceView struct {
 	DeviceOrigin string `json:"device_origin"`
 	trace.Analysis
+	Projection *project.Result `json:"projection,omitempty"`
 }
 
 // SuggestView is 'gpucalc occupancy suggest'.

@@ -32,6 +32,8 @@ type Analysis struct {
 	// (fusion, GEMM alignment, wave quantization) and the trace's own
 	// (launch-bound stretches, low occupancy), by severity then saving.
 	Findings []review.Finding `json:"findings"`
+	// kernelOp is, per kernel of the trace, its row in Ops (-1: none).
+	kernelOp []int
 }
 
 // OpRow is one op (name and arguments) with all its calls.
@@ -69,6 +71,8 @@ type OpRow struct {
 	// after counts, by row index, the ops whose kernels ran just before
 	// this op's on its stream: the producer a fusion check pairs it with.
 	after map[int]int
+	// order is the row's index before the rows are sorted.
+	order int
 }
 
 // Modelled reports whether the row has a roofline model.
@@ -151,11 +155,13 @@ func Analyze(t *Trace, m *roofline.Model, arch devices.Arch) (Analysis, error) {
 	prev := map[int]int{} // stream -> row of the last call on it
 	unattr := map[Link]*Unattributed{}
 	compute := computeTypes(j.tr)
-	for _, k := range t.Kernels {
+	a.kernelOp = make([]int, len(t.Kernels))
+	for ki, k := range t.Kernels {
 		dur := k.Dur * usec
 		a.Summary.KernelTime += dur
 		a.Summary.Kernels++
 		op, link := j.op(k.ExternalID, k.Correlation)
+		a.kernelOp[ki] = -1
 		if link != Linked {
 			u := unattr[link]
 			if u == nil {
@@ -172,7 +178,9 @@ func Analyze(t *Trace, m *roofline.Model, arch devices.Arch) (Analysis, error) {
 			ri = len(a.Ops)
 			rows[key] = ri
 			a.Ops = append(a.Ops, newRow(call{op: &t.Ops[op], compute: compute[op]}))
+			a.Ops[ri].order = ri
 		}
+		a.kernelOp[ki] = ri
 		r := &a.Ops[ri]
 		r.Kernels++
 		r.Measured += dur
@@ -214,6 +222,7 @@ func Analyze(t *Trace, m *roofline.Model, arch devices.Arch) (Analysis, error) {
 		return a, err
 	}
 	slices.SortStableFunc(a.Ops, func(x, y OpRow) int { return cmp.Compare(y.Measured, x.Measured) })
+	a.renumberKernelOps()
 	a.Kernels = kernelRows(t.Kernels, arch)
 	a.Streams, a.Summary.Window = streams(t)
 	a.Transfers = transferRows(t.Transfers)

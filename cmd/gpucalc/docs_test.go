@@ -205,7 +205,7 @@ func TestDocExamples(t *testing.T) {
 			env.Setenv("GPUCALC_DEVICE", "")
 			env.Setenv("GPUCALC_DEVICES", "")
 			// Examples name files by their path in the repository.
-			for _, d := range []string{"examples", "testdata", "docs", "ncu", "occupancy", "trace", "model", "sim"} {
+			for _, d := range []string{"examples", "testdata", "docs", "ncu", "occupancy", "trace", "model", "sim", "project"} {
 				if _, err := os.Stat(filepath.Join(root, d)); err == nil {
 					if err := os.Symlink(filepath.Join(root, d), filepath.Join(env.WorkDir, d)); err != nil {
 						return err
@@ -230,7 +230,7 @@ func updateDocExamples(t *testing.T, file string, lines []string, exs []docExamp
 	}
 	tmp := t.TempDir()
 	// Charts and other files the examples write go to a scratch copy.
-	for _, d := range []string{"examples", "testdata", "docs", "ncu", "occupancy", "trace", "model", "sim"} {
+	for _, d := range []string{"examples", "testdata", "docs", "ncu", "occupancy", "trace", "model", "sim", "project"} {
 		if _, err := os.Stat(filepath.Join(root, d)); err == nil {
 			if err := os.Symlink(filepath.Join(root, d), filepath.Join(tmp, d)); err != nil {
 				t.Fatal(err)

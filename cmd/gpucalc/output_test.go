@@ -32,7 +32,7 @@ var outputInputs = map[string]struct {
 	"gpucalc roofline batch":       {args: []string{"--input", "-"}, stdin: "roofline.txtar:bench.csv"},
 	"gpucalc simulate":             {args: []string{"--kernel", "mixed", "--warps-per-sm", "4,32"}},
 	"gpucalc ncu":                  {args: []string{"-"}, stdin: "ncu.txtar:profile.csv"},
-	"gpucalc trace":                {args: []string{"-"}, stdin: "trace.txtar:step.json"},
+	"gpucalc trace":                {args: []string{"-", "--on", "h200"}, stdin: "trace.txtar:step.json"},
 	"gpucalc check":                {args: []string{"-", "--devices", "h100,a100"}, stdin: "check.txtar:block.yaml"},
 	"gpucalc model":                {args: []string{"llama-3.1-70b", "--tp", "4", "--batch", "32", "--ctx", "8192", "--devices", "h100,h200"}},
 	"gpucalc model batch":          {args: []string{"--input", "-"}, stdin: "model.txtar:phi.csv"},

@@ -19,6 +19,7 @@ type traceOptions struct {
 	top     int
 	chart   chartFlags
 	section sectionFlag
+	on      []string // --on: devices to project the trace to
 }
 
 func newCmdTrace(f *factory, runF func(*traceOptions) error) *cobra.Command {
@@ -47,11 +48,23 @@ Profile with record_shapes=True (without shapes nothing can be priced):
 Ops without a model keep their measured time; kernels outside any aten op
 are listed as unattributed; the output states that ops and unattributed time
 add up to the total kernel time. The device comes from the trace's
-deviceProperties; --device overrides it. Rates are decimal (1 TB/s = 1e12 B/s).`,
+deviceProperties; --device overrides it. Rates are decimal (1 TB/s = 1e12 B/s).
+
+--on DEVICE[,DEVICE...] projects every kernel's measured time to other GPUs:
+each kernel scales by what limits it on the trace's GPU (the launch floor;
+DRAM, or L2 where an op's data fit; the compute ceiling of its data type;
+else SM clock and waves, with gpucalc's occupancy on both devices), so an
+inefficient kernel stays inefficient. It prints each op's projected time,
+ratio and bound, the projected kernel time with its share in each bound,
+and what of the step cannot be projected (the GPU's wait for the host).
+H100 SXM and H200 SXM have measured ceilings and are validated against
+traces recorded on both; other targets use datasheet figures with the
+catalog's efficiencies and are flagged as not validated.`,
 		Example: `  gpucalc trace trace.json.gz
   gpucalc trace trace.json --format csv --section kernels > kernels.csv
   gunzip -c trace.json.gz | gpucalc trace - --format json
-  gpucalc trace trace.json --device h200 --plot ops.png`,
+  gpucalc trace trace.json --device h200 --plot ops.png
+  gpucalc trace trace.json.gz --on h200,a100-sxm4-80gb,b200`,
 		Args: args(cobra.ExactArgs(1)),
 		RunE: func(_ *cobra.Command, argv []string) error {
 			opts.file = argv[0]
@@ -59,8 +72,10 @@ deviceProperties; --device overrides it. Rates are decimal (1 TB/s = 1e12 B/s).`
 		},
 	}
 	f.addMeasuredDeviceFlag(cmd, &opts.devices, "trace")
-	f.addChartFlags(cmd, &opts.chart, "the ops on the device's roofline at their achieved rate", chart.DefaultSize)
-	f.addSectionFlag(cmd, &opts.section, nil, "ops", "kernels", "streams", "transfers", "unattributed", "findings", "summary")
+	f.addChartFlags(cmd, &opts.chart, "the ops on the device's roofline at their achieved rate (with --on, also on each target's at their projected rate)", chart.DefaultSize)
+	f.addSectionFlag(cmd, &opts.section, projectionSections, "ops", "kernels", "streams", "transfers", "unattributed", "findings", "summary",
+		"projected_ops", "projected_bounds", "projected_summary")
+	addOnFlag(f, cmd, opts)
 	cmd.Flags().IntVar(&opts.top, "top", 10, "list the `N` costliest ops, kernels and findings in tables (0: all; JSON has all)")
 	return cmd
 }
@@ -106,13 +121,27 @@ func traceRun(opts *traceOptions) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", name, err)
 	}
-	notes, err := opts.chart.draw(func() (chart.Chart, error) { return reports.TraceChart(a, d), nil })
+	proj, err := projectTrace(opts, tr, &a, d, arch)
 	if err != nil {
 		return err
 	}
-	return f.OutputNotes(form, &opts.section, notes, reports.TraceView{DeviceOrigin: origin, Analysis: a},
-		func() []reports.Table { return reports.Trace(a, origin, opts.top) },
-		func() []reports.Table { return reports.TraceRecords(a) })
+	notes, err := opts.chart.draw(func() (chart.Chart, error) {
+		if proj != nil {
+			return reports.TraceProjectionChart(a, *proj), nil
+		}
+		return reports.TraceChart(a, d), nil
+	})
+	if err != nil {
+		return err
+	}
+	return f.OutputNotes(form, &opts.section, notes, reports.TraceView{DeviceOrigin: origin, Analysis: a, Projection: proj},
+		func() []reports.Table {
+			if proj != nil {
+				return reports.TraceProjection(*proj, origin, opts.top, f.verbose)
+			}
+			return reports.Trace(a, origin, opts.top)
+		},
+		func() []reports.Table { return traceRecords(a, proj) })
 }
 
 // traceDevice picks the device: --device, else the one deviceProperties
