@@ -226,15 +226,19 @@ func rankFindings(rs Ranks) []review.Finding {
 			Numbers: map[string]float64{"rank": float64(least.Rank), "exposed_seconds": exp, "window_seconds": least.Window},
 		})
 	}
-	med := medianWindow(rs.Ranks)
+	med := MedianWindow(rs.Ranks)
 	s := rs.Slowest
 	spread := math.Max(s.Window, s.Own)
 	if len(rs.Ranks) > 1 && med > 0 && spread >= stragglerSpread*med {
 		what := map[string]string{"compute": "more compute", "exposed_communication": "more exposed communication", "idle": "more idle time (the host launched late)", "": "no single cause"}[s.Because]
+		window := ""
+		if !s.Lockstep {
+			window = fmt.Sprintf("GPU window %s, ", signed(s.Window))
+		}
 		out = append(out, review.Finding{
 			Severity: review.Warning, Check: "straggler",
-			Message: fmt.Sprintf("rank %d holds the step back: against rank %d, GPU window %s, time outside communication %s (compute %s, idle %s, exposed communication %s): %s; the other ranks wait for it inside their NCCL kernels.",
-				s.Rank, s.Reference, signed(s.Window), signed(s.Own), signed(s.Compute), signed(s.Idle), signed(s.Exposed), what),
+			Message: fmt.Sprintf("rank %d holds the step back: against rank %d, %stime outside communication %s (compute %s, idle %s, exposed communication %s): %s; the other ranks wait for it inside their NCCL kernels.",
+				s.Rank, s.Reference, window, signed(s.Own), signed(s.Compute), signed(s.Idle), signed(s.Exposed), what),
 			Fix: "even out the ranks' work: the same batch shapes on every rank (pad or bucket sequence lengths), the data loader off the critical path (num_workers, pin_memory), " +
 				"no rank-0-only work inside the step (logging, checkpointing, evaluation); check the slow GPU's clocks and power (nvidia-smi -q -d PERFORMANCE)",
 			Saves:   spread,
@@ -244,10 +248,14 @@ func rankFindings(rs Ranks) []review.Finding {
 	return out
 }
 
-// signed writes a duration with its sign: +1.2 ms, −0.3 ms.
+// signed writes a duration with its sign: +1.2 ms, -0.3 ms (ASCII: the
+// findings go to CSV too).
 func signed(x float64) string {
+	if x == 0 {
+		return "0"
+	}
 	if x < 0 {
-		return "−" + units.FormatDuration(-x)
+		return "-" + units.FormatDuration(-x)
 	}
 	return "+" + units.FormatDuration(x)
 }

@@ -3,7 +3,6 @@ package trace
 import (
 	"cmp"
 	"fmt"
-	"math"
 	"slices"
 	"strings"
 
@@ -367,8 +366,9 @@ func slowest(ranks []Rank) Slowest {
 	return s
 }
 
-// medianWindow is the ranks' median window.
-func medianWindow(ranks []Rank) float64 {
+// MedianWindow is the ranks' median GPU window (0 for none): what the
+// findings' savings are shares of.
+func MedianWindow(ranks []Rank) float64 {
 	w := make([]float64, len(ranks))
 	for i, r := range ranks {
 		w[i] = r.Window
@@ -379,5 +379,5 @@ func medianWindow(ranks []Rank) float64 {
 	} else if n > 0 {
 		return (w[n/2-1] + w[n/2]) / 2
 	}
-	return math.NaN()
+	return 0
 }
