@@ -3,6 +3,7 @@ package reports
 import (
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/gpucalc/gpucalc/review"
 	"github.com/gpucalc/gpucalc/trace"
@@ -36,7 +37,9 @@ func rankTimes(rs trace.Ranks, origin string) Table {
 			duration(r.Exposed), share, duration(r.Idle), strconv.Itoa(r.CommKernels), duration(r.CommKernelTime), strconv.Itoa(r.Steps), r.File})
 	}
 	t.Notes = append(t.Notes, "Window = compute + exposed comm + idle. Compute: any kernel but NCCL's, copies and sets; communication: NCCL kernels; each a union over all streams, overlap their intersection.")
-	t.Notes = append(t.Notes, rs.Notes...)
+	if len(rs.Notes) > 0 {
+		t.Notes = append(t.Notes, strings.Join(rs.Notes, "; ")+".")
+	}
 	return t
 }
 
