@@ -1,7 +1,9 @@
 package trace
 
 import (
+	"errors"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -247,6 +249,57 @@ func TestCommKind(t *testing.T) {
 	} {
 		if kind, ok := commKind(c.name); kind != c.kind || ok != c.ok {
 			t.Errorf("commKind(%q) = %q, %v; want %q, %v", c.name, kind, ok, c.kind, c.ok)
+		}
+	}
+}
+
+func TestRankNumbers(t *testing.T) {
+	kernel := `{"ph": "X", "cat": "kernel", "name": "ncclDevKernel_AllReduce_Sum_bf16_RING_LL", "pid": 0, "tid": 20, "ts": 10, "dur": 5, "args": {"stream": 20}}`
+	trace := func(info string) *Trace {
+		in := `{` + info + `"traceEvents": [` + kernel + `]}`
+		tr, err := Read(strings.NewReader(in))
+		if tr == nil || err != nil && !errors.Is(err, ErrNoShapes) {
+			t.Fatalf("%s: %v", in, err)
+		}
+		return tr
+	}
+	d, err := devices.Lookup("h200")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := roofline.New(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name  string
+		infos []string
+		ranks []int
+		err   string
+		note  bool
+	}{
+		{"distributedInfo numbers them", []string{`"distributedInfo": {"rank": 1, "world_size": 2},`, `"distributedInfo": {"backend": "nccl", "rank": 0},`}, []int{0, 1}, "", false},
+		{"a backend of another shape is skipped", []string{`"distributedInfo": {"backend": {"name": "nccl"}, "rank": 1},`, `"distributedInfo": {"rank": 0},`}, []int{0, 1}, "", false},
+		{"without it, the order given", []string{``, `"distributedInfo": {"rank": 0},`}, []int{0, 1}, "", true},
+		{"no rank is no distributedInfo", []string{`"distributedInfo": {"backend": "nccl"},`, `"distributedInfo": {"rank": 0},`}, []int{0, 1}, "", true},
+		{"one rank twice", []string{`"distributedInfo": {"rank": 0},`, `"distributedInfo": {"rank": 0},`}, nil, "a and b are both rank 0", false},
+	} {
+		rs, err := AnalyzeRanks([]RankTrace{{Name: "a", Trace: trace(c.infos[0])}, {Name: "b", Trace: trace(c.infos[1])}}, m)
+		if c.err != "" {
+			if err == nil || !strings.Contains(err.Error(), c.err) {
+				t.Errorf("%s: got %v, want %q", c.name, err, c.err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		var got []int
+		for _, r := range rs.Ranks {
+			got = append(got, r.Rank)
+		}
+		if !slices.Equal(got, c.ranks) || (len(rs.Notes) > 0 && strings.Contains(rs.Notes[0], "no distributedInfo")) != c.note {
+			t.Errorf("%s: ranks %v, notes %q", c.name, got, rs.Notes)
 		}
 	}
 }

@@ -52,9 +52,9 @@ type DeviceProps struct {
 // Distributed is what a trace of one rank of a torch.distributed run says
 // of it.
 type Distributed struct {
-	Backend   string `json:"backend"`
-	Rank      int    `json:"rank"`
-	WorldSize int    `json:"world_size"`
+	Backend   string
+	Rank      int
+	WorldSize int
 }
 
 // Comm is the collective a record_param_comms op (and, in recent PyTorch,
@@ -380,8 +380,20 @@ func decode(dec *json.Decoder) (*Trace, error) {
 				return t, err
 			}
 		case "distributedInfo":
-			if err := dec.Decode(&t.Distributed); err != nil {
-				return t, fmt.Errorf("distributedInfo: %w", jsonErr(err))
+			// Kept only where it gives a rank; any other shape is skipped.
+			var d struct {
+				Backend   any  `json:"backend"`
+				Rank      *int `json:"rank"`
+				WorldSize int  `json:"world_size"`
+			}
+			var raw json.RawMessage
+			if err := dec.Decode(&raw); err != nil {
+				return t, jsonErr(err)
+			}
+			var te *json.UnmarshalTypeError
+			if err := json.Unmarshal(raw, &d); (err == nil || errors.As(err, &te)) && d.Rank != nil {
+				backend, _ := d.Backend.(string)
+				t.Distributed = &Distributed{Backend: backend, Rank: *d.Rank, WorldSize: d.WorldSize}
 			}
 		case "deviceProperties":
 			if err := dec.Decode(&t.Devices); err != nil {
