@@ -113,12 +113,8 @@ func rankSlowest(rs trace.Ranks) Table {
 	add("exposed communication", hi.Exposed, lo.Exposed, s.Exposed)
 	add("idle", hi.Idle, lo.Idle, s.Idle)
 	add("outside communication", hi.Own(), lo.Own(), s.Own)
-	why := map[string]string{"compute": "more compute", "exposed_communication": "more exposed communication", "idle": "more idle time: the host launched its work late", "": "no single cause"}[s.Because]
-	if s.Lockstep {
-		t.Notes = []string{fmt.Sprintf("The ranks run in lockstep (windows within 2%%): rank %d spends the most time outside communication, the others wait for it inside their NCCL kernels. Why: %s.", s.Rank, why)}
-	} else {
-		t.Notes = []string{fmt.Sprintf("Rank %d has the longest GPU window. Why: %s.", s.Rank, why)}
-	}
+	why := map[string]string{"compute": "more compute", "idle": "more idle time, its host launched the work late", "": "no rank does more"}[s.Because]
+	t.Notes = []string{fmt.Sprintf("Slowest: the most time outside communication; the other ranks wait for it inside their NCCL kernels. Why: %s.", why)}
 	return t
 }
 
@@ -163,9 +159,9 @@ func TraceRanksRecords(rs trace.Ranks) []Table {
 			num(c.Time), num(c.Mean), num(c.Transfer), optNum(c.AlgBandwidth), optNum(c.BusBandwidth), optNum(c.Expected), optNum(c.CurveBus), optNum(c.Efficiency), c.Missing})
 	}
 	s := rs.Slowest
-	sl := Table{Key: "slowest", Header: []string{"rank", "reference_rank", "lockstep", "because", "window_delta_seconds", "compute_delta_seconds",
+	sl := Table{Key: "slowest", Header: []string{"rank", "reference_rank", "because", "window_delta_seconds", "compute_delta_seconds",
 		"exposed_communication_delta_seconds", "idle_delta_seconds", "own_delta_seconds"},
-		Rows: [][]string{{integer(s.Rank), integer(s.Reference), boolean(s.Lockstep), s.Because, num(s.Window), num(s.Compute), num(s.Exposed), num(s.Idle), num(s.Own)}}}
+		Rows: [][]string{{integer(s.Rank), integer(s.Reference), s.Because, num(s.Window), num(s.Compute), num(s.Exposed), num(s.Idle), num(s.Own)}}}
 	med := trace.MedianWindow(rs.Ranks)
 	fs := Table{Key: "findings", Header: []string{"number", "severity", "check", "op", "saves_seconds", "share_of_gpu_window", "message", "fix"}}
 	for i, f := range rs.Findings {

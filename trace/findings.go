@@ -3,7 +3,6 @@ package trace
 import (
 	"cmp"
 	"fmt"
-	"math"
 	"slices"
 	"strings"
 
@@ -228,21 +227,16 @@ func rankFindings(rs Ranks) []review.Finding {
 	}
 	med := MedianWindow(rs.Ranks)
 	s := rs.Slowest
-	spread := math.Max(s.Window, s.Own)
-	if len(rs.Ranks) > 1 && med > 0 && spread >= stragglerSpread*med {
-		what := map[string]string{"compute": "more compute", "exposed_communication": "more exposed communication", "idle": "more idle time (the host launched late)", "": "no single cause"}[s.Because]
-		window := ""
-		if !s.Lockstep {
-			window = fmt.Sprintf("GPU window %s, ", signed(s.Window))
-		}
+	if len(rs.Ranks) > 1 && med > 0 && s.Own >= stragglerSpread*med {
+		what := map[string]string{"compute": "more compute", "idle": "more idle time: its host launched the work late"}[s.Because]
 		out = append(out, review.Finding{
 			Severity: review.Warning, Check: "straggler",
-			Message: fmt.Sprintf("rank %d holds the step back: against rank %d, %stime outside communication %s (compute %s, idle %s, exposed communication %s): %s; the other ranks wait for it inside their NCCL kernels.",
-				s.Rank, s.Reference, window, signed(s.Own), signed(s.Compute), signed(s.Idle), signed(s.Exposed), what),
+			Message: fmt.Sprintf("rank %d holds the step back: it spends %s more than rank %d outside communication (compute %s, idle %s), %s of the median GPU window; %s. Rank %d waits for it inside its NCCL kernels (exposed communication %s).",
+				s.Rank, units.FormatDuration(s.Own), s.Reference, signed(s.Compute), signed(s.Idle), pct(s.Own/med), what, s.Reference, signed(-s.Exposed)),
 			Fix: "even out the ranks' work: the same batch shapes on every rank (pad or bucket sequence lengths), the data loader off the critical path (num_workers, pin_memory), " +
 				"no rank-0-only work inside the step (logging, checkpointing, evaluation); check the slow GPU's clocks and power (nvidia-smi -q -d PERFORMANCE)",
-			Saves:   spread,
-			Numbers: map[string]float64{"rank": float64(s.Rank), "reference_rank": float64(s.Reference), "window_delta_seconds": s.Window, "own_delta_seconds": s.Own, "median_window_seconds": med},
+			Saves:   s.Own,
+			Numbers: map[string]float64{"rank": float64(s.Rank), "reference_rank": float64(s.Reference), "own_delta_seconds": s.Own, "median_window_seconds": med},
 		})
 	}
 	return out

@@ -122,36 +122,32 @@ type LinkCurve struct {
 }
 
 // Slowest is the rank that holds the step back, against the rank that
-// does least (Reference), and which of its times makes the difference:
-// Window = Compute + Exposed + Idle, so the deltas add up to the window's.
+// does least (Reference). Collectives make every rank wait for the last to
+// arrive, inside its NCCL kernels, so a slow rank shows in the others'
+// communication time, and windows say little (each profile starts when its
+// process does): the slowest rank is the one with the most time outside
+// communication (compute + idle). The deltas are its times less the
+// reference's; Window = Compute + Exposed + Idle, so they add up.
 type Slowest struct {
-	Rank      int `json:"rank"`
-	Reference int `json:"reference_rank"`
-	// Lockstep is set when the ranks' windows are within lockstepSpread
-	// of each other, as collectives keep them: the slowest rank is then
-	// the one with the most time outside communication, which the others
-	// spend waiting inside their NCCL kernels.
-	Lockstep bool    `json:"lockstep"`
-	Window   float64 `json:"window_delta_seconds"`
-	Compute  float64 `json:"compute_delta_seconds"`
-	Exposed  float64 `json:"exposed_communication_delta_seconds"`
-	Idle     float64 `json:"idle_delta_seconds"`
+	Rank      int     `json:"rank"`
+	Reference int     `json:"reference_rank"`
+	Window    float64 `json:"window_delta_seconds"`
+	Compute   float64 `json:"compute_delta_seconds"`
+	Exposed   float64 `json:"exposed_communication_delta_seconds"`
+	Idle      float64 `json:"idle_delta_seconds"`
 	// Own is the difference in time outside communication (Compute +
 	// Idle).
 	Own float64 `json:"own_delta_seconds"`
-	// Because is compute, exposed_communication or idle: the largest of
-	// the deltas ("" when the ranks are even).
+	// Because is compute or idle, whichever delta is larger ("" when
+	// neither is positive).
 	Because string `json:"because"`
 }
 
 // Thresholds of the multi-rank analysis.
 const (
-	// lockstepSpread is the spread of the ranks' windows (of the longest)
-	// below which they count as running in lockstep.
-	lockstepSpread = 0.02
-	// stragglerSpread is the spread of the ranks' windows, or of their
-	// time outside communication, as a share of the longest window, from
-	// which a straggler is reported.
+	// stragglerSpread is the spread of the ranks' time outside
+	// communication, as a share of the median window, from which a
+	// straggler is reported.
 	stragglerSpread = 0.05
 	// exposedShare is the share of a rank's window a collective kind's
 	// exposed time must reach to be reported.
@@ -325,43 +321,29 @@ func intersect(a, b []span) float64 {
 	return n
 }
 
-// slowest finds the rank with the longest window, or, in lockstep, the
-// most time outside communication, and says which of its times makes the
-// difference to the rank with the least.
+// slowest finds the rank with the most time outside communication and
+// says which of its times makes the difference to the rank with the least.
 func slowest(ranks []Rank) Slowest {
 	if len(ranks) == 0 {
 		return Slowest{}
 	}
-	by := func(f func(Rank) float64) (hi, lo Rank) {
-		hi, lo = ranks[0], ranks[0]
-		for _, r := range ranks[1:] {
-			if f(r) > f(hi) {
-				hi = r
-			}
-			if f(r) < f(lo) {
-				lo = r
-			}
+	hi, lo := ranks[0], ranks[0]
+	for _, r := range ranks[1:] {
+		if r.Own() > hi.Own() {
+			hi = r
 		}
-		return hi, lo
-	}
-	window := func(r Rank) float64 { return r.Window }
-	hi, lo := by(window)
-	s := Slowest{}
-	if hi.Window <= 0 || (hi.Window-lo.Window)/hi.Window < lockstepSpread {
-		s.Lockstep = true
-		hi, lo = by(Rank.Own)
-	}
-	s.Rank, s.Reference = hi.Rank, lo.Rank
-	s.Window, s.Compute, s.Exposed, s.Idle = hi.Window-lo.Window, hi.Compute-lo.Compute, hi.Exposed-lo.Exposed, hi.Idle-lo.Idle
-	s.Own = hi.Own() - lo.Own()
-	best := 0.0
-	for _, c := range []struct {
-		name string
-		v    float64
-	}{{"compute", s.Compute}, {"exposed_communication", s.Exposed}, {"idle", s.Idle}} {
-		if c.v > best {
-			best, s.Because = c.v, c.name
+		if r.Own() < lo.Own() {
+			lo = r
 		}
+	}
+	s := Slowest{Rank: hi.Rank, Reference: lo.Rank, Window: hi.Window - lo.Window, Compute: hi.Compute - lo.Compute,
+		Exposed: hi.Exposed - lo.Exposed, Idle: hi.Idle - lo.Idle, Own: hi.Own() - lo.Own()}
+	switch {
+	case s.Compute <= 0 && s.Idle <= 0:
+	case s.Compute >= s.Idle:
+		s.Because = "compute"
+	default:
+		s.Because = "idle"
 	}
 	return s
 }

@@ -196,10 +196,10 @@ func TestRanksCollectives(t *testing.T) {
 func TestRanksSlowest(t *testing.T) {
 	rs, _ := readRanks(t)
 	s := rs.Slowest
-	// Both windows are 915 µs: lockstep. Rank 1 computes 650 µs and idles
-	// 90 µs; rank 0 computes 590 µs and idles 60 µs.
-	if !s.Lockstep || s.Rank != 1 || s.Reference != 0 || s.Because != "compute" {
-		t.Fatalf("slowest: %+v, want rank 1 against rank 0 in lockstep, because of compute", s)
+	// Rank 1 computes 650 µs and idles 90 µs; rank 0 computes 590 µs and
+	// idles 60 µs.
+	if s.Rank != 1 || s.Reference != 0 || s.Because != "compute" {
+		t.Fatalf("slowest: %+v, want rank 1 against rank 0, because of compute", s)
 	}
 	for _, c := range [][2]float64{{s.Compute, 60e-6}, {s.Idle, 30e-6}, {s.Own, 90e-6}, {s.Exposed, 175e-6 - 265e-6}, {s.Window, 0}} {
 		if !near(c[0], c[1]) {
