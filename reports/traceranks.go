@@ -36,7 +36,7 @@ func rankTimes(rs trace.Ranks, origin string) Table {
 		t.Rows = append(t.Rows, []string{strconv.Itoa(r.Rank), duration(r.Window), duration(r.Compute), duration(r.Communication), duration(r.Overlap),
 			duration(r.Exposed), share, duration(r.Idle), strconv.Itoa(r.CommKernels), duration(r.CommKernelTime), strconv.Itoa(r.Steps), r.File})
 	}
-	t.Notes = append(t.Notes, "Window = compute + exposed comm + idle. Compute: any kernel but NCCL's, copies and sets; communication: NCCL kernels; each a union over all streams, overlap their intersection.")
+	t.Notes = append(t.Notes, "Window = compute + exposed comm + idle. Compute: kernels other than NCCL's; communication: NCCL kernels; each a union over all streams, overlap their intersection.")
 	if len(rs.Notes) > 0 {
 		t.Notes = append(t.Notes, strings.Join(rs.Notes, "; ")+".")
 	}

@@ -46,11 +46,12 @@ type Rank struct {
 	File string `json:"file"`
 	// Steps counts the trace's ProfilerStep#N spans (0 when it has none).
 	Steps int `json:"steps"`
-	// Window is the first GPU activity's start to the last one's end.
+	// Window is the first kernel's start to the last one's end.
 	Window float64 `json:"gpu_window_seconds"`
-	// Compute is the time any kernel other than NCCL's, or a copy or a
-	// set, runs on some stream; Communication the time an NCCL kernel
-	// does.
+	// Compute is the time any kernel other than NCCL's runs on some
+	// stream; Communication the time an NCCL kernel does. Copies and sets
+	// are left out, as the trace's kernel view does (the single-trace
+	// analysis lists them).
 	Compute       float64 `json:"compute_seconds"`
 	Communication float64 `json:"communication_seconds"`
 	// Overlap is the time both run; Exposed the communication not
@@ -249,9 +250,6 @@ func analyzeRank(rt RankTrace, rank int) (Rank, []commKernel) {
 		ks = append(ks, commKernel{rank: rank, k: k, kind: kind, comm: c})
 	}
 	slices.SortStableFunc(ks, func(a, b commKernel) int { return cmp.Compare(a.k.Start, b.k.Start) })
-	for _, x := range t.Transfers {
-		compute = append(compute, span{x.Start, x.Start + x.Dur})
-	}
 	for i := range t.Ops {
 		if strings.HasPrefix(t.Ops[i].Name, "ProfilerStep#") {
 			r.Steps++

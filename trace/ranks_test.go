@@ -15,15 +15,15 @@ import (
 // offsets in microseconds from the trace's base time, written here from
 // the fixture's description, not read back through the package.
 type fixtureRank struct {
-	compute [][2]float64 // aten::mm kernels and the memcpy, stream 7
+	compute [][2]float64 // aten::mm kernels, stream 7 (the memcpy at 950–960 µs is no kernel)
 	// ncclDevKernel_AllGather (stream 20), ReduceScatter (24), AllReduce
 	// (20) and the barrier's AllReduce (20), in that order.
 	comm [4][2]float64
 }
 
 var fixture = []fixtureRank{
-	{compute: [][2]float64{{100, 300}, {320, 500}, {700, 900}, {950, 960}}, comm: [4][2]float64{{250, 400}, {500, 650}, {880, 1000}, {1010, 1015}}},
-	{compute: [][2]float64{{100, 330}, {350, 540}, {700, 920}, {950, 960}}, comm: [4][2]float64{{300, 400}, {560, 650}, {930, 1000}, {1010, 1015}}},
+	{compute: [][2]float64{{100, 300}, {320, 500}, {700, 900}}, comm: [4][2]float64{{250, 400}, {500, 650}, {880, 1000}, {1010, 1015}}},
+	{compute: [][2]float64{{100, 330}, {350, 540}, {700, 920}}, comm: [4][2]float64{{300, 400}, {560, 650}, {930, 1000}, {1010, 1015}}},
 }
 
 // sampled measures a rank by sampling every 0.5 µs, independently of the
@@ -120,18 +120,19 @@ func TestRanksTimes(t *testing.T) {
 			t.Errorf("rank %d: %d NCCL kernels, %d others, %d steps; want 4, 3, 1", i, r.CommKernels, r.ComputeKernels, r.Steps)
 		}
 	}
-	// Hand-computed for rank 0: compute 200+180+200+10 µs, NCCL 150+150+120+5,
-	// overlap 50+80 (all-gather under the first two matmuls) + 20+10
-	// (all-reduce under the third and the copy), idle 50+10.
+	// Hand-computed for rank 0: compute 200+180+200 µs, NCCL 150+150+120+5,
+	// overlap 50+80 (all-gather under the first two matmuls) + 20
+	// (all-reduce under the third), idle 50+10 (the copy at 950 runs
+	// under the all-reduce).
 	r0 := rs.Ranks[0]
-	for _, c := range [][2]float64{{r0.Compute, 590e-6}, {r0.Communication, 425e-6}, {r0.Overlap, 160e-6}, {r0.Exposed, 265e-6}, {r0.Idle, 60e-6}, {r0.Window, 915e-6}} {
+	for _, c := range [][2]float64{{r0.Compute, 580e-6}, {r0.Communication, 425e-6}, {r0.Overlap, 150e-6}, {r0.Exposed, 275e-6}, {r0.Idle, 60e-6}, {r0.Window, 915e-6}} {
 		if !near(c[0], c[1]) {
 			t.Errorf("rank 0: got %.6g s, want %.6g s", c[0], c[1])
 		}
 	}
 	// Exposed by kind on rank 1: all-gather 100−(30+50), reduce-scatter
-	// 90, all-reduce 70−10 + the barrier's 5.
-	for kind, want := range map[string]float64{AllGather: 20e-6, ReduceScatter: 90e-6, AllReduce: 65e-6} {
+	// 90, all-reduce 70 + the barrier's 5.
+	for kind, want := range map[string]float64{AllGather: 20e-6, ReduceScatter: 90e-6, AllReduce: 75e-6} {
 		if got := rs.Ranks[1].ExposedBy[kind]; !near(got, want) {
 			t.Errorf("rank 1 exposed %s: got %.6g s, want %.6g s", kind, got, want)
 		}
@@ -196,12 +197,12 @@ func TestRanksCollectives(t *testing.T) {
 func TestRanksSlowest(t *testing.T) {
 	rs, _ := readRanks(t)
 	s := rs.Slowest
-	// Rank 1 computes 650 µs and idles 90 µs; rank 0 computes 590 µs and
+	// Rank 1 computes 640 µs and idles 90 µs; rank 0 computes 580 µs and
 	// idles 60 µs.
 	if s.Rank != 1 || s.Reference != 0 || s.Because != "compute" {
 		t.Fatalf("slowest: %+v, want rank 1 against rank 0, because of compute", s)
 	}
-	for _, c := range [][2]float64{{s.Compute, 60e-6}, {s.Idle, 30e-6}, {s.Own, 90e-6}, {s.Exposed, 175e-6 - 265e-6}, {s.Window, 0}} {
+	for _, c := range [][2]float64{{s.Compute, 60e-6}, {s.Idle, 30e-6}, {s.Own, 90e-6}, {s.Exposed, 185e-6 - 275e-6}, {s.Window, 0}} {
 		if !near(c[0], c[1]) {
 			t.Errorf("slowest deltas: got %.6g s, want %.6g s (%+v)", c[0], c[1], s)
 		}
@@ -211,7 +212,7 @@ func TestRanksSlowest(t *testing.T) {
 		checks[f.Check] = true
 	}
 	// Reduce-scatter exposed 90 µs on rank 1 (9.8% of 915 µs) and the
-	// all-reduces 65 µs (7.1%) pass the 5% bar; the all-gather's 20 µs
+	// all-reduces 75 µs (8.2%) pass the 5% bar; the all-gather's 20 µs
 	// (2.2%) does not. The 90 µs of extra own time is 9.8% of the window.
 	for c, want := range map[string]bool{"exposed_reduce_scatter": true, "exposed_all_reduce": true, "exposed_all_gather": false, "straggler": true} {
 		if checks[c] != want {
