@@ -2,6 +2,7 @@ package reports
 
 import (
 	"fmt"
+	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -34,7 +35,7 @@ func rankTimes(rs trace.Ranks, origin string) Table {
 			share = reviewPct(r.Exposed / r.Window)
 		}
 		t.Rows = append(t.Rows, []string{strconv.Itoa(r.Rank), duration(r.Window), duration(r.Compute), duration(r.Communication), duration(r.Overlap),
-			duration(r.Exposed), share, duration(r.Idle), strconv.Itoa(r.CommKernels), duration(r.CommKernelTime), strconv.Itoa(r.Steps), r.File})
+			duration(r.Exposed), share, duration(r.Idle), strconv.Itoa(r.CommKernels), duration(r.CommKernelTime), strconv.Itoa(r.Steps), filepath.Base(r.File)})
 	}
 	t.Notes = append(t.Notes, "Window = compute + exposed comm + idle. Compute: kernels other than NCCL's; communication: NCCL kernels; each a union over all streams, overlap their intersection.")
 	if len(rs.Notes) > 0 {
