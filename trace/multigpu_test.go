@@ -1,6 +1,7 @@
 package trace
 
 import (
+	"cmp"
 	"compress/gzip"
 	"encoding/csv"
 	"encoding/json"
@@ -33,7 +34,8 @@ type rawKernel struct {
 	}
 }
 
-func rawNCCL(t *testing.T, file string) []rawKernel {
+// rawKernels reads a trace's kernels, NCCL's and the others.
+func rawKernels(t *testing.T, file string) (nccl, other []rawKernel) {
 	t.Helper()
 	f, err := os.Open(file)
 	if err != nil {
@@ -48,13 +50,42 @@ func rawNCCL(t *testing.T, file string) []rawKernel {
 	if err := json.NewDecoder(zr).Decode(&doc); err != nil {
 		t.Fatal(err)
 	}
-	var out []rawKernel
 	for _, e := range doc.TraceEvents {
-		if e.Ph == "X" && e.Cat == "kernel" && strings.Contains(strings.ToLower(e.Name), "nccl") {
-			out = append(out, e)
+		switch {
+		case e.Ph != "X" || e.Cat != "kernel":
+		case strings.Contains(strings.ToLower(e.Name), "nccl"):
+			nccl = append(nccl, e)
+		default:
+			other = append(other, e)
 		}
 	}
-	return out
+	return nccl, other
+}
+
+// exposedSweep is the time some kernel of comm runs while no kernel of
+// compute does, by a sweep over both sets' ends.
+func exposedSweep(comm, compute []rawKernel) float64 {
+	type edge struct {
+		t      float64
+		dc, dm int
+	}
+	var es []edge
+	for _, k := range comm {
+		es = append(es, edge{k.Ts, 0, 1}, edge{k.Ts + k.Dur, 0, -1})
+	}
+	for _, k := range compute {
+		es = append(es, edge{k.Ts, 1, 0}, edge{k.Ts + k.Dur, -1, 0})
+	}
+	slices.SortStableFunc(es, func(a, b edge) int { return cmp.Compare(a.t, b.t) })
+	var exposed float64
+	c, m := 0, 0
+	for i, e := range es {
+		c, m = c+e.dc, m+e.dm
+		if i+1 < len(es) && m > 0 && c == 0 {
+			exposed += es[i+1].t - e.t
+		}
+	}
+	return exposed * usec
 }
 
 // sweepUnion is the time at least one interval covers, by a sweep over
@@ -167,13 +198,14 @@ func TestMultiGPUCommunication(t *testing.T) {
 		if len(rs.Ranks) != c.ranks {
 			t.Fatalf("%s: %d ranks, want %d", c.dir, len(rs.Ranks), c.ranks)
 		}
-		var wantBytes, gotBytes float64
+		var wantBytes, gotBytes, slowestOwn float64
+		slowestRank := -1
 		for i, r := range rs.Ranks {
 			// distributedInfo numbers them; the files are named by rank.
 			if !strings.HasSuffix(r.File, "_rank"+strconv.Itoa(r.Rank)+".json.gz") || r.File != files[i] {
 				t.Errorf("%s: rank %d read from %s", c.dir, r.Rank, r.File)
 			}
-			ks := rawNCCL(t, r.File)
+			ks, others := rawKernels(t, r.File)
 			var sum float64
 			for _, k := range ks {
 				sum += k.Dur * usec
@@ -205,6 +237,28 @@ func TestMultiGPUCommunication(t *testing.T) {
 			if math.Abs(r.Compute+r.Exposed+r.Idle-r.Window) > 1e-9 {
 				t.Errorf("%s rank %d: compute + exposed + idle != window", c.dir, r.Rank)
 			}
+			// Each kind's exposed time: its kernels run on one stream, so
+			// the time they run with no other kernel beside them.
+			for _, kind := range c.kinds {
+				name := map[string]string{AllGather: "AllGather", ReduceScatter: "ReduceScatter", AllReduce: "AllReduce", Broadcast: "Broadcast"}[kind]
+				var of []rawKernel
+				for _, k := range ks {
+					if strings.Contains(k.Name, "_"+name+"_") || strings.Contains(k.Name, "_"+name+"(") {
+						of = append(of, k)
+					}
+				}
+				if want := exposedSweep(of, others); math.Abs(r.ExposedBy[kind]-want) > 1e-8 {
+					t.Errorf("%s rank %d: %s exposed %.9f s, the sweep %.9f s", c.dir, r.Rank, kind, r.ExposedBy[kind], want)
+				}
+			}
+			// The slowest rank has the most time outside communication,
+			// by the script's figures: window − exposed.
+			if own := s.window - s.exposed; own > slowestOwn {
+				slowestOwn, slowestRank = own, r.Rank
+			}
+		}
+		if rs.Slowest.Rank != slowestRank {
+			t.Errorf("%s: slowest rank %d, the script's figures say %d", c.dir, rs.Slowest.Rank, slowestRank)
 		}
 		// Every kernel has its collective and size; each row's size times
 		// its kernels adds up to the kernels' own sizes.
