@@ -205,7 +205,7 @@ func rankNumbers(traces []RankTrace) ([]int, error) {
 			return nil, nil
 		}
 		if prev, dup := seen[d.Rank]; dup {
-			return nil, fmt.Errorf("%s and %s are both rank %d (distributedInfo): give one trace per rank", prev, rt.Name, d.Rank)
+			return nil, fmt.Errorf("%s and %s are both rank %d (distributedInfo): give one trace per rank, the files of one run", prev, rt.Name, d.Rank)
 		}
 		seen[d.Rank] = rt.Name
 		out[i] = d.Rank
