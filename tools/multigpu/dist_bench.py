@@ -27,7 +27,8 @@ OUT_DIR/traces/MODEL_STRATEGY_MODE_bB_sS_rankR.json.gz. From that trace the scri
 the union of compute kernels, of NCCL kernels, their overlap, and the communication not hidden
 under compute (exposed).
 
-Writes OUT_DIR/steps.csv (one row per rank and shape), rewritten after every config.
+Writes OUT_DIR/steps.csv (one row per rank and shape) and each rank's OUT_DIR/steps_rankR.csv, rewritten
+after every config.
 """
 import csv, gzip, json, os, statistics, sys, time, traceback
 
@@ -143,6 +144,15 @@ def trace_split(path):
                 exposed_comm_ms=round((length(mu) - ov) / 1e3, 4), nccl_kernels=n)
 
 
+def add(rows, row, out_dir):
+    """Keeps a row and rewrites this rank's own file: a rank stuck in a collective keeps what it measured."""
+    rows.append(row)
+    with open(os.path.join(out_dir, f"steps_rank{row['rank']}.csv"), "w", newline="") as f:
+        w = csv.DictWriter(f, COLS)
+        w.writeheader()
+        w.writerows(rows)
+
+
 def run(conf, out_dir, rows, gpu, versions):
     name, strategy, mode = conf.split(":")
     rank, world = dist.get_rank(), dist.get_world_size()
@@ -159,12 +169,12 @@ def run(conf, out_dir, rows, gpu, versions):
             row = dict(gpu=gpu, gpus=world, rank=rank, model=name, params=params, strategy=strategy, mode=mode,
                        ckpt=int(ckpt), batch=b, seq=s, optimizer=optname, **versions)
             if oom:
-                rows.append(dict(row, status="skipped"))
+                add(rows, dict(row, status="skipped"), out_dir)
                 continue
             over = torch.tensor([float(time.time() - T0 > BUDGET)], device="cuda")
             dist.all_reduce(over, op=dist.ReduceOp.MAX)
             if over.item():
-                rows.append(dict(row, status="budget"))
+                add(rows, dict(row, status="budget"), out_dir)
                 continue
             g = torch.Generator(device="cuda").manual_seed(rank)
             ids = torch.randint(0, cfg.vocab_size, (b, s), device="cuda", generator=g)
@@ -200,7 +210,7 @@ def run(conf, out_dir, rows, gpu, versions):
             dist.all_reduce(failed)
             if failed.item():
                 oom = True
-                rows.append(dict(row, status="oom"))
+                add(rows, dict(row, status="oom"), out_dir)
                 log(name, strategy, mode, "ckpt" if ckpt else "", b, s, "oom")
                 opt.zero_grad(set_to_none=True)
                 del ids
@@ -225,7 +235,7 @@ def run(conf, out_dir, rows, gpu, versions):
                     dst.write(src.read())
                 os.remove(base)
                 r.update(trace=os.path.basename(base) + ".gz", **trace_split(base + ".gz"))
-            rows.append(r)
+            add(rows, r, out_dir)
             log(name, strategy, mode, "ckpt" if ckpt else "", b, s, f"{tot:.1f} ms",
                 f"peak {peak / 2**30:.2f} GiB", r.get("exposed_comm_ms", ""))
             del ids
