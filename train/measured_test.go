@@ -1,0 +1,158 @@
+package train
+
+import (
+	"encoding/csv"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"testing"
+
+	"github.com/gpucalc/gpucalc/devices"
+	"github.com/gpucalc/gpucalc/model"
+)
+
+// measuredRow is one row of train_bench.py's CSV (testdata/train_h100.csv:
+// the ground truth's H100 steps; README there).
+type measuredRow struct {
+	gpu, model, mode, status    string
+	ckpt                        bool
+	batch, seq                  int64
+	params, trainable           int64
+	stepMS, fwdMS, bwdMS, optMS float64
+	peak, persistent, weightsB  float64
+	label                       string
+}
+
+func readMeasured(t testing.TB, name string) []measuredRow {
+	t.Helper()
+	f, err := os.Open(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	recs, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	col := map[string]int{}
+	for i, h := range recs[0] {
+		col[h] = i
+	}
+	num := func(rec []string, k string) float64 {
+		v, _ := strconv.ParseFloat(rec[col[k]], 64)
+		return v
+	}
+	var out []measuredRow
+	for _, rec := range recs[1:] {
+		r := measuredRow{gpu: rec[col["gpu"]], model: rec[col["model"]], mode: rec[col["mode"]], status: rec[col["status"]],
+			ckpt: rec[col["ckpt"]] == "1", batch: int64(num(rec, "batch")), seq: int64(num(rec, "seq")),
+			params: int64(num(rec, "params")), trainable: int64(num(rec, "trainable_params")),
+			stepMS: num(rec, "step_ms"), fwdMS: num(rec, "fwd_ms"), bwdMS: num(rec, "bwd_ms"), optMS: num(rec, "opt_ms"),
+			peak: num(rec, "peak_alloc_bytes"), persistent: num(rec, "persistent_bytes"), weightsB: num(rec, "weights_bytes")}
+		r.label = r.model + " " + r.mode + map[bool]string{true: " ckpt", false: ""}[r.ckpt] + " " + strconv.FormatInt(r.batch, 10) + "x" + strconv.FormatInt(r.seq, 10)
+		out = append(out, r)
+	}
+	return out
+}
+
+// request is the row's setup as train_bench.py builds it.
+func (m measuredRow) request() Request {
+	r := Request{Batch: m.batch, Seq: m.seq, Method: Full, Precision: BF16}
+	switch m.mode {
+	case "mixed":
+		r.Precision = Mixed
+	case "lora":
+		r.Method = LoRA
+		r.LoRATargets = Projections
+	}
+	if m.ckpt {
+		r.Ckpt = FullCkpt
+	}
+	return r.Defaults()
+}
+
+// configFor finds the row's model: a built-in, or a config.json in
+// testdata/models.
+func configFor(t testing.TB, name string) model.Config {
+	t.Helper()
+	if data, err := os.ReadFile(filepath.Join("testdata", "models", name, "config.json")); err == nil {
+		c, err := model.Parse(name, data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	c, err := model.LoadBuiltin(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func deviceFor(t testing.TB, gpu string) devices.Device {
+	t.Helper()
+	name := "h100-sxm"
+	if slices.Contains([]string{"NVIDIA H200"}, gpu) {
+		name = "h200-sxm"
+	}
+	d, err := devices.Lookup(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// quantiles returns the median and the 90th percentile (nearest rank).
+func quantiles(xs []float64) (med, p90 float64) {
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	at := func(q float64) float64 { return s[int(math.Ceil(q*float64(len(s))))-1] }
+	return at(0.5), at(0.9)
+}
+
+func TestParamsMatchPeft(t *testing.T) {
+	for _, m := range readMeasured(t, "testdata/train_h100.csv") {
+		n := Count(configFor(t, m.model), m.request())
+		if n.Total != m.params || n.Trainable != m.trainable {
+			t.Errorf("%s: params %d trainable %d; measured %d, %d", m.label, n.Total, n.Trainable, m.params, m.trainable)
+		}
+	}
+}
+
+func TestPeakMemoryMeasured(t *testing.T) {
+	checkMemory(t, "testdata/train_h100.csv", 0.05, 0.10)
+}
+
+// checkMemory compares the peak with peak_alloc_bytes on every ok row
+// (median and p90 of the relative error within the goals) and the fits
+// verdict with every ok and oom row.
+func checkMemory(t *testing.T, file string, medGoal, p90Goal float64) {
+	var errs []float64
+	for _, m := range readMeasured(t, file) {
+		if m.status != "ok" && m.status != "oom" {
+			continue
+		}
+		mem, err := PeakMemory(configFor(t, m.model), m.request(), deviceFor(t, m.gpu))
+		if err != nil {
+			t.Fatalf("%s: %v", m.label, err)
+		}
+		if mem.Fits != (m.status == "ok") {
+			t.Errorf("%s: fits=%v, measured %s (peak %.2f GiB, usable %.2f GiB)", m.label, mem.Fits, m.status, mem.Peak/(1<<30), mem.Usable/(1<<30))
+		}
+		if m.status != "ok" {
+			t.Logf("%-32s oom measured; predicted %6.2f GiB at %s", m.label, mem.Peak/(1<<30), mem.At)
+			continue
+		}
+		e := math.Abs(mem.Peak/m.peak - 1)
+		errs = append(errs, e)
+		t.Logf("%-32s peak %6.2f GiB measured %6.2f GiB (%+5.1f%%) at %s; persistent %+.2f%%", m.label, mem.Peak/(1<<30), m.peak/(1<<30),
+			100*(mem.Peak/m.peak-1), mem.At, 100*(mem.Persistent/m.persistent-1))
+	}
+	med, p90 := quantiles(errs)
+	t.Logf("peak memory over %d ok rows: median %.2f%%, p90 %.2f%%", len(errs), 100*med, 100*p90)
+	if med > medGoal || p90 > p90Goal {
+		t.Errorf("peak memory error median %.1f%% p90 %.1f%%; goals %.0f%% / %.0f%%", 100*med, 100*p90, 100*medGoal, 100*p90Goal)
+	}
+}
