@@ -2,6 +2,7 @@ package train
 
 import (
 	"encoding/csv"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/gpucalc/gpucalc/devices"
 	"github.com/gpucalc/gpucalc/model"
+	"github.com/gpucalc/gpucalc/roofline"
 )
 
 // measuredRow is one row of train_bench.py's CSV (testdata/train_h100.csv:
@@ -154,5 +156,52 @@ func checkMemory(t *testing.T, file string, medGoal, p90Goal float64) {
 	t.Logf("peak memory over %d ok rows: median %.2f%%, p90 %.2f%%", len(errs), 100*med, 100*p90)
 	if med > medGoal || p90 > p90Goal {
 		t.Errorf("peak memory error median %.1f%% p90 %.1f%%; goals %.0f%% / %.0f%%", 100*med, 100*p90, 100*medGoal, 100*p90Goal)
+	}
+}
+
+func TestStepTimeMeasured(t *testing.T) {
+	checkTime(t, "testdata/train_h100.csv", 0.12, 0.25)
+}
+
+// checkTime compares the step time with step_ms on ok rows of at least
+// 8192 tokens (smaller ones are CPU-bound in eager PyTorch): median and p90
+// of the relative error within the goals; and on every ok row the GPU time
+// is at most the measured step.
+func checkTime(t *testing.T, file string, medGoal, p90Goal float64) {
+	models := map[string]*roofline.Model{}
+	var errs []float64
+	for _, m := range readMeasured(t, file) {
+		if m.status != "ok" {
+			continue
+		}
+		rm := models[m.gpu]
+		if rm == nil {
+			var err error
+			if rm, err = roofline.New(deviceFor(t, m.gpu)); err != nil {
+				t.Fatal(err)
+			}
+			models[m.gpu] = rm
+		}
+		st, err := StepTime(configFor(t, m.model), m.request(), rm)
+		if err != nil {
+			t.Fatalf("%s: %v", m.label, err)
+		}
+		ms := func(s float64) float64 { return s * 1e3 }
+		if ms(st.GPU) > m.stepMS {
+			t.Errorf("%s: GPU time %.1f ms is more than the measured step %.1f ms", m.label, ms(st.GPU), m.stepMS)
+		}
+		line := fmt.Sprintf("%-32s step %7.1f ms measured %7.1f (%+6.1f%%); fwd %6.1f/%6.1f bwd %6.1f/%6.1f opt %5.1f/%5.1f; GPU %.1f ms, %d kernels, %s",
+			m.label, ms(st.Step), m.stepMS, 100*(ms(st.Step)/m.stepMS-1), ms(st.Forward), m.fwdMS, ms(st.Backward), m.bwdMS, ms(st.Optimizer), m.optMS, ms(st.GPU), st.Kernels, st.Dominant)
+		if m.batch*m.seq < 8192 {
+			t.Log(line + " (CPU-bound shape, not scored)")
+			continue
+		}
+		t.Log(line)
+		errs = append(errs, math.Abs(ms(st.Step)/m.stepMS-1))
+	}
+	med, p90 := quantiles(errs)
+	t.Logf("step time over %d rows of at least 8192 tokens: median %.1f%%, p90 %.1f%%", len(errs), 100*med, 100*p90)
+	if med > medGoal || p90 > p90Goal {
+		t.Errorf("step time error median %.1f%% p90 %.1f%%; goals %.0f%% / %.0f%%", 100*med, 100*p90, 100*medGoal, 100*p90Goal)
 	}
 }
