@@ -86,19 +86,38 @@ func (p *phase) add(part string, t float64, kernels int) {
 	p.by[part] += t
 }
 
-// pricer prices ops on one device.
+// pricer prices ops on one device, remembering each op's price: a step
+// repeats shapes (norms, forward and recomputation), and a batch repeats
+// them across rows.
 type pricer struct {
-	m    *roofline.Model
-	ramp float64
+	m     *roofline.Model
+	ramp  float64
+	cache map[ops.Op]priced
+}
+
+type priced struct {
+	t float64
+	k int
+}
+
+func newPricer(m *roofline.Model) pricer {
+	return pricer{m: m, ramp: m.Efficiency().Ramp, cache: map[ops.Op]priced{}}
 }
 
 // op is an op's GPU time and kernels, as a profiler sums them.
 func (p pricer) op(o ops.Op) (float64, int, error) {
+	if v, ok := p.cache[o]; ok {
+		return v.t, v.k, nil
+	}
 	pt, err := p.m.Analyze(o)
 	if err != nil {
 		return 0, 0, err
 	}
-	return p.m.Busy(pt), pt.Kernels, nil
+	v := priced{p.m.Busy(pt), pt.Kernels}
+	if len(p.cache) < 1<<16 {
+		p.cache[o] = v
+	}
+	return v.t, v.k, nil
 }
 
 // pass is a memory-bound kernel moving bytes at the measured streaming
@@ -111,16 +130,16 @@ func StepTime(c model.Config, r Request, m *roofline.Model) (Time, error) {
 	if err := r.Validate(c); err != nil {
 		return Time{}, err
 	}
-	return newLayout(c, r).time(m)
+	return newLayout(c, r).time(newPricer(m))
 }
 
-func (l layout) time(m *roofline.Model) (Time, error) {
+func (l layout) time(pr pricer) (Time, error) {
+	m := pr.m
 	c, r := l.c, l.r
 	list, err := c.Ops(model.Shape{Phase: model.Prefill, Batch: r.Batch, Seq: r.Seq, TP: r.TP, Engine: model.Eager})
 	if err != nil {
 		return Time{}, err
 	}
-	pr := pricer{m: m, ramp: m.Efficiency().Ramp}
 	fwd := phase{by: map[string]float64{}}
 	bwd := phase{by: map[string]float64{}}
 	rec := phase{by: map[string]float64{}}
