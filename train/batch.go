@@ -46,6 +46,7 @@ func ReadBatch(r io.Reader) ([]string, []BatchRow, error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	head = slices.Clone(head)
 	if len(head) < len(BatchColumns) {
 		return nil, nil, fmt.Errorf("line 1: header %s; expected %s (then optionally %s)", rows.Quote(strings.Join(head, ",")), strings.Join(BatchColumns, ","), strings.Join(BatchOptional, ","))
 	}

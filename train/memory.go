@@ -41,6 +41,11 @@ type Memory struct {
 	// optimizer states, DDP buckets, workspaces): PyTorch's
 	// memory_allocated() after zero_grad.
 	Persistent float64 `json:"persistent_bytes"`
+	// GradsHeld is every gradient as the end of backward holds them
+	// (sharded by ZeRO-2 and -3); Saved what the forward saves for
+	// backward over all layers, final norm and LM head included.
+	GradsHeld float64 `json:"grads_held_bytes"`
+	Saved     float64 `json:"activations_saved_bytes"`
 	// PerLayer is the activations one decoder layer saves for the
 	// micro-batch without checkpointing, and PerLayerCkpt with it (the
 	// layer's input).
@@ -262,8 +267,8 @@ const (
 
 // event is the memory at one moment of the step.
 type event struct {
-	at                                                    string
-	grads, copies, acts, logits, transient, gatheredExtra float64
+	at                                     string
+	grads, copies, acts, logits, transient float64
 }
 
 // PeakMemory computes one GPU's memory at the step's peak on d.
@@ -373,7 +378,8 @@ func (l layout) memory(usable float64) Memory {
 		{at: "end of backward", grads: alive(gFull), transient: tiedExtra},
 		{at: "optimizer step", grads: gShard},
 	}
-	m := Memory{Weights: w, Optimizer: o, Persistent: persistent, Usable: usable, PerLayer: perLayer, PerLayerCkpt: inputs}
+	m := Memory{Weights: w, Optimizer: o, Persistent: persistent, Usable: usable, PerLayer: perLayer, PerLayerCkpt: inputs,
+		GradsHeld: alive(gFull) + ddp, Saved: acts + final}
 	for _, e := range events {
 		total := persistent + e.grads + e.copies + e.acts + e.logits + e.transient
 		if total > m.Peak {
