@@ -4,9 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/gpucalc/gpucalc/model"
 	"github.com/gpucalc/gpucalc/roofline"
@@ -139,18 +141,24 @@ type BatchResult struct {
 }
 
 // RunBatch answers every row, loading each model (load) and each device's
-// roofline model (device) once; a row that fails gets its error and the
-// batch goes on.
+// roofline model (device) once, in row order; a row that fails gets its
+// error and the batch goes on. The rows are then answered on every CPU
+// (Analyze is pure; each worker prices with its own memo).
 func RunBatch(in []BatchRow, load func(string) (model.Config, error), device func(string) (*roofline.Model, error)) []BatchResult {
 	type cfg struct {
 		c   model.Config
 		err error
 	}
 	type dev struct {
-		p   pricer
+		m   *roofline.Model
 		err error
 	}
-	cfgs, devs := map[string]cfg{}, map[string]dev{}
+	cfgs, devs := map[string]*cfg{}, map[string]*dev{}
+	type job struct {
+		c *model.Config
+		m *roofline.Model
+	}
+	jobs := make([]job, len(in))
 	out := make([]BatchResult, len(in))
 	for i, r := range in {
 		o := &out[i]
@@ -158,15 +166,14 @@ func RunBatch(in []BatchRow, load func(string) (model.Config, error), device fun
 		if o.Err = r.Err; o.Err == nil {
 			c, ok := cfgs[r.Model]
 			if !ok {
+				c = &cfg{}
 				c.c, c.err = load(r.Model)
 				cfgs[r.Model] = c
 			}
 			d, ok := devs[r.Device]
 			if !ok {
-				var m *roofline.Model
-				if m, d.err = device(r.Device); d.err == nil {
-					d.p = newPricer(m)
-				}
+				d = &dev{}
+				d.m, d.err = device(r.Device)
 				devs[r.Device] = d
 			}
 			switch {
@@ -175,11 +182,35 @@ func RunBatch(in []BatchRow, load func(string) (model.Config, error), device fun
 			case d.err != nil:
 				o.Err = d.err
 			default:
-				o.Result, o.Err = analyze(c.c, r.Request, d.p)
+				jobs[i] = job{&c.c, d.m}
 			}
 		}
-		if o.Err != nil {
-			o.Err = fmt.Errorf("line %d: %w", r.Line, o.Err)
+	}
+	workers := min(runtime.GOMAXPROCS(0), max(1, len(in)/256))
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			pricers := map[*roofline.Model]pricer{}
+			for i := w; i < len(in); i += workers {
+				j := jobs[i]
+				if j.c == nil {
+					continue
+				}
+				p, ok := pricers[j.m]
+				if !ok {
+					p = newPricer(j.m)
+					pricers[j.m] = p
+				}
+				out[i].Result, out[i].Err = analyze(*j.c, in[i].Request, p)
+			}
+		}()
+	}
+	wg.Wait()
+	for i := range out {
+		if out[i].Err != nil {
+			out[i].Err = fmt.Errorf("line %d: %w", in[i].Line, out[i].Err)
 		}
 	}
 	return out

@@ -73,17 +73,33 @@ const (
 	attnBackwardKernels = 3
 )
 
+// parts lists the parts of step time in the order phase.by holds them.
+var parts = [...]string{PartMatmul, PartAttention, PartElement, PartLoss, PartLoRA, PartAutocast, PartOptimizer, PartComm}
+
+type part int
+
+const (
+	matmul part = iota
+	attention
+	element
+	loss
+	lora
+	autocast
+	optimizer
+	comm
+)
+
 // phase accumulates GPU time and kernels.
 type phase struct {
 	gpu     float64
 	kernels int
-	by      map[string]float64
+	by      [len(parts)]float64
 }
 
-func (p *phase) add(part string, t float64, kernels int) {
+func (p *phase) add(pt part, t float64, kernels int) {
 	p.gpu += t
 	p.kernels += kernels
-	p.by[part] += t
+	p.by[pt] += t
 }
 
 // pricer prices ops on one device, remembering each op's price: a step
@@ -104,9 +120,11 @@ func newPricer(m *roofline.Model) pricer {
 	return pricer{m: m, ramp: m.Efficiency().Ramp, cache: map[ops.Op]priced{}}
 }
 
-// op is an op's GPU time and kernels, as a profiler sums them.
+// op is an op's GPU time and kernels, as a profiler sums them. Matrix
+// ops, whose tiling costs the most to price, are remembered.
 func (p pricer) op(o ops.Op) (float64, int, error) {
-	if v, ok := p.cache[o]; ok {
+	matrix := o.IsMatrix()
+	if v, ok := p.cache[o]; matrix && ok {
 		return v.t, v.k, nil
 	}
 	pt, err := p.m.Analyze(o)
@@ -114,7 +132,7 @@ func (p pricer) op(o ops.Op) (float64, int, error) {
 		return 0, 0, err
 	}
 	v := priced{p.m.Busy(pt), pt.Kernels}
-	if len(p.cache) < 1<<16 {
+	if matrix && len(p.cache) < 1<<16 {
 		p.cache[o] = v
 	}
 	return v.t, v.k, nil
@@ -140,9 +158,7 @@ func (l layout) time(pr pricer) (Time, error) {
 	if err != nil {
 		return Time{}, err
 	}
-	fwd := phase{by: map[string]float64{}}
-	bwd := phase{by: map[string]float64{}}
-	rec := phase{by: map[string]float64{}}
+	var fwd, bwd, rec phase
 	T := r.Tokens()
 	full := r.Method == Full
 	var matrixFLOPs float64
@@ -160,23 +176,23 @@ func (l layout) time(pr pricer) (Time, error) {
 		}
 		inLayer := name != "embedding" && name != "lm_head" && name != "step_end" &&
 			!strings.HasPrefix(name, "positions") && !strings.HasPrefix(name, "final_norm")
-		part := PartElement
+		pt := element
 		switch {
 		case op.Kind == ops.Linear || op.Kind == ops.Matmul:
-			part = PartMatmul
+			pt = matmul
 			matrixFLOPs += float64(n) * op.Cost().MatrixFLOPs
 		case op.Kind == ops.Attention:
-			part = PartAttention
+			pt = attention
 			matrixFLOPs += float64(n) * op.Cost().MatrixFLOPs
 		case op.Kind == ops.AllReduce:
-			part = PartComm
+			pt = comm
 		}
-		fwd.add(part, float64(n)*t, n*k)
+		fwd.add(pt, float64(n)*t, n*k)
 		if r.Ckpt == FullCkpt && inLayer {
-			rec.add(part, float64(n)*t, n*k)
+			rec.add(pt, float64(n)*t, n*k)
 		}
 		switch {
-		case part == PartMatmul:
+		case pt == matmul:
 			// dX = dY·W; dW = dYᵀ·X unless the weight is frozen.
 			dx := op
 			dx.N, dx.K = op.K, op.N
@@ -184,28 +200,28 @@ func (l layout) time(pr pricer) (Time, error) {
 			if err != nil {
 				return Time{}, err
 			}
-			bwd.add(part, float64(n)*t, n*k)
+			bwd.add(pt, float64(n)*t, n*k)
 			if full {
 				dw := op
 				dw.M, dw.N, dw.K = op.N, op.K, op.M
 				if t, k, err = pr.op(dw); err != nil {
 					return Time{}, err
 				}
-				bwd.add(part, float64(n)*t, n*k)
+				bwd.add(pt, float64(n)*t, n*k)
 			}
-		case part == PartAttention:
-			bwd.add(part, float64(n)*(attnBackward*(t-pr.ramp)+attnBackwardKernels*pr.ramp), n*attnBackwardKernels)
-		case part == PartComm:
-			bwd.add(part, float64(n)*t, n*k)
+		case pt == attention:
+			bwd.add(pt, float64(n)*(attnBackward*(t-pr.ramp)+attnBackwardKernels*pr.ramp), n*attnBackwardKernels)
+		case pt == comm:
+			bwd.add(pt, float64(n)*t, n*k)
 		case name == "embedding":
 			if full { // a zeroed table and the scatter of the rows' gradients
 				vocab := float64(l.n.Embedding) / l.tp
-				bwd.add(part, pr.pass(2*vocab)+pr.pass(2*2*float64(T*c.Hidden)), 2)
+				bwd.add(pt, pr.pass(2*vocab)+pr.pass(2*2*float64(T*c.Hidden)), 2)
 			}
 		default:
 			// Autograd's elementwise backward reads the saved input
 			// and the gradient and writes the input's gradient.
-			bwd.add(part, 2*float64(n)*t, 2*n*k)
+			bwd.add(pt, 2*float64(n)*t, 2*n*k)
 		}
 	}
 	l.loss(pr, &fwd, &bwd)
@@ -217,24 +233,23 @@ func (l layout) time(pr pricer) (Time, error) {
 	if l.autocast() {
 		l.casts(pr, &fwd, &bwd, &rec)
 	}
-	for k, v := range rec.by {
-		bwd.by[k] += v
-	}
 	bwd.gpu += rec.gpu
 	bwd.kernels += rec.kernels
-	out := Time{Forward: fwd.gpu, Backward: bwd.gpu, Recompute: rec.gpu, By: bwd.by}
-	for k, v := range fwd.by {
-		out.By[k] += v
-	}
+	out := Time{Forward: fwd.gpu, Backward: bwd.gpu, Recompute: rec.gpu, By: map[string]float64{}}
 	opt, optKernels := l.optimizer(pr)
 	out.Optimizer = opt
-	out.By[PartOptimizer] += opt
+	fwd.by[optimizer] += opt
 	exposed, total, err := l.comm(m, fwd.gpu, bwd.gpu)
 	if err != nil {
 		return Time{}, err
 	}
 	out.Comm, out.CommTotal = exposed, total
-	out.By[PartComm] += exposed
+	fwd.by[comm] += exposed
+	for i, name := range parts {
+		if v := fwd.by[i] + bwd.by[i] + rec.by[i]; v > 0 {
+			out.By[name] = v
+		}
+	}
 	out.GPU = fwd.gpu + bwd.gpu + opt + exposed
 	out.Kernels = fwd.kernels + bwd.kernels + optKernels
 	cpu := func(k int) float64 { return float64(k) * model.EagerCPUPerKernel }
@@ -249,9 +264,9 @@ func (l layout) time(pr pricer) (Time, error) {
 		}
 		out.MFU = mult * matrixFLOPs / out.Step / peak
 	}
-	for k, v := range out.By {
-		if v > out.By[out.Dominant] || out.Dominant == "" {
-			out.Dominant = k
+	for _, name := range parts { // in order: ties go to the first
+		if out.By[name] > out.By[out.Dominant] || out.Dominant == "" {
+			out.Dominant = name
 		}
 	}
 	if out.LaunchBound {
@@ -270,8 +285,8 @@ func (l layout) loss(pr pricer, fwd, bwd *phase) {
 	cast, _, _ := pr.op(ops.Op{Kind: ops.Copy, DType: devices.BF16, Out: devices.FP32, Elems: int64(n)})
 	soft, _, _ := pr.op(ops.Op{Kind: ops.Softmax, DType: devices.FP32, Rows: rows, Cols: cols})
 	const small = 6 // pad, shift, view, nll, sum, division
-	fwd.add(PartLoss, cast+soft+small*pr.ramp, 2+small)
-	bwd.add(PartLoss, pr.pass(4*n)+pr.pass(12*n)+pr.pass(6*n)+small*pr.ramp, 3+small)
+	fwd.add(loss, cast+soft+small*pr.ramp, 2+small)
+	bwd.add(loss, pr.pass(4*n)+pr.pass(12*n)+pr.pass(6*n)+small*pr.ramp, 3+small)
 }
 
 // lora prices peft's adapters on every targeted projection: the input cast
@@ -304,16 +319,19 @@ func (l layout) lora(pr pricer, fwd, bwd, rec *phase) error {
 		}
 		b, _ := mm(T, out, rank)
 		f := a + b + pr.pass(6*float64(T*in)) + pr.pass(8*float64(T*out)) + pr.pass(10*float64(T*out)) + pr.pass(6*float64(T*out))
-		fwd.add(PartLoRA, n*f, int(n)*6)
+		fwd.add(lora, n*f, int(n)*6)
 		if l.r.Ckpt == FullCkpt {
-			rec.add(PartLoRA, n*f, int(n)*6)
+			rec.add(lora, n*f, int(n)*6)
 		}
 		bdx, _ := mm(T, rank, out)
 		bdw, _ := mm(out, rank, T)
 		adx, _ := mm(T, in, rank)
 		adw, _ := mm(rank, in, T)
-		g := bdx + bdw + adx + adw + pr.pass(6*float64(T*out)) + pr.pass(8*float64(T*out)) + pr.pass(6*float64(T*in)) + pr.pass(6*float64(T*in))
-		bwd.add(PartLoRA, n*g, int(n)*8)
+		// The output cast's and the sum's backward cast the gradient to fp32
+		// and back to bf16 for the base; the scaling, the input cast and the
+		// sum of the base's and the adapter's input gradients.
+		g := bdx + bdw + adx + adw + 2*pr.pass(6*float64(T*out)) + pr.pass(8*float64(T*out)) + 2*pr.pass(6*float64(T*in))
+		bwd.add(lora, n*g, int(n)*9)
 	}
 	return nil
 }
@@ -332,11 +350,11 @@ func (l layout) casts(pr pricer, fwd, bwd, rec *phase) {
 	weights := pr.pass(6*linear) + pr.pass(6*lm)
 	acts := L * (5*pr.pass(6*T*h) + pr.pass(6*T*(hq+kv)))
 	kw, ka := int(7*L+1), int(6*L)
-	fwd.add(PartAutocast, weights+acts, kw+ka)
+	fwd.add(autocast, weights+acts, kw+ka)
 	if l.r.Ckpt == FullCkpt {
-		rec.add(PartAutocast, pr.pass(6*linear)+acts, int(7*L)+ka)
+		rec.add(autocast, pr.pass(6*linear)+acts, int(7*L)+ka)
 	}
-	bwd.add(PartAutocast, weights+acts, kw+ka)
+	bwd.add(autocast, weights+acts, kw+ka)
 }
 
 // optimizer prices fused AdamW (or SGD) as memory-bound passes over each
