@@ -52,8 +52,11 @@ func trainSummary(r train.Result, origin string) Table {
 		}
 	}
 	fits := "fits"
-	if !m.Fits {
+	switch {
+	case !m.Fits:
 		fits = "DOES NOT FIT"
+	case m.Tight:
+		fits = "fits, tightly (less room than its largest tensor: the allocator may still fail)"
 	}
 	row("peak per GPU", gib(m.Peak)+" at "+m.At+" of "+gib(m.Usable)+" usable: "+fits)
 	row("activations per layer", memSize(m.PerLayer)+" saved; "+memSize(m.PerLayerCkpt)+" with checkpointing")

@@ -62,6 +62,13 @@ func Findings(c model.Config, res Result) []review.Finding {
 			Message: fmt.Sprintf("the step peaks at %s per GPU at %s; %s can allocate %s.", size(m.Peak), m.At, res.Device, size(m.Usable)),
 			Fix:     fix, Numbers: map[string]float64{"peak_bytes": m.Peak, "usable_bytes": m.Usable}})
 	}
+	if m.Tight {
+		out = append(out, review.Finding{Severity: review.Warning, Check: "allocator_headroom",
+			Message: fmt.Sprintf("the step fits with %s to spare, less than its largest tensor (%d × %d fp32 logits, %s): PyTorch's caching allocator keeps freed blocks split for reuse and may still run out of memory.",
+				size(m.Usable-m.Peak), r.Tokens(), c.Vocab/r.TP, size(4*float64(r.Tokens())*float64(c.Vocab/r.TP))),
+			Fix:     "a smaller micro-batch, or PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True (segments grow instead of fragmenting)",
+			Numbers: map[string]float64{"spare_bytes": m.Usable - m.Peak}})
+	}
 	if share := m.Logits / m.Peak; share >= LogitsShare {
 		out = append(out, review.Finding{Severity: review.Warning, Check: "logits_memory",
 			Message: fmt.Sprintf("the logits and the loss's fp32 buffers over %d tokens × %d vocabulary hold %s, %.0f%% of the peak (%s).",

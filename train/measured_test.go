@@ -124,14 +124,16 @@ func TestParamsMatchPeft(t *testing.T) {
 }
 
 func TestPeakMemoryMeasured(t *testing.T) {
-	checkMemory(t, "testdata/train_h100.csv", 0.05, 0.10)
+	checkMemory(t, "testdata/train_h100.csv", 0.05, 0.10, true)
 }
 
 // checkMemory compares the peak with peak_alloc_bytes on every ok row
 // (median and p90 of the relative error within the goals) and the fits
-// verdict with every ok and oom row.
-func checkMemory(t *testing.T, file string, medGoal, p90Goal float64) {
+// verdict with every ok and oom row: a disagreement fails the test when
+// strict, else it is reported (held-out rows).
+func checkMemory(t *testing.T, file string, medGoal, p90Goal float64, strict bool) {
 	var errs []float64
+	wrong := 0
 	for _, m := range readMeasured(t, file) {
 		if m.status != "ok" && m.status != "oom" {
 			continue
@@ -141,7 +143,8 @@ func checkMemory(t *testing.T, file string, medGoal, p90Goal float64) {
 			t.Fatalf("%s: %v", m.label, err)
 		}
 		if mem.Fits != (m.status == "ok") {
-			t.Errorf("%s: fits=%v, measured %s (peak %.2f GiB, usable %.2f GiB)", m.label, mem.Fits, m.status, mem.Peak/(1<<30), mem.Usable/(1<<30))
+			wrong++
+			report(t, strict, "%s: fits=%v (tight %v), measured %s (peak %.2f GiB, usable %.2f GiB)", m.label, mem.Fits, mem.Tight, m.status, mem.Peak/(1<<30), mem.Usable/(1<<30))
 		}
 		if m.status != "ok" {
 			t.Logf("%-32s oom measured; predicted %6.2f GiB at %s", m.label, mem.Peak/(1<<30), mem.At)
@@ -153,23 +156,34 @@ func checkMemory(t *testing.T, file string, medGoal, p90Goal float64) {
 			100*(mem.Peak/m.peak-1), mem.At, 100*(mem.Persistent/m.persistent-1))
 	}
 	med, p90 := quantiles(errs)
-	t.Logf("peak memory over %d ok rows: median %.2f%%, p90 %.2f%%", len(errs), 100*med, 100*p90)
+	t.Logf("peak memory over %d ok rows: median %.2f%%, p90 %.2f%%; fits verdict wrong on %d rows", len(errs), 100*med, 100*p90, wrong)
 	if med > medGoal || p90 > p90Goal {
 		t.Errorf("peak memory error median %.1f%% p90 %.1f%%; goals %.0f%% / %.0f%%", 100*med, 100*p90, 100*medGoal, 100*p90Goal)
 	}
 }
 
 func TestStepTimeMeasured(t *testing.T) {
-	checkTime(t, "testdata/train_h100.csv", 0.12, 0.25)
+	checkTime(t, "testdata/train_h100.csv", 0.12, 0.25, true)
+}
+
+// report fails the test when strict, else logs what a held-out row shows.
+func report(t *testing.T, strict bool, format string, args ...any) {
+	t.Helper()
+	if strict {
+		t.Errorf(format, args...)
+		return
+	}
+	t.Logf("HELD-OUT MISMATCH: "+format, args...)
 }
 
 // checkTime compares the step time with step_ms on ok rows of at least
 // 8192 tokens (smaller ones are CPU-bound in eager PyTorch): median and p90
 // of the relative error within the goals; and on every ok row the GPU time
-// is at most the measured step.
-func checkTime(t *testing.T, file string, medGoal, p90Goal float64) {
+// is at most the measured step (reported, not failed, unless strict).
+func checkTime(t *testing.T, file string, medGoal, p90Goal float64, strict bool) {
 	models := map[string]*roofline.Model{}
 	var errs []float64
+	over := 0
 	for _, m := range readMeasured(t, file) {
 		if m.status != "ok" {
 			continue
@@ -188,7 +202,8 @@ func checkTime(t *testing.T, file string, medGoal, p90Goal float64) {
 		}
 		ms := func(s float64) float64 { return s * 1e3 }
 		if ms(st.GPU) > m.stepMS {
-			t.Errorf("%s: GPU time %.1f ms is more than the measured step %.1f ms", m.label, ms(st.GPU), m.stepMS)
+			over++
+			report(t, strict, "%s: GPU time %.1f ms is more than the measured step %.1f ms", m.label, ms(st.GPU), m.stepMS)
 		}
 		line := fmt.Sprintf("%-32s step %7.1f ms measured %7.1f (%+6.1f%%); fwd %6.1f/%6.1f bwd %6.1f/%6.1f opt %5.1f/%5.1f; GPU %.1f ms, %d kernels, %s",
 			m.label, ms(st.Step), m.stepMS, 100*(ms(st.Step)/m.stepMS-1), ms(st.Forward), m.fwdMS, ms(st.Backward), m.bwdMS, ms(st.Optimizer), m.optMS, ms(st.GPU), st.Kernels, st.Dominant)
@@ -200,7 +215,7 @@ func checkTime(t *testing.T, file string, medGoal, p90Goal float64) {
 		errs = append(errs, math.Abs(ms(st.Step)/m.stepMS-1))
 	}
 	med, p90 := quantiles(errs)
-	t.Logf("step time over %d rows of at least 8192 tokens: median %.1f%%, p90 %.1f%%", len(errs), 100*med, 100*p90)
+	t.Logf("step time over %d rows of at least 8192 tokens: median %.1f%%, p90 %.1f%%; GPU time over the measured step on %d rows", len(errs), 100*med, 100*p90, over)
 	if med > medGoal || p90 > p90Goal {
 		t.Errorf("step time error median %.1f%% p90 %.1f%%; goals %.0f%% / %.0f%%", 100*med, 100*p90, 100*medGoal, 100*p90Goal)
 	}
