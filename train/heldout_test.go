@@ -12,6 +12,24 @@ import "testing"
 // disagree (HELD-OUT MISMATCH), not failed: see docs/train.md.
 var heldOut = []string{"testdata/train_gpu2.csv", "testdata/train_gpu3.csv", "testdata/train_h200.csv"}
 
+// multiGPU are the lead's data-parallel steps on two and four H100s
+// (rank 0's row of each shape): ddp (zero 0), DDP with
+// ZeroRedundancyOptimizer (zero 1), FSDP2 per decoder layer without (zero
+// 2) and with (zero 3) resharding after the forward.
+var multiGPU = []string{"testdata/multigpu_x2.csv", "testdata/multigpu_x4.csv", "testdata/multigpu_x2b.csv"}
+
+func TestMultiGPUMemory(t *testing.T) {
+	for _, f := range multiGPU {
+		t.Run(f, func(t *testing.T) { checkMemory(t, f, 0.08, 0.15, false) })
+	}
+}
+
+func TestMultiGPUStepTime(t *testing.T) {
+	for _, f := range multiGPU {
+		t.Run(f, func(t *testing.T) { checkTime(t, f, 0.15, 0.30, false) })
+	}
+}
+
 func TestHeldOutParams(t *testing.T) {
 	for _, f := range heldOut {
 		for _, m := range readMeasured(t, f) {

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/gpucalc/gpucalc/devices"
@@ -25,6 +26,9 @@ type measuredRow struct {
 	stepMS, fwdMS, bwdMS, optMS float64
 	peak, persistent, weightsB  float64
 	label                       string
+	// gpus and zero: multi-GPU rows (strategy ddp, zero1, zero2, zero3);
+	// rank is the row's rank.
+	gpus, zero, rank int64
 }
 
 func readMeasured(t testing.TB, name string) []measuredRow {
@@ -53,6 +57,12 @@ func readMeasured(t testing.TB, name string) []measuredRow {
 			params: int64(num(rec, "params")), trainable: int64(num(rec, "trainable_params")),
 			stepMS: num(rec, "step_ms"), fwdMS: num(rec, "fwd_ms"), bwdMS: num(rec, "bwd_ms"), optMS: num(rec, "opt_ms"),
 			peak: num(rec, "peak_alloc_bytes"), persistent: num(rec, "persistent_bytes"), weightsB: num(rec, "weights_bytes")}
+		r.gpus, r.rank = 1, int64(num(rec, "rank"))
+		if i, ok := col["strategy"]; ok {
+			r.gpus = int64(num(rec, "gpus"))
+			r.zero = map[string]int64{"ddp": 0, "zero1": 1, "zero2": 2, "zero3": 3}[rec[i]]
+			r.mode += " " + rec[i] + " x" + rec[col["gpus"]]
+		}
 		r.label = r.model + " " + r.mode + map[bool]string{true: " ckpt", false: ""}[r.ckpt] + " " + strconv.FormatInt(r.batch, 10) + "x" + strconv.FormatInt(r.seq, 10)
 		out = append(out, r)
 	}
@@ -61,8 +71,8 @@ func readMeasured(t testing.TB, name string) []measuredRow {
 
 // request is the row's setup as train_bench.py builds it.
 func (m measuredRow) request() Request {
-	r := Request{Batch: m.batch, Seq: m.seq, Method: Full, Precision: BF16}
-	switch m.mode {
+	r := Request{Batch: m.batch, Seq: m.seq, Method: Full, Precision: BF16, GPUs: m.gpus, ZeRO: m.zero}
+	switch strings.Fields(m.mode)[0] {
 	case "mixed":
 		r.Precision = Mixed
 	case "lora":
@@ -135,7 +145,7 @@ func checkMemory(t *testing.T, file string, medGoal, p90Goal float64, strict boo
 	var errs []float64
 	wrong := 0
 	for _, m := range readMeasured(t, file) {
-		if m.status != "ok" && m.status != "oom" {
+		if m.status != "ok" && m.status != "oom" || m.rank != 0 {
 			continue
 		}
 		mem, err := PeakMemory(configFor(t, m.model), m.request(), deviceFor(t, m.gpu))
@@ -185,7 +195,7 @@ func checkTime(t *testing.T, file string, medGoal, p90Goal float64, strict bool)
 	var errs []float64
 	over := 0
 	for _, m := range readMeasured(t, file) {
-		if m.status != "ok" {
+		if m.status != "ok" || m.rank != 0 {
 			continue
 		}
 		rm := models[m.gpu]

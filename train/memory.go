@@ -297,9 +297,11 @@ func (l layout) memory(usable float64) Memory {
 	other := cublasWorkspace + 8*T
 	persistent := w + o + other
 	ddp := 0.0
-	if r.ZeRO == 0 && l.dp > 1 {
-		// DDP's reducer keeps its buckets apart from .grad
-		// (gradient_as_bucket_view=False, the default).
+	if r.ZeRO <= 1 && l.dp > 1 {
+		// Gradients reduced whole (DDP, and ZeRO-1 as PyTorch's
+		// ZeroRedundancyOptimizer runs under DDP): the reducer keeps its
+		// buckets apart from .grad (gradient_as_bucket_view=False, the
+		// default).
 		ddp = gFull
 	}
 	persistent += ddp
