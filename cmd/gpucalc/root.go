@@ -99,6 +99,7 @@ Exit status: 0 success, 1 failure, 2 usage error.`,
 		newCmdTrace(f, nil),
 		newCmdCheck(f, nil),
 		newCmdModel(f, nil),
+		newCmdTrain(f, nil),
 		newCmdServe(f, nil),
 		newCmdVersion(f, nil),
 	)
