@@ -109,7 +109,7 @@ func serveRun(opts *serveOptions) error {
 			fmt.Fprintf(f.ErrOut, "gpucalc serve: could not open a browser (%v); open %s yourself\n", err, url)
 		}
 	}
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, MaxHeaderBytes: 512 << 10}
+	srv := web.HTTPServer(h)
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ln) }()
 	select {
