@@ -16,11 +16,11 @@ const (
 	// CLI reads from a file (a torch.profiler trace of a training step can
 	// be tens of MiB).
 	MaxUpload = 64 << 20
-	// MaxInflated is the most a gzip upload may decompress to: as much as
+	// maxInflated is the most a gzip upload may decompress to: as much as
 	// an upload that is not compressed. (A trace compresses about tenfold:
 	// a gzip trace over about 5 MiB is refused, and the message points at
 	// the CLI, which reads more.)
-	MaxInflated = MaxUpload
+	maxInflated = MaxUpload
 	// maxQuery bounds a GET request's query: a pasted workload travels in it.
 	maxQuery = 256 << 10
 	// maxRows bounds the rows an answer may have: ops × devices on the
@@ -33,9 +33,9 @@ const (
 	maxLayers = 1024
 	// maxAnswer bounds an answer's JSON.
 	maxAnswer = 32 << 20
-	// Deadline is the time one API request may take; work stops at the
+	// requestDeadline is the time one API request may take; work stops at the
 	// next check after it, and when the client goes away.
-	Deadline = 30 * time.Second
+	requestDeadline = 30 * time.Second
 	// maxBusy is how many API requests run at once (each may hold an
 	// upload in memory); busyWait how long a request waits for its turn
 	// before it is answered 503.
@@ -73,7 +73,7 @@ func HTTPServer(h http.Handler) *http.Server {
 		// A 64 MiB upload over a slow network link.
 		ReadTimeout: time.Minute,
 		// Reading, the work, writing.
-		WriteTimeout: time.Minute + Deadline + 30*time.Second,
+		WriteTimeout: time.Minute + requestDeadline + 30*time.Second,
 		IdleTimeout:  time.Minute,
 		// The query line (up to maxQuery) and the headers.
 		MaxHeaderBytes: maxQuery + 64<<10,
@@ -88,7 +88,7 @@ type limits struct {
 	answer   int
 }
 
-var defaultLimits = limits{deadline: Deadline, busy: maxBusy, wait: busyWait, answer: maxAnswer}
+var defaultLimits = limits{deadline: requestDeadline, busy: maxBusy, wait: busyWait, answer: maxAnswer}
 
 // guard applies the Host check, the size limits and the cross-site checks,
 // and sets the headers that keep the pages self-contained. It reads
@@ -158,6 +158,9 @@ func (s *server) limit(next http.Handler) http.Handler {
 			}
 		}
 		defer func() { <-s.busy }()
+		if r.Context().Err() != nil {
+			return // the client left before its turn
+		}
 		s.started.Add(1)
 		ctx, cancel := context.WithTimeout(r.Context(), s.limits.deadline)
 		defer cancel()

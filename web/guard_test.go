@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"mime/multipart"
@@ -276,7 +277,7 @@ var bombMembers = map[byte][]byte{}
 // TestGzipBomb: a gzip upload of about 6 MiB that expands to 6 GiB (a JSON
 // string that never ends, whitespace, a CSV field without end, blank
 // lines, a workload's comment) is refused by the decompressed size, as it
-// streams: the server reads no more than MaxInflated of it and allocates a
+// streams: the server reads no more than maxInflated of it and allocates a
 // small multiple of that, not gigabytes.
 func TestGzipBomb(t *testing.T) {
 	if testing.Short() {
@@ -305,8 +306,8 @@ func TestGzipBomb(t *testing.T) {
 		if w.Code != http.StatusUnprocessableEntity || a.Errors["file"] == "" {
 			t.Errorf("%s of %q: status %d, errors %q; want the file refused", tc.name, tc.head, w.Code, a.Errors)
 		}
-		if alloc > 6*MaxInflated {
-			t.Errorf("%s of %q (%.1f MiB, %d GiB decompressed): %d MiB allocated, want at most %d MiB", tc.name, tc.head, float64(len(data))/(1<<20), expanded>>30, alloc>>20, 6*MaxInflated>>20)
+		if alloc > 6*maxInflated {
+			t.Errorf("%s of %q (%.1f MiB, %d GiB decompressed): %d MiB allocated, want at most %d MiB", tc.name, tc.head, float64(len(data))/(1<<20), expanded>>30, alloc>>20, 6*maxInflated>>20)
 		}
 		t.Logf("%s of %q, %.1f MiB: %d MiB allocated: %s", tc.name, tc.head, float64(len(data))/(1<<20), alloc>>20, a.Errors["file"])
 	}
@@ -379,8 +380,8 @@ func TestRequestLimits(t *testing.T) {
 	r.Host, r.Header = "localhost", http.Header{markerHeader: {"1"}}
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, r)
-	if rec.Body.Len() != 0 {
-		t.Errorf("the client left: the server still answered %.100s", rec.Body)
+	if rec.Body.Len() != 0 || s.started.Load() != 0 {
+		t.Errorf("the client left: the server still started %d calculations and answered %.100s", s.started.Load(), rec.Body)
 	}
 
 	l = defaultLimits
@@ -426,10 +427,52 @@ func TestHTTPServer(t *testing.T) {
 	if srv.ReadHeaderTimeout <= 0 || srv.ReadTimeout <= 0 || srv.IdleTimeout <= 0 || srv.MaxHeaderBytes <= 0 {
 		t.Errorf("timeouts: header %v, read %v, idle %v, max header bytes %d; want all set", srv.ReadHeaderTimeout, srv.ReadTimeout, srv.IdleTimeout, srv.MaxHeaderBytes)
 	}
-	if srv.WriteTimeout < srv.ReadTimeout+Deadline {
-		t.Errorf("write timeout %v: shorter than reading (%v) and the work (%v)", srv.WriteTimeout, srv.ReadTimeout, Deadline)
+	if srv.WriteTimeout < srv.ReadTimeout+requestDeadline {
+		t.Errorf("write timeout %v: shorter than reading (%v) and the work (%v)", srv.WriteTimeout, srv.ReadTimeout, requestDeadline)
 	}
 	if srv.MaxHeaderBytes < maxQuery {
 		t.Errorf("max header bytes %d: a query of %d bytes is allowed", srv.MaxHeaderBytes, maxQuery)
+	}
+}
+
+// TestInflated: the streaming limit takes a file of exactly the limit,
+// refuses one byte more, and keeps refusing (a parser that reads on after
+// the error gets no more of the stream); a request's reader stops once its
+// context ends.
+func TestInflated(t *testing.T) {
+	gz := func(n int) io.Reader {
+		var b bytes.Buffer
+		zw := gzip.NewWriter(&b)
+		zw.Write(bytes.Repeat([]byte("x"), n))
+		zw.Close()
+		z, err := gzip.NewReader(&b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return z
+	}
+	const limit = 100000
+	if data, err := io.ReadAll(&inflated{r: gz(limit), left: limit}); err != nil || len(data) != limit {
+		t.Errorf("exactly the limit: %d bytes, %v", len(data), err)
+	}
+	z := &inflated{r: gz(limit + 1), left: limit}
+	if _, err := io.ReadAll(z); !errors.Is(err, errInflated) {
+		t.Errorf("one byte over the limit: %v, want %v", err, errInflated)
+	}
+	if n, err := z.Read(make([]byte, 10)); n != 0 || !errors.Is(err, errInflated) {
+		t.Errorf("read after the error: %d bytes, %v", n, err)
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	in, err := open(ctx, bomb(t, "", 'x', 1<<26))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := in.Read(make([]byte, 1024)); err != nil {
+		t.Fatal(err)
+	}
+	cancel()
+	if _, err := in.Read(make([]byte, 1024)); !errors.Is(err, context.Canceled) {
+		t.Errorf("after the client left: %v, want %v", err, context.Canceled)
 	}
 }

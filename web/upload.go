@@ -100,11 +100,11 @@ func tooLarge(err error) bool {
 // isGzip tells gzip by its first bytes, as the CLI's inputs are told.
 func isGzip(data []byte) bool { return len(data) >= 2 && data[0] == 0x1f && data[1] == 0x8b }
 
-// errInflated is a gzip upload that decompresses past MaxInflated.
-var errInflated = fmt.Errorf("decompresses to more than %d MiB, the server's limit for a gzip upload; give the file to the command line", MaxInflated>>20)
+// errInflated is a gzip upload that decompresses past maxInflated.
+var errInflated = fmt.Errorf("decompresses to more than %d MiB, the server's limit for a gzip upload; give the file to the command line", maxInflated>>20)
 
 // open returns the upload as its reader reads it: decompressed when it is
-// gzip, cut off with errInflated past MaxInflated bytes (as they stream,
+// gzip, cut off with errInflated past maxInflated bytes (as they stream,
 // so a small file that expands to gigabytes costs no more than the limit),
 // and with ctx's error once the request's deadline passes or its client
 // goes away, so that a reader stops within one buffer of either.
@@ -115,7 +115,7 @@ func open(ctx context.Context, data []byte) (io.Reader, error) {
 		if err != nil {
 			return nil, fmt.Errorf("starts like gzip but is not: %w", err)
 		}
-		r = &inflated{r: z, left: MaxInflated}
+		r = &inflated{r: z, left: maxInflated}
 	}
 	return ctxReader{ctx, r}, nil
 }
