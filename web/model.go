@@ -141,13 +141,15 @@ func (s *server) apiModel(w http.ResponseWriter, r *http.Request) {
 	} else {
 		a.View = rs
 	}
-	ch := reports.ModelDecodeChart(c.Name, req, devs, rs)
-	fig, err := newFigure("model", ch.Title, ch, rooflineSize)
-	if err != nil {
-		fail(w, err)
-		return
+	// A model that fits on none of the devices has no times to draw.
+	if ch, err := reports.ModelDecodeChart(c.Name, req, devs, rs); err == nil {
+		fig, err := newFigure("model", ch.Title, ch, rooflineSize)
+		if err != nil {
+			fail(w, err)
+			return
+		}
+		a.Charts = []figure{fig}
 	}
-	a.Charts = []figure{fig}
 	reply(w, a)
 }
 
