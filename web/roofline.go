@@ -106,16 +106,21 @@ func (s *server) apiRoofline(w http.ResponseWriter, r *http.Request) {
 		reply(w, answer{Errors: errs, CLI: cli})
 		return
 	}
-	views := make([]reports.RooflineView, len(devs))
+	var ms []*roofline.Model
 	notes := make([][]string, len(devs))
 	for i, d := range devs {
 		m, err := roofline.New(d)
-		if err == nil {
-			views[i], err = reports.NewRooflineView(m, "", wl)
-			notes[i] = reports.RooflineModelNotes(m, false)
-		}
 		if err != nil {
 			errs.add("devices", fmt.Errorf("%s: %w", d.Name, err))
+			continue
+		}
+		ms, notes[i] = append(ms, m), reports.RooflineModelNotes(m, false)
+	}
+	var views []reports.RooflineView
+	if len(errs) == 0 {
+		var err error
+		if views, err = reports.NewRooflineViews(ms, make([]string, len(ms)), wl); err != nil {
+			errs.add("devices", err)
 		}
 	}
 	if len(errs) > 0 {
