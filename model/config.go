@@ -10,6 +10,7 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
+	"io"
 	"strings"
 )
 
@@ -152,9 +153,17 @@ func (f fields) str(k string) (string, error) {
 // naming it.
 func Parse(name string, data []byte) (Config, error) {
 	var m map[string]json.RawMessage
+	// Editors on Windows save a byte-order mark; JSON has none to give.
+	data = bytes.TrimPrefix(data, []byte("\ufeff"))
 	dec := json.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(&m); err != nil {
 		return Config{}, fmt.Errorf("%s: not a JSON object: %w", name, err)
+	}
+	// One object and nothing after it: trailing data is a broken or
+	// concatenated file, whose second half would be ignored.
+	end := dec.InputOffset()
+	if _, err := dec.Token(); err != io.EOF {
+		return Config{}, fmt.Errorf("%s: data after the JSON object, which ends at byte %d; a config.json holds one object", name, end)
 	}
 	f := fields{m: m, name: name}
 	if _, ok := m["text_config"]; ok && !f.has("num_hidden_layers") {

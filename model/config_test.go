@@ -84,6 +84,9 @@ func TestParseErrors(t *testing.T) {
 		{`{"model_type": "mixtral", "hidden_size": 8, "num_hidden_layers": 2, "num_attention_heads": 2, "vocab_size": 10, "intermediate_size": 4, "num_experts_per_tok": 2}`, `missing field "num_local_experts"`},
 		{`{"model_type": "deepseek_v3", "hidden_size": 8, "num_hidden_layers": 2, "num_attention_heads": 2, "vocab_size": 10, "intermediate_size": 4, "n_routed_experts": 4, "num_experts_per_tok": 2, "moe_intermediate_size": 2}`, `missing field "kv_lora_rank"`},
 		{`[1]`, `not a JSON object`},
+		// Trailing data after the object was ignored.
+		{`{"model_type": "llama", "hidden_size": 8, "num_hidden_layers": 2, "num_attention_heads": 2, "vocab_size": 10, "intermediate_size": 4} garbage`, `data after the JSON object, which ends at byte 133`},
+		{`{"model_type": "llama", "hidden_size": 8, "num_hidden_layers": 2, "num_attention_heads": 2, "vocab_size": 10, "intermediate_size": 4}{}`, `data after the JSON object`},
 		// Shapes the model types forbid: head_dim 0 (hidden smaller than
 		// the heads), layers beyond any model (a 134-byte config of 2^24
 		// layers took 12 s per device).
@@ -139,6 +142,16 @@ func FuzzParse(f *testing.F) {
 			_ = c.Params()
 		}
 	})
+}
+
+// TestParseBOM: a config saved with a byte-order mark reads as without
+// one (it failed on "invalid character 'ï'"); whitespace after the object
+// is fine.
+func TestParseBOM(t *testing.T) {
+	c, err := Parse("bom.json", []byte("\ufeff"+`{"model_type": "llama", "hidden_size": 8, "num_hidden_layers": 2, "num_attention_heads": 2, "vocab_size": 10, "intermediate_size": 4}`+"\r\n\n"))
+	if err != nil || c.Hidden != 8 || c.Layers != 2 {
+		t.Errorf("config with a BOM: %+v, %v", c, err)
+	}
 }
 
 // TestCountsNeverWrap: counts stay exact up to MaxParams and the shapes
