@@ -41,6 +41,9 @@ func reviewed(rows []OpRow, d devices.Device) ([]review.Finding, float64, error)
 			continue
 		}
 		e := ops.Entry{Name: names[i], Op: r.Model[0], Count: r.Calls * len(r.Model)}
+		// Findings name the op as the trace does, its shapes once, and
+		// quote what its kernels took.
+		e.Label, e.Measured = r.Name, r.Measured/float64(e.Count)
 		e.Inputs = []string{}
 		best, most := -1, 0
 		for p, n := range r.after {

@@ -143,12 +143,14 @@ func (s *server) model(r *http.Request) (answer, error) {
 	} else {
 		a.View = rs
 	}
-	ch := reports.ModelDecodeChart(c.Name, req, devs, rs)
-	fig, err := newFigure("model", ch.Title, ch, rooflineSize)
-	if err != nil {
-		return answer{}, err
+	// A model that fits on none of the devices has no times to draw.
+	if ch, err := reports.ModelDecodeChart(c.Name, req, devs, rs); err == nil {
+		fig, err := newFigure("model", ch.Title, ch, rooflineSize)
+		if err != nil {
+			return answer{}, err
+		}
+		a.Charts = []figure{fig}
 	}
-	a.Charts = []figure{fig}
 	return a, nil
 }
 

@@ -110,19 +110,24 @@ func (s *server) roofline(r *http.Request) (answer, error) {
 	if len(errs) > 0 {
 		return answer{Errors: errs, CLI: cli}, nil
 	}
-	views := make([]reports.RooflineView, len(devs))
+	var ms []*roofline.Model
 	notes := make([][]string, len(devs))
 	for i, d := range devs {
 		if err := r.Context().Err(); err != nil {
 			return answer{CLI: cli}, err
 		}
 		m, err := roofline.New(d)
-		if err == nil {
-			views[i], err = reports.NewRooflineView(m, "", wl)
-			notes[i] = reports.RooflineModelNotes(m, false)
-		}
 		if err != nil {
 			errs.add("devices", fmt.Errorf("%s: %w", d.Name, err))
+			continue
+		}
+		ms, notes[i] = append(ms, m), reports.RooflineModelNotes(m, false)
+	}
+	var views []reports.RooflineView
+	if len(errs) == 0 {
+		var err error
+		if views, err = reports.NewRooflineViews(ms, make([]string, len(ms)), wl); err != nil {
+			errs.add("devices", err)
 		}
 	}
 	if len(errs) > 0 {
