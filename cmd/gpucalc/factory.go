@@ -10,12 +10,14 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/gpucalc/gpucalc/devices"
 	"github.com/gpucalc/gpucalc/ops"
 	"github.com/gpucalc/gpucalc/reports"
 	"github.com/gpucalc/gpucalc/roofline"
+	"golang.org/x/term"
 )
 
 // factory holds what every command shares: the streams, the environment,
@@ -27,13 +29,51 @@ type factory struct {
 	Out, ErrOut io.Writer
 	Getenv      func(string) string
 
+	// width is the number of columns table output must fit: the
+	// terminal's when standard output is one, else 0 (no limit: pipes and
+	// files get full tables). It is decided once, at the edge (newFactory).
+	width int
+
 	// Global flags.
 	format      string
 	deviceFiles []string
 	datasheet   bool
 	verbose     bool
+	wide        bool
 
 	catalog *devices.Catalog
+}
+
+// newFactory builds the factory over the process's streams and decides
+// what only the edge can know: how wide the terminal is.
+func newFactory(stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) *factory {
+	return &factory{In: stdin, Out: stdout, ErrOut: stderr, Getenv: getenv, width: terminalWidth(stdout, getenv)}
+}
+
+// terminalWidth is the width of the terminal that w writes to: $COLUMNS
+// when set to a number (what a user or a shell says), else what the
+// terminal reports. 0 when w is not a terminal, so that pipes and files
+// keep full tables whatever COLUMNS says.
+func terminalWidth(w io.Writer, getenv func(string) string) int {
+	fh, ok := w.(*os.File)
+	if !ok || !term.IsTerminal(int(fh.Fd())) {
+		return 0
+	}
+	if n, err := strconv.Atoi(strings.TrimSpace(getenv("COLUMNS"))); err == nil && n > 0 {
+		return n
+	}
+	if n, _, err := term.GetSize(int(fh.Fd())); err == nil && n > 0 {
+		return n
+	}
+	return 0
+}
+
+// tableWidth is the width tables must fit: 0 (no limit) with --wide.
+func (f *factory) tableWidth() int {
+	if f.wide {
+		return 0
+	}
+	return f.width
 }
 
 // Exit codes.
@@ -176,7 +216,7 @@ func (f *factory) OutFormat(allowed []reports.Format, charts ...*chartFlags) (re
 
 // Render writes tables in format form to standard output.
 func (f *factory) Render(form reports.Format, tables ...reports.Table) error {
-	return reports.Render(f.Out, form, tables...)
+	return reports.Render(f.Out, form, f.tableWidth(), tables...)
 }
 
 // JSON writes v to standard output as indented JSON.
