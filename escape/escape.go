@@ -82,12 +82,16 @@ func Markdown(s string) string {
 
 var markdownReplacer = strings.NewReplacer(`\`, `\\`, "|", `\|`, "<", "&lt;", ">", "&gt;", "&", "&amp;", "\n", "<br>")
 
-// CSV returns a cell safe to open in a spreadsheet, by OWASP's rule for CSV
-// injection: a cell that starts with "=", "+", "-", "@", a tab or a
-// carriage return, and is not a number, gets a leading "'" so that it is
-// read as text, never as a formula. A number ("-1.5", "+3e9") is left as it
-// is. Quoting is encoding/csv's job, not this function's.
+// CSV returns a cell safe to open in a spreadsheet and to print: its
+// control characters as Terminal writes them (CSV is the batch commands'
+// default output, often read on a terminal), then, by OWASP's rule for CSV
+// injection, a leading "'" on a cell that starts with "=", "+", "-" or "@"
+// and is not a number, so that it is read as text, never as a formula (a
+// leading tab or carriage return, the rule's other two, are escaped by
+// then). A number ("-1.5", "+3e9") is left as it is. Quoting is
+// encoding/csv's job, not this function's.
 func CSV(s string) string {
+	s = Terminal(s)
 	if s == "" || !strings.ContainsRune("=+-@\t\r", rune(s[0])) {
 		return s
 	}

@@ -69,8 +69,9 @@ func TestCSV(t *testing.T) {
 		{"+cmd|' /C calc'!A0", "'+cmd|' /C calc'!A0"},
 		{"-2+3+cmd", "'-2+3+cmd"},
 		{"@SUM(A1)", "'@SUM(A1)"},
-		{"\t=1", "'\t=1"},
-		{"\r=1", "'\r=1"},
+		{"\t=1", `\t=1`},
+		{"\r=1", `\r=1`},
+		{"=1\x1b]52;c;QQ==\a", `'=1\x1b]52;c;QQ==\a`},
 		// Numbers stay numbers.
 		{"-1.5", "-1.5"},
 		{"+3e9", "+3e9"},

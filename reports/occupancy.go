@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/gpucalc/gpucalc/escape"
 	"github.com/gpucalc/gpucalc/occupancy"
 	"github.com/gpucalc/gpucalc/units"
 )
@@ -414,8 +415,10 @@ func (b *OccupancyBatch) csvRow(fields []string, n int, r occupancy.Result, err 
 	return err
 }
 
-// appendCSV appends one field, quoted where encoding/csv would quote it.
+// appendCSV appends one field, neutralised as Table's CSV is
+// (escape.CSV) and quoted where encoding/csv would quote it.
 func appendCSV(buf []byte, f string) []byte {
+	f = escape.CSV(f)
 	quote := f != "" && (f[0] == ' ' || f[0] == '\t' || f == `\.`)
 	for i := 0; i < len(f) && !quote; i++ {
 		c := f[i]

@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/gpucalc/gpucalc/devices"
+	"github.com/gpucalc/gpucalc/escape"
 	"github.com/gpucalc/gpucalc/ops"
 	"github.com/gpucalc/gpucalc/reports"
 	"github.com/gpucalc/gpucalc/roofline"
@@ -224,7 +225,7 @@ func (f *factory) JSON(v any) error { return reports.JSON(f.Out, v) }
 
 // Warn writes a one-line warning to standard error.
 func (f *factory) Warn(format string, args ...any) {
-	fmt.Fprintf(f.ErrOut, "gpucalc: warning: "+format+"\n", args...)
+	fmt.Fprintf(f.ErrOut, "gpucalc: warning: %s\n", escape.Terminal(fmt.Sprintf(format, args...)))
 }
 
 // Catalog returns the built-in catalog with the user's device files applied:
@@ -450,7 +451,7 @@ func (f *factory) notes(tables []reports.Table, notes []string) {
 		return
 	}
 	for _, n := range notes {
-		fmt.Fprintln(f.ErrOut, "gpucalc: "+n)
+		fmt.Fprintln(f.ErrOut, "gpucalc: "+escape.Terminal(n))
 	}
 }
 

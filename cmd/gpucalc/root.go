@@ -7,6 +7,7 @@ import (
 	"runtime/debug"
 	"strings"
 
+	"github.com/gpucalc/gpucalc/escape"
 	"github.com/spf13/cobra"
 )
 
@@ -32,7 +33,9 @@ func runFactory(f *factory, args []string) int {
 	if err == nil {
 		return exitOK
 	}
-	msg := strings.ReplaceAll(err.Error(), "\n", " ")
+	// An error may quote its input (a kernel's name, a line of a file):
+	// printed, never obeyed by the terminal.
+	msg := escape.Terminal(strings.ReplaceAll(err.Error(), "\n", " "))
 	var ue usageError
 	if !started || errors.As(err, &ue) {
 		// One pointer per line: the message's own (an unknown device
