@@ -38,7 +38,7 @@ func tableFormat(args []string) ([]string, bool) {
 
 // widthCases are every documented example (the README's and docs/', as
 // TestDocExamples runs them) and every command of the tree with its input
-// from outputInputs, in table format.
+// from outputInputs, in table format, also with --verbose.
 func widthCases(t *testing.T) []widthCase {
 	var cases []widthCase
 	for _, file := range docFiles(t) {
@@ -67,7 +67,10 @@ func widthCases(t *testing.T) []widthCase {
 		if in.stdin != "" {
 			c.stdin = readInput(t, in.stdin)
 		}
-		cases = append(cases, c)
+		// --verbose adds provenance: sources, how figures were measured.
+		v := c
+		v.name, v.args = c.name+"_verbose", append(append([]string{}, c.args...), "--verbose")
+		cases = append(cases, c, v)
 	}
 	return cases
 }
