@@ -1,6 +1,8 @@
 package reports
 
 import (
+	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/olekukonko/tablewriter/pkg/twwidth"
@@ -18,8 +20,12 @@ import (
 // command line's to decide (the terminal's, or none for a pipe); --wide
 // asks for none.
 
-// minText is the narrowest a wrapped text column gets, in columns.
-const minText = 12
+// minText is the narrowest a wrapped text column gets, in columns;
+// minFigure the longest figure that is never wrapped.
+const (
+	minText   = 12
+	minFigure = 16
+)
 
 // border is what a grid of n columns adds to its cells' widths: "│ " and
 // " " around each cell, and the closing "│".
@@ -72,15 +78,23 @@ func wrap(s string, w int) []string {
 	return lines
 }
 
-// cut splits s after its first w columns.
+// cut splits s within its first w columns: after the last "_", ",",
+// ":", "/", "." or "-" in the second half of them (a kernel's name reads
+// better broken there), else after exactly w columns.
 func cut(s string, w int) (string, string) {
-	n := 0
+	n, at := 0, 0
 	for i, r := range s {
 		rw := twwidth.Width(string(r))
 		if n+rw > w && i > 0 {
-			return s[:i], s[i:]
+			if at == 0 {
+				at = i
+			}
+			return s[:at], s[at:]
 		}
 		n += rw
+		if n*2 >= w && strings.ContainsRune("_,:/.-", r) {
+			at = i + len(string(r))
+		}
 	}
 	return s, ""
 }
@@ -106,29 +120,81 @@ func wrapIndent(s, first string, w int) string {
 // well turned, a list of kernels does not.
 const fewRows = 4
 
-// fit returns the grids that show t within w columns, the headers of the
-// columns it left out (Table.Optional), and whether it turned t. In turn: t as it is; its text
-// columns wrapped; for a list of more than fewRows rows, without its
-// optional columns, one after another; transposed.
-func (t Table) fit(w int, al []alignment) (grids []grid, left []string, turned bool) {
+// fitted is a table as it fits a terminal.
+type fitted struct {
+	grids []grid
+	// footnotes are the long cells of Table.Footnoted columns, "[1] ...",
+	// whose cells now read "[1]".
+	footnotes []string
+	// left are the headers of the Table.Optional columns left out.
+	left []string
+	// turned says the table was transposed.
+	turned bool
+}
+
+// fit returns t as it fits w columns. In turn: t as it is; the long cells
+// of its Footnoted columns as footnotes and its text columns wrapped; for a
+// list of more than fewRows rows, without its optional
+// columns, one after another; transposed.
+func (t Table) fit(w int, al []alignment) fitted {
 	g := grid{header: t.Header, rows: t.Rows, align: al}
-	if w <= 0 {
-		return []grid{g}, nil, false
+	if w <= 0 || g.natural() <= w {
+		return fitted{grids: []grid{g}}
+	}
+	var out fitted
+	if len(t.Footnoted) > 0 {
+		g, out.footnotes = g.footnoted(t.Footnoted)
 	}
 	if f, ok := g.fit(w); ok {
-		return []grid{f}, nil, false
+		out.grids = []grid{f}
+		return out
 	}
 	if len(t.Rows) > fewRows {
-		var out []string
 		for _, name := range t.Optional {
 			g = g.without(name)
-			out = append(out, name)
+			out.left = append(out.left, name)
 			if f, ok := g.fit(w); ok {
-				return []grid{f}, out, false
+				out.grids = []grid{f}
+				return out
 			}
 		}
 	}
-	return t.transposed(w), nil, true
+	return fitted{grids: t.transposed(w), turned: true}
+}
+
+// footnoted returns g with every cell of the named columns longer than
+// minText replaced by a number, "[1]", and the footnotes that give their
+// text, a cell repeated keeping its number.
+func (g grid) footnoted(names []string) (grid, []string) {
+	out := grid{header: g.header, align: g.align}
+	var notes []string
+	num := map[string]string{}
+	for _, r := range g.rows {
+		r = append([]string(nil), r...)
+		for c := range r {
+			if c >= len(g.header) || !slices.Contains(names, g.header[c]) || width(r[c]) <= minText {
+				continue
+			}
+			k, ok := num[r[c]]
+			if !ok {
+				k = "[" + strconv.Itoa(len(notes)+1) + "]"
+				num[r[c]] = k
+				notes = append(notes, k+" "+r[c])
+			}
+			r[c] = k
+		}
+		out.rows = append(out.rows, r)
+	}
+	return out, notes
+}
+
+// natural is g's width unwrapped.
+func (g grid) natural() int {
+	n := border(len(g.header))
+	for c := range g.header {
+		n += max(width(g.header[c]), width(strings.Join(column(g.rows, c), "\n")))
+	}
+	return n
 }
 
 // fit returns g as it is when it fits w columns, else with its text
@@ -143,8 +209,8 @@ func (g grid) fit(w int) (grid, bool) {
 			if c < len(r) {
 				nat[c] = max(nat[c], width(r[c]))
 				// A figure breaks only between words, and only when
-				// longer than minText ("989.4 TFLOP/s" stays whole).
-				low[c] = max(low[c], min(width(r[c]), max(minText, longestWord(r[c]))))
+				// longer than minFigure ("989.4 TFLOP/s" stays whole).
+				low[c] = max(low[c], min(width(r[c]), max(minFigure, longestWord(r[c]))))
 			}
 		}
 		if g.align[c] == alignLeft { // text may break anywhere

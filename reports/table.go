@@ -64,6 +64,10 @@ type Table struct {
 	Details []string
 	// Notes comment on the table, at most two lines.
 	Notes []string
+	// Footnoted are the headers of columns whose long cells (a source, a
+	// URL) become numbered footnotes under the table when it is too wide
+	// for the terminal.
+	Footnoted []string
 	// Optional are the headers of columns that a terminal too narrow for
 	// the table may leave out, the first first (the width and --wide are
 	// the command line's; see fit).
@@ -209,8 +213,8 @@ func (t Table) grid(b *bytes.Buffer, markdown bool, width int, reuse **tablewrit
 			fmt.Fprintf(b, "%s\n", t.Title)
 		}
 	}
-	grids, left, turned := t.fit(width, al)
-	for i, g := range grids {
+	fit := t.fit(width, al)
+	for i, g := range fit.grids {
 		if i > 0 {
 			b.WriteString("\n")
 		}
@@ -221,10 +225,14 @@ func (t Table) grid(b *bytes.Buffer, markdown bool, width int, reuse **tablewrit
 	if len(t.Details)+len(t.Notes) > 0 && markdown {
 		b.WriteString("\n")
 	}
+	for _, n := range fit.footnotes {
+		key, text, _ := strings.Cut(n, " ")
+		b.WriteString(lineOf(text, "  "+key+" ", width))
+	}
 	switch {
-	case len(left) > 0:
-		t.Notes = append(t.Notes, fmt.Sprintf("Left out to fit the terminal: %s; --wide shows them.", strings.Join(left, ", ")))
-	case turned:
+	case len(fit.left) > 0:
+		t.Notes = append(t.Notes, fmt.Sprintf("Left out to fit the terminal: %s; --wide shows them.", strings.Join(fit.left, ", ")))
+	case fit.turned:
 		t.Notes = append(t.Notes, "Turned to fit the terminal (a column per row); --wide shows the table as it is.")
 	}
 	for i, d := range t.Details {
