@@ -115,6 +115,10 @@ func wrapIndent(s, first string, w int) string {
 	return strings.Join(lines, "\n")
 }
 
+// readable is the width a wrapped text column should keep: a list leaves
+// out optional columns rather than wrap its text narrower.
+const readable = 24
+
 // fewRows is the most rows a table may have for transposing to be better
 // than leaving columns out: a side-by-side table of a few devices reads
 // well turned, a list of kernels does not.
@@ -145,19 +149,30 @@ func (t Table) fit(w int, al []alignment) fitted {
 	if len(t.Footnoted) > 0 {
 		g, out.footnotes = g.footnoted(t.Footnoted)
 	}
-	if f, ok := g.fit(w); ok {
-		out.grids = []grid{f}
-		return out
-	}
+	// The table, then for a list without one optional column more each
+	// time: the first whose text columns keep a readable width, else the
+	// first that fits at all.
+	cands := []grid{g}
 	if len(t.Rows) > fewRows {
 		for _, name := range t.Optional {
 			g = g.without(name)
-			out.left = append(out.left, name)
-			if f, ok := g.fit(w); ok {
-				out.grids = []grid{f}
-				return out
-			}
+			cands = append(cands, g)
 		}
+	}
+	first := -1
+	for i, c := range cands {
+		f, ok, cp := c.fit(w)
+		if ok && cp >= readable {
+			out.grids, out.left = []grid{f}, t.Optional[:i]
+			return out
+		}
+		if ok && first < 0 {
+			first = i
+			out.grids, out.left = []grid{f}, t.Optional[:i]
+		}
+	}
+	if first >= 0 {
+		return out
 	}
 	return fitted{grids: t.transposed(w), turned: true}
 }
@@ -198,8 +213,9 @@ func (g grid) natural() int {
 }
 
 // fit returns g as it is when it fits w columns, else with its text
-// columns wrapped (numbers never are) if that fits.
-func (g grid) fit(w int) (grid, bool) {
+// columns wrapped (numbers never are) if that fits, and the width its
+// widest columns were cut to (w when none was).
+func (g grid) fit(w int) (grid, bool, int) {
 	n := len(g.header)
 	nat, low := make([]int, n), make([]int, n)
 	for c := range n {
@@ -220,11 +236,12 @@ func (g grid) fit(w int) (grid, bool) {
 	avail := w - border(n)
 	switch {
 	case sum(nat) <= avail:
-		return g, true
+		return g, true, w
 	case sum(low) <= avail:
-		return g.wrapped(waterFill(nat, low, avail)), true
+		widths, cp := waterFill(nat, low, avail)
+		return g.wrapped(widths), true, cp
 	}
-	return g, false
+	return g, false, 0
 }
 
 // without returns g less the columns headed name.
@@ -251,8 +268,9 @@ func (g grid) without(name string) grid {
 }
 
 // waterFill gives each column its natural width up to a common cap, the
-// largest that fits avail, and never less than its floor.
-func waterFill(nat, low []int, avail int) []int {
+// largest that fits avail, and never less than its floor; it returns the
+// widths and the cap.
+func waterFill(nat, low []int, avail int) ([]int, int) {
 	out := make([]int, len(nat))
 	capped := func(cp int) int {
 		s := 0
@@ -275,7 +293,7 @@ func waterFill(nat, low []int, avail int) []int {
 		}
 	}
 	capped(lo)
-	return out
+	return out, lo
 }
 
 func sum(v []int) int {
@@ -324,7 +342,7 @@ func (t Table) transposed(w int) []grid {
 				nats[i] = max(nats[i], width(c))
 			}
 		}
-		widths = waterFill(nats, widths, sum(widths)+max(free, 0))
+		widths, _ = waterFill(nats, widths, sum(widths)+max(free, 0))
 		g := grid{header: append([]string{t.Header[0]}, column(t.Rows[start:start+k], 0)...)}
 		for c := 1; c < n; c++ {
 			g.rows = append(g.rows, append([]string{t.Header[c]}, column(t.Rows[start:start+k], c)...))
