@@ -151,7 +151,7 @@ func (t Table) fit(w int, al []alignment) fitted {
 	}
 	// The table, then for a list without one optional column more each
 	// time: the first whose text columns keep a readable width, else the
-	// first that fits at all.
+	// one that keeps them widest.
 	cands := []grid{g}
 	if len(t.Rows) > fewRows {
 		for _, name := range t.Optional {
@@ -159,19 +159,18 @@ func (t Table) fit(w int, al []alignment) fitted {
 			cands = append(cands, g)
 		}
 	}
-	first := -1
+	best := 0
 	for i, c := range cands {
 		f, ok, cp := c.fit(w)
-		if ok && cp >= readable {
+		if ok && cp > best {
+			best = cp
 			out.grids, out.left = []grid{f}, t.Optional[:i]
-			return out
 		}
-		if ok && first < 0 {
-			first = i
-			out.grids, out.left = []grid{f}, t.Optional[:i]
+		if best >= readable {
+			break
 		}
 	}
-	if first >= 0 {
+	if best > 0 {
 		return out
 	}
 	return fitted{grids: t.transposed(w), turned: true}
