@@ -41,11 +41,12 @@ func hostileInputs(t *testing.T) map[string]struct {
 		args  []string
 		stdin []byte
 	}{
-		"roofline": {[]string{"roofline", "--workload", "-", "--devices", "h100,a100"}, []byte(workload)},
-		"check":    {[]string{"check", "-", "--device", "h100"}, []byte(workload)},
-		"ncu":      {[]string{"ncu", "-"}, []byte(ncu)},
-		"trace":    {[]string{"trace", "-"}, []byte(step)},
-		"model":    {[]string{"model", "llama-3.1-8b", "--name", "-2+3+cmd" + osc52 + "|<b>x"}, nil},
+		"check html": {[]string{"check", "-", "--device", "h100", "--format", "html"}, []byte(workload)},
+		"roofline":   {[]string{"roofline", "--workload", "-", "--devices", "h100,a100"}, []byte(workload)},
+		"check":      {[]string{"check", "-", "--device", "h100"}, []byte(workload)},
+		"ncu":        {[]string{"ncu", "-"}, []byte(ncu)},
+		"trace":      {[]string{"trace", "-"}, []byte(step)},
+		"model":      {[]string{"model", "llama-3.1-8b", "--name", "-2+3+cmd" + osc52 + "|<b>x"}, nil},
 	}
 }
 
@@ -57,6 +58,15 @@ func hostileInputs(t *testing.T) map[string]struct {
 func TestHostileNames(t *testing.T) {
 	dir := t.TempDir()
 	for name, in := range hostileInputs(t) {
+		if name == "check html" {
+			// The page: no control character, which HTML forbids and a
+			// terminal obeys (each is U+FFFD); the name's tag escaped.
+			out, errOut, code := runInput(in.stdin, in.args...)
+			if code != 0 || regexp.MustCompile("[\x00-\x08\x0b\x0c\x0e-\x1f]").MatchString(out) || !strings.Contains(out, "|x\uFFFD]52;c;QQ==\uFFFD&lt;b&gt;") {
+				t.Errorf("check --format html: exit %d, %s; the page holds control characters or a tag", code, errOut)
+			}
+			continue
+		}
 		for _, form := range []string{"table", "markdown", "csv", "json"} {
 			args := append(append([]string{}, in.args...), "--format", form)
 			if form == "table" && name != "model" && name != "check" {
