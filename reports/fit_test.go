@@ -2,10 +2,15 @@ package reports
 
 import (
 	"bytes"
+	"encoding/csv"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/olekukonko/tablewriter/pkg/twwidth"
 )
 
 func TestWrap(t *testing.T) {
@@ -157,3 +162,57 @@ func widest(s string) int {
 	}
 	return n
 }
+
+// Any cell text: the table fits the width and writes nothing a terminal
+// obeys; Markdown rows keep their cells; no CSV cell starts a formula.
+func FuzzRender(f *testing.F) {
+	f.Add("gemm\x1b]52;c;QQ==\x07", "=1+1|<b>", "989.4 TFLOP/s")
+	f.Add("void cutlass::Kernel2<cutlass_80_tensorop_s1688gemm_256x128_32x3_nn_align4>(Params)", "-x", "1")
+	f.Add("a\nb\r\nc", "\u202e\u009b", "\xff\xfe")
+	f.Fuzz(func(t *testing.T, a, b, c string) {
+		tab := Table{Title: a, Header: []string{"name", "value", "figure"}, Rows: [][]string{{a, b, c}, {c, a, b}}, Notes: []string{b}}
+		var out bytes.Buffer
+		if err := Render(&out, FormatTable, 60, tab); err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range strings.Split(out.String(), "\n") {
+			if n := twwidthOf(l); n > 60 {
+				t.Fatalf("a line of %d columns:\n%s", n, out.String())
+			}
+		}
+		for _, r := range out.String() {
+			if r != '\n' && (r < 0x20 || r == 0x7f || r >= 0x80 && r <= 0x9f || r >= 0x202a && r <= 0x202e || r >= 0x2066 && r <= 0x2069) {
+				t.Fatalf("%U written raw:\n%q", r, out.String())
+			}
+		}
+		out.Reset()
+		if err := Render(&out, FormatMarkdown, 0, tab); err != nil {
+			t.Fatal(err)
+		}
+		pipes := regexp.MustCompile(`(^|[^\\])(\\\\)*\|`)
+		for _, l := range strings.Split(out.String(), "\n") {
+			if strings.HasPrefix(l, "|") && len(pipes.FindAllString(l, -1)) != 4 {
+				t.Fatalf("a Markdown row without 3 cells: %q", l)
+			}
+		}
+		out.Reset()
+		if err := Render(&out, FormatCSV, 0, tab); err != nil {
+			t.Fatal(err)
+		}
+		recs, err := csv.NewReader(&out).ReadAll()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, rec := range recs {
+			for _, cell := range rec {
+				if cell != "" && strings.ContainsRune("=+-@\t\r", rune(cell[0])) {
+					if _, err := strconv.ParseFloat(cell, 64); err != nil {
+						t.Fatalf("a CSV cell starts a formula: %q", cell)
+					}
+				}
+			}
+		}
+	})
+}
+
+func twwidthOf(s string) int { return twwidth.Width(s) }
