@@ -6,6 +6,7 @@ import (
 
 	"github.com/gpucalc/gpucalc/chart"
 	"github.com/gpucalc/gpucalc/devices"
+	"github.com/gpucalc/gpucalc/escape"
 	"github.com/gpucalc/gpucalc/reports"
 	"github.com/gpucalc/gpucalc/roofline"
 	"github.com/gpucalc/gpucalc/trace"
@@ -161,7 +162,7 @@ func readTrace(f *factory, file string) (*trace.Trace, string, error) {
 	}
 	defer in.Close()
 	if st, err := os.Stat(file); err == nil && file != "-" && st.Size() >= progressBytes {
-		fmt.Fprintf(f.ErrOut, "gpucalc: reading %s (%d MB)…\n", name, st.Size()/1e6)
+		fmt.Fprintf(f.ErrOut, "gpucalc: reading %s (%d MB)…\n", escape.Terminal(name), st.Size()/1e6)
 	}
 	tr, err := trace.Read(in)
 	if err != nil {
