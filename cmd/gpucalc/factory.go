@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bufio"
-	"compress/gzip"
 	"errors"
 	"fmt"
 	"io"
@@ -16,6 +14,7 @@ import (
 	"github.com/gpucalc/gpucalc/ops"
 	"github.com/gpucalc/gpucalc/reports"
 	"github.com/gpucalc/gpucalc/roofline"
+	"github.com/gpucalc/gpucalc/rows"
 )
 
 // factory holds what every command shares: the streams, the environment,
@@ -60,9 +59,10 @@ func usagef(format string, args ...any) error { return usageError{fmt.Errorf(for
 const maxInputBytes = 64 << 20
 
 // Open opens an input named on the command line: a file, or - for standard
-// input, gzip-compressed or not (told by its first bytes). It returns the
-// name to use in messages. A file that cannot be opened is a failure (exit
-// 1) with a one-line message.
+// input, gzip-compressed or not (told by its first bytes; what it expands
+// to is bounded by rows.Decompress). It returns the name to use in
+// messages. A file that cannot be opened is a failure (exit 1) with a
+// one-line message.
 func (f *factory) Open(name string) (io.ReadCloser, string, error) {
 	var rc io.ReadCloser
 	switch name {
@@ -81,16 +81,12 @@ func (f *factory) Open(name string) (io.ReadCloser, string, error) {
 		}
 		rc = fh
 	}
-	br := bufio.NewReaderSize(rc, 64<<10)
-	if magic, _ := br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
-		z, err := gzip.NewReader(br)
-		if err != nil {
-			rc.Close()
-			return nil, "", fmt.Errorf("%s: starts like gzip but is not: %w", name, err)
-		}
-		return readCloser{z, rc}, name, nil
+	r, _, err := rows.Decompress(rc)
+	if err != nil {
+		rc.Close()
+		return nil, "", fmt.Errorf("%s: %w", name, err)
 	}
-	return readCloser{br, rc}, name, nil
+	return readCloser{r, rc}, name, nil
 }
 
 // readCloser reads from one reader and closes the file under it.
