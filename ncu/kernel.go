@@ -10,6 +10,7 @@ import (
 
 	"github.com/gpucalc/gpucalc/devices"
 	"github.com/gpucalc/gpucalc/occupancy"
+	"github.com/gpucalc/gpucalc/rows"
 )
 
 // Kernel is one profiled launch as the export measured it.
@@ -39,6 +40,10 @@ type Kernel struct {
 	// Missing lists the figures the export lacks for this kernel (the
 	// metric names gpucalc looked for).
 	Missing []string `json:"missing,omitempty"`
+	// Implausible lists figures that cannot be real: a negative counter,
+	// and (from Analyze) a rate far above the device's ceiling. The kernel
+	// is kept, flagged.
+	Implausible []string `json:"implausible,omitempty"`
 }
 
 // Dim3 is a CUDA block or grid shape.
@@ -190,31 +195,29 @@ var tensorDTypes = map[string]devices.DType{
 	"fp8": devices.FP8E4M3, "e4m3": devices.FP8E4M3, "e5m2": devices.FP8E5M2, "int8": devices.INT8,
 }
 
-// Kernels reads every kernel of the export.
-func (e *Export) Kernels() ([]Kernel, error) {
-	out := make([]Kernel, 0, len(e.Rows))
-	for _, r := range e.Rows {
-		k, err := e.kernel(r)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, k)
-	}
-	return out, nil
-}
-
 // reader gathers a row's values and what is missing.
 type reader struct {
-	e       *Export
-	r       Row
-	missing []string
-	err     error
+	e           *export
+	r           Row
+	missing     []string
+	implausible []string
+	err         error
 }
 
+// negative records a counter below zero as implausible.
+func (rd *reader) negative(what string, v float64) {
+	rd.implausible = append(rd.implausible, fmt.Sprintf("%s is negative (%g)", what, v))
+}
+
+// value reads a metric; none gpucalc reads can be negative, so a negative
+// one is flagged.
 func (rd *reader) value(metric string) (float64, bool) {
 	v, ok, err := rd.e.Value(rd.r, metric)
 	if err != nil && rd.err == nil {
 		rd.err = err
+	}
+	if v < 0 {
+		rd.negative(metric, v)
 	}
 	return v, ok
 }
@@ -265,21 +268,28 @@ func (rd *reader) optional(metric string) *float64 {
 
 func (rd *reader) int(metric string) int { return int(rd.need(metric)) }
 
-func (e *Export) kernel(r Row) (Kernel, error) {
+func (e *export) kernel(r Row) (Kernel, error) {
 	rd := &reader{e: e, r: r}
 	full := e.Text(r, "Kernel Name")
 	if full == "" {
 		full = e.Text(r, "launch__kernel_name")
 	}
+	device := e.Text(r, mDisplayName)
+	for _, n := range []string{full, device} {
+		if len(n) > rows.MaxName {
+			return Kernel{}, fmt.Errorf("line %d: a name of %d bytes, over the %s names may have (is the file cut short or edited?)", r.Line, len(n), rows.Size(rows.MaxName))
+		}
+	}
 	id, err := strconv.Atoi(strings.TrimSpace(e.Text(r, "ID")))
 	if err != nil {
-		return Kernel{}, fmt.Errorf("line %d: ID %q is not a number", r.Line, e.Text(r, "ID"))
+		return Kernel{}, fmt.Errorf("line %d: ID %s is not a number", r.Line, rows.Quote(e.Text(r, "ID")))
 	}
-	k := Kernel{ID: id, FullName: full, Name: ShortName(full), Device: e.Text(r, mDisplayName)}
+	k := Kernel{ID: id, FullName: e.name(full), Device: e.name(device)}
+	k.Name = e.shortName(k.FullName)
 	k.CC = e.cc(r)
 	k.Block = rd.dim3("Block Size", "launch__block_dim")
 	k.Grid = rd.dim3("Grid Size", "launch__grid_dim")
-	k.Duration = rd.need(mDuration)
+	k.Duration = rd.duration()
 	k.Launch = rd.launch()
 	k.Work = rd.work()
 	k.Traffic = rd.traffic()
@@ -288,13 +298,51 @@ func (e *Export) kernel(r Row) (Kernel, error) {
 	if rd.err != nil {
 		return Kernel{}, rd.err
 	}
-	k.Missing = rd.missing
+	k.Missing, k.Implausible = rd.missing, rd.implausible
 	return k, nil
+}
+
+// name is one copy of a name: the row's text is not kept.
+func (e *export) name(s string) string {
+	if n, ok := e.names[s]; ok {
+		return n
+	}
+	s = strings.Clone(s)
+	e.names[s] = s
+	return s
+}
+
+// shortName is ShortName, once per distinct name.
+func (e *export) shortName(full string) string {
+	if n, ok := e.short[full]; ok {
+		return n
+	}
+	n := ShortName(full)
+	e.short[full] = n
+	return n
+}
+
+// duration reads gpu__time_duration, refusing one that cannot be: NaN,
+// infinite or negative.
+func (rd *reader) duration() float64 {
+	i, ok := rd.e.column(mDuration)
+	if ok && i < len(rd.r.Values) && rd.err == nil {
+		switch t := strings.ToLower(strings.TrimSpace(rd.r.Values[i])); {
+		case t == "nan" || t == "-nan" || strings.HasSuffix(t, "inf"):
+			rd.err = fmt.Errorf("line %d: %s is %s: a kernel's duration must be a number (was the export edited?)", rd.r.Line, mDuration, rows.Quote(t))
+			return 0
+		}
+	}
+	d := rd.need(mDuration)
+	if d < 0 && rd.err == nil {
+		rd.err = fmt.Errorf("line %d: %s is %s: a duration cannot be negative (was the export edited?)", rd.r.Line, mDuration, rows.Quote(rd.r.Values[i]))
+	}
+	return d
 }
 
 // cc reads the compute capability from the CC column or the device
 // attributes; zero when neither is there.
-func (e *Export) cc(r Row) devices.CC {
+func (e *export) cc(r Row) devices.CC {
 	if c, err := devices.ParseCC(e.Text(r, "CC")); err == nil {
 		return c
 	}
@@ -373,8 +421,11 @@ func (rd *reader) work() []Work {
 		if err != nil && rd.err == nil {
 			rd.err = fmt.Errorf("line %d: %s: %w", rd.r.Line, rd.e.Columns[tc.index], err)
 		}
-		if ok && v > 0 {
+		switch {
+		case ok && v > 0:
 			add(tc.dtype, devices.Tensor, v*unitScale(rd.e.Units[tc.index]))
+		case ok && v < 0:
+			rd.negative(rd.e.Columns[tc.index], v)
 		}
 	}
 	if len(rd.e.tensor) == 0 {

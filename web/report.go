@@ -227,11 +227,7 @@ func (s *server) ncuReport(name string, data []byte, d devices.Device) (answer, 
 		}
 		in = z
 	}
-	exp, err := ncu.Read(in)
-	if err != nil {
-		return answer{Errors: fieldErrors{"file": fmt.Sprintf("%s: %v", name, err)}}, nil
-	}
-	ks, err := exp.Kernels()
+	ks, err := ncu.Read(in)
 	if err != nil {
 		return answer{Errors: fieldErrors{"file": fmt.Sprintf("%s: %v", name, err)}}, nil
 	}
