@@ -43,9 +43,14 @@ func TestReadImplausible(t *testing.T) {
 		})
 	}
 	// Thousands separators are read as such.
-	for in, want := range map[string]float64{"1,500": 1500, "1,234,567.5": 1234567.5, "-1,000": -1000, "999": 999, "0.5": 0.5} {
+	for in, want := range map[string]float64{"1,500": 1500, "1,234,567.5": 1234567.5, "-1,000": -1000, "+12,345,678": 12345678, "999": 999, "0.5": 0.5, "1,000e3": 1e6} {
 		if v, ok, err := parseNumber(in); err != nil || !ok || v != want {
 			t.Errorf("parseNumber(%q) = %g, %v, %v; want %g", in, v, ok, err, want)
+		}
+	}
+	for _, in := range []string{"1,5", ",123", "1,,234", "1.5,3", "1234,567", "1-,234", "1,234,5678", "0x1p3", "1_000"} {
+		if _, _, err := parseNumber(in); err == nil {
+			t.Errorf("parseNumber(%q) read a number", in)
 		}
 	}
 	ks := readKernels(t, []byte(build(smallHeader, smallUnits, with(mDRAMWrite, "-1,000"))))

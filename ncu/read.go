@@ -35,6 +35,11 @@ type export struct {
 	index, sectioned map[string]int
 	// tensor lists the tensor-core operation counters.
 	tensor []tensorColumn
+	// scale is each column's unitScale, set with the units.
+	scale []float64
+	// missing is a buffer for a row's missing metrics, lastMissing the
+	// list the previous row kept.
+	missing, lastMissing []string
 	// names maps each kernel and device name read to one copy of it, and
 	// a kernel name to its short form: a name repeats over many launches,
 	// and the row it came from is not kept.
@@ -139,11 +144,11 @@ func read(r io.Reader, maxKernels int) ([]Kernel, error) {
 			return nil, fmt.Errorf("line %d: %d fields, the header has %d (is the file cut short or edited?)", cr.Line(), len(rec), len(header))
 		}
 		if e.Units == nil && len(ks) == 0 && rec[0] == "" {
-			e.Units = slices.Clone(rec)
+			e.setUnits(slices.Clone(rec))
 			continue
 		}
 		if e.Units == nil {
-			e.Units = make([]string, len(header))
+			e.setUnits(make([]string, len(header)))
 		}
 		if len(ks) == maxKernels {
 			return nil, fmt.Errorf("line %d: more than %d kernels (the most gpucalc reads); %s", cr.Line(), maxKernels, fewerLaunches)
@@ -158,6 +163,15 @@ func read(r io.Reader, maxKernels int) ([]Kernel, error) {
 		return nil, errors.New("the export has a header but no kernels: did ncu profile any launch? (check its --kernel-name / --launch-count filters)")
 	}
 	return ks, nil
+}
+
+// setUnits keeps the units row and each column's scale.
+func (e *export) setUnits(units []string) {
+	e.Units = units
+	e.scale = make([]float64, len(units))
+	for i, u := range units {
+		e.scale[i] = unitScale(u)
+	}
 }
 
 // readError words an input that cannot be read as an export.
@@ -264,7 +278,7 @@ func (e *export) Value(r Row, metric string) (v float64, ok bool, err error) {
 		}
 		return 0, false, err
 	}
-	return v * unitScale(e.Units[i]), true, nil
+	return v * e.scale[i], true, nil
 }
 
 // parseNumber reads ncu's number format: "1,234,567.89", "0", "nan". A
@@ -277,15 +291,25 @@ func parseNumber(s string) (float64, bool, error) {
 	case "", "n/a", "nan", "-nan", "inf", "-inf", "-":
 		return 0, false, nil
 	}
-	if strings.Contains(t, ",") {
+	commas := false
+	for i := 0; i < len(t); i++ {
+		switch c := t[i]; {
+		case c == ',':
+			commas = true
+		case c >= '0' && c <= '9', c == '.', c == 'e', c == 'E', c == '+', c == '-':
+		default: // hex, underscores, words: not ncu's numbers
+			return 0, false, fmt.Errorf("value %s is not a number", rows.Quote(s))
+		}
+	}
+	if commas {
 		if !thousands(t) {
 			return 0, false, fmt.Errorf("value %s has a decimal comma (or commas that are not thousands separators): export in a locale that writes 1.5, e.g. LC_ALL=C ncu ...", rows.Quote(s))
 		}
 		t = strings.ReplaceAll(t, ",", "")
 	}
 	v, err := strconv.ParseFloat(t, 64)
-	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) || strings.ContainsAny(t, "xX_pP") {
-		return 0, false, fmt.Errorf("value %q is not a number", s)
+	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+		return 0, false, fmt.Errorf("value %s is not a number", rows.Quote(s))
 	}
 	return v, true, nil
 }
@@ -293,16 +317,24 @@ func parseNumber(s string) (float64, bool, error) {
 // thousands reports whether the commas of t separate groups of three
 // digits before any decimal point: "-1,234,567.5".
 func thousands(t string) bool {
-	whole, frac, _ := strings.Cut(strings.TrimLeft(t, "+-"), ".")
-	if strings.Contains(frac, ",") {
-		return false
-	}
-	for i, g := range strings.Split(whole, ",") {
-		if len(g) == 0 || len(g) > 3 || i > 0 && len(g) != 3 || strings.Trim(g, "0123456789") != "" {
+	group := 0 // digits since the last comma
+	first := true // no comma yet
+	for i := 0; i < len(t); i++ {
+		switch c := t[i]; {
+		case c >= '0' && c <= '9':
+			group++
+		case c == ',':
+			if group == 0 || group > 3 || !first && group != 3 {
+				return false
+			}
+			group, first = 0, false
+		case c == '.' || c == 'e' || c == 'E':
+			return !first && group == 3 && !strings.Contains(t[i:], ",")
+		case i > 0: // a sign inside the number
 			return false
 		}
 	}
-	return true
+	return !first && group == 3
 }
 
 // unitBases are the units ncu prints that may carry an SI prefix.
