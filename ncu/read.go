@@ -317,7 +317,7 @@ func parseNumber(s string) (float64, bool, error) {
 // thousands reports whether the commas of t separate groups of three
 // digits before any decimal point: "-1,234,567.5".
 func thousands(t string) bool {
-	group := 0 // digits since the last comma
+	group := 0    // digits since the last comma
 	first := true // no comma yet
 	for i := 0; i < len(t); i++ {
 		switch c := t[i]; {
