@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"os"
 
 	"github.com/gpucalc/gpucalc/chart"
 	"github.com/gpucalc/gpucalc/devices"
@@ -80,10 +79,6 @@ catalog's efficiencies and are flagged as not validated.`,
 	return cmd
 }
 
-// progressBytes is the input size from which reading is announced on
-// stderr: about a second's work.
-const progressBytes = 50 << 20
-
 func traceRun(opts *traceOptions) error {
 	f := opts.f
 	form, err := f.OutFormat(nil, &opts.chart)
@@ -93,14 +88,11 @@ func traceRun(opts *traceOptions) error {
 	if opts.top < 0 {
 		return usagef("--top %d: give 0 (all) or more", opts.top)
 	}
-	in, name, err := f.Open(opts.file)
+	in, name, err := f.openWatched(opts.file)
 	if err != nil {
 		return err
 	}
 	defer in.Close()
-	if st, err := os.Stat(opts.file); err == nil && opts.file != "-" && st.Size() >= progressBytes {
-		fmt.Fprintf(f.ErrOut, "gpucalc: reading %s (%d MB)…\n", name, st.Size()/1e6)
-	}
 	tr, err := trace.Read(in)
 	if err != nil {
 		return fmt.Errorf("%s: %w", name, err)
