@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"os"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -361,7 +362,15 @@ func FuzzRead(f *testing.F) {
 	f.Add("\"ID\",\"Kernel Name\",\"x__y\"\n\"\",\"\"\n")
 	f.Add(string(groundTruth(f)[:20000]))
 	f.Fuzz(func(t *testing.T, in string) {
-		ks, err := Read(strings.NewReader(in))
+		var ks []Kernel
+		var err error
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		ks, err = Read(strings.NewReader(in))
+		runtime.ReadMemStats(&after)
+		if n := after.TotalAlloc - before.TotalAlloc; n > 64<<20+1000*uint64(len(in)) {
+			t.Fatalf("%d bytes of input allocated %d MiB", len(in), n>>20)
+		}
 		if err != nil {
 			return
 		}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -257,7 +258,13 @@ func FuzzBuildLog(f *testing.F) {
 	}
 	f.Add("ptxas info : Compiling entry function 'x' for 'sm_99'\nFunction properties for x\n 1 bytes stack frame\n: Used x registers,,\n")
 	f.Fuzz(func(t *testing.T, in string) {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
 		ks, err := ParseBuildLog(strings.NewReader(in))
+		runtime.ReadMemStats(&after)
+		if n := after.TotalAlloc - before.TotalAlloc; n > 64<<20+1000*uint64(len(in)) {
+			t.Fatalf("%d bytes of input allocated %d MiB", len(in), n>>20)
+		}
 		if err == nil && len(ks) == 0 {
 			t.Fatal("no kernels and no error")
 		}

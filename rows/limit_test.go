@@ -128,3 +128,22 @@ func TestSize(t *testing.T) {
 		}
 	}
 }
+
+// FuzzDecompress: whatever the bytes, Decompress reads within its bounds
+// and never panics.
+func FuzzDecompress(f *testing.F) {
+	f.Add([]byte("a,b\n1,2\n"))
+	f.Add(gz(f, "a,b\n", 1<<10))
+	f.Add(gz(f, " ", 1<<16))
+	f.Add([]byte{0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		r, _, err := Decompress(bytes.NewReader(b))
+		if err != nil {
+			return
+		}
+		n, _ := io.Copy(io.Discard, r)
+		if n > MaxDecompressed || n > ratioFrom && n > MaxRatio*int64(len(b)) {
+			t.Fatalf("%d bytes read %d", len(b), n)
+		}
+	})
+}

@@ -19,6 +19,16 @@ func allocated(f func()) uint64 {
 	return after.TotalAlloc - before.TotalAlloc
 }
 
+// allocatedLive is allocated without the collection first (for fuzzing,
+// where a collection per input costs too much).
+func allocatedLive(f func()) uint64 {
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	f()
+	runtime.ReadMemStats(&after)
+	return after.TotalAlloc - before.TotalAlloc
+}
+
 // TestReadBombs: inputs that are small, or small once compressed, but
 // expand to more than any event can be are refused as they stream, with
 // little memory: gzip bombs, runs of blank space, and overlong strings,

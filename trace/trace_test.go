@@ -432,6 +432,8 @@ func FuzzRead(f *testing.F) {
 	f.Add(gz([]byte(small)))
 	f.Add([]byte(`{"traceEvents":[{"ph":"X","cat":"cpu_op","args":{"Input Dims":[[[1,2],[3]],[]]}}]}`))
 	f.Add([]byte(`[1,2]`))
+	f.Add(gunzip(f, traces[0])[:30000])
+	f.Add(gunzip(f, traces[1])[:30000])
 	d, err := devices.Lookup("h100")
 	if err != nil {
 		f.Fatal(err)
@@ -441,7 +443,11 @@ func FuzzRead(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		tr, err := Read(bytes.NewReader(b))
+		var tr *Trace
+		var err error
+		if n := allocatedLive(func() { tr, err = Read(bytes.NewReader(b)) }); n > 64<<20+1000*uint64(len(b)) {
+			t.Fatalf("%d bytes of input allocated %d MiB", len(b), n>>20)
+		}
 		if err != nil {
 			if strings.Contains(err.Error(), "\n") {
 				t.Fatalf("error of several lines: %q", err)
