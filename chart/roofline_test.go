@@ -63,15 +63,11 @@ func ncuChart(t testing.TB) (chart.Roofline, []string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e, err := ncu.Read(z)
+	ks, err := ncu.Read(z)
 	if err != nil {
 		t.Fatal(err)
 	}
 	d, err := devices.Lookup("h100")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ks, err := e.Kernels()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -25,13 +25,20 @@ type BatchRow struct {
 	Err    error
 }
 
+// MaxBatchRows is the most rows ReadBatch reads, and MaxBatchBytes the
+// most bytes: it keeps them all, and each row prices a model on a device.
+const (
+	MaxBatchRows  = 50000
+	MaxBatchBytes = 64 << 20
+)
+
 // ReadBatch reads CSV with BatchColumns as its header (in that order; extra
 // columns are kept in Cells) through rows (bounded lines, binary data and
 // broken quotes stop it with their line). A bad header is an error; a bad
 // row is a row with Err set, so that one bad row never stops the batch; an
 // input that breaks off returns the rows before the break and the error.
 func ReadBatch(r io.Reader) ([]BatchRow, error) {
-	cr := rows.NewCSV(r)
+	cr := rows.NewCSV(rows.Limit(r, MaxBatchBytes))
 	head, err := cr.Read()
 	if err == io.EOF {
 		return nil, fmt.Errorf("empty input; expected the header %s", strings.Join(BatchColumns, ","))
@@ -58,8 +65,15 @@ func ReadBatch(r io.Reader) ([]BatchRow, error) {
 			out = append(out, BatchRow{Line: re.Line, Cells: slices.Clone(rec), Err: re.Err})
 			continue
 		}
+		var se *rows.SizeError
+		if errors.As(err, &se) {
+			return out, fmt.Errorf("%w; split the file", err)
+		}
 		if err != nil {
 			return out, err
+		}
+		if len(out) == MaxBatchRows {
+			return out, fmt.Errorf("line %d: more than %d rows; split the file", cr.Line(), MaxBatchRows)
 		}
 		row := BatchRow{Line: cr.Line(), Cells: slices.Clone(rec)}
 		if row.Err = row.parse(); row.Err != nil {

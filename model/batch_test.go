@@ -46,3 +46,18 @@ func FuzzReadBatch(f *testing.F) {
 		}
 	})
 }
+
+// TestReadBatchLimits: a batch keeps its rows in memory, so rows and bytes
+// are bounded, each limit an error that says to split the file.
+func TestReadBatchLimits(t *testing.T) {
+	head := "model,device,phase,batch,seq,ctx,tp\n"
+	many := head + strings.Repeat("llama-3.1-8b,h100,decode,8,1,4096,2\n", MaxBatchRows+1)
+	got, err := ReadBatch(strings.NewReader(many))
+	if err == nil || !strings.Contains(err.Error(), "more than 50000 rows; split the file") || len(got) != MaxBatchRows {
+		t.Errorf("past the rows: %d rows, %v", len(got), err)
+	}
+	long := head + strings.Repeat("x,"+strings.Repeat("a", 1<<20-10)+",decode\n", MaxBatchBytes>>20+2)
+	if _, err := ReadBatch(strings.NewReader(long)); err == nil || !strings.Contains(err.Error(), "larger than 64 MiB; split the file") {
+		t.Errorf("past the bytes: %v", err)
+	}
+}

@@ -3,6 +3,7 @@ package ncu
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/gpucalc/gpucalc/devices"
@@ -76,6 +77,7 @@ type Occupancy struct {
 // theoretical occupancy on the compute capability it ran on.
 func Analyze(k Kernel, d devices.Device) Analysis {
 	a := Analysis{Kernel: k}
+	a.Implausible = slices.Clip(a.Implausible) // appends below must not share the Kernel's array
 	for _, w := range k.Work {
 		a.FLOPs += w.FLOPs
 	}
@@ -103,9 +105,24 @@ func Analyze(k Kernel, d devices.Device) Analysis {
 		}
 		a.Memory = append(a.Memory, l)
 	}
+	for _, r := range a.Compute {
+		if r.Share > maxShare {
+			a.Implausible = append(a.Implausible, fmt.Sprintf("%s at %.3g times the device's peak", r.Key(), r.Share))
+		}
+	}
+	for _, l := range a.Memory {
+		if l.Share > maxShare {
+			a.Implausible = append(a.Implausible, fmt.Sprintf("%s at %.3g times the device's bandwidth", l.Level, l.Share))
+		}
+	}
 	a.Occupancy = theoretical(k, d)
 	return a
 }
+
+// maxShare is the share of a ceiling past which a rate is implausible: a
+// kernel reaches at most about its dense peak or bandwidth; far above,
+// the export was edited, or is of another GPU than the device.
+const maxShare = 1.5
 
 // theoretical computes the launch's occupancy as the CUDA runtime does.
 func theoretical(k Kernel, d devices.Device) Occupancy {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/gpucalc/gpucalc/devices"
 	"github.com/gpucalc/gpucalc/occupancy"
+	"github.com/gpucalc/gpucalc/rows"
 )
 
 // Kernel is one profiled launch as the export measured it.
@@ -40,6 +41,10 @@ type Kernel struct {
 	// Missing lists the figures the export lacks for this kernel (the
 	// metric names gpucalc looked for).
 	Missing []string `json:"missing,omitempty"`
+	// Implausible lists figures that cannot be real: a negative counter,
+	// and (from Analyze) a rate far above the device's ceiling. The kernel
+	// is kept, flagged.
+	Implausible []string `json:"implausible,omitempty"`
 }
 
 // Dim3 is a CUDA block or grid shape.
@@ -152,14 +157,23 @@ const sectorBytes = 32
 // the FLOPs one thread instruction does. The fp16 counters (HADD2, HMUL2,
 // HFMA2, bf16 forms included) work on packed pairs, as Nsight Compute's
 // half-precision roofline counts them.
-var cudaCoreOps = []struct {
-	dtype devices.DType
-	inst  string
-	flops float64
-}{
-	{devices.FP64, "dadd", 1}, {devices.FP64, "dmul", 1}, {devices.FP64, "dfma", 2},
-	{devices.FP32, "fadd", 1}, {devices.FP32, "fmul", 1}, {devices.FP32, "ffma", 2},
-	{devices.FP16, "hadd", 2}, {devices.FP16, "hmul", 2}, {devices.FP16, "hfma", 4},
+var cudaCoreOps = []cudaCoreOp{
+	coreOp(devices.FP64, "dadd", 1), coreOp(devices.FP64, "dmul", 1), coreOp(devices.FP64, "dfma", 2),
+	coreOp(devices.FP32, "fadd", 1), coreOp(devices.FP32, "fmul", 1), coreOp(devices.FP32, "ffma", 2),
+	coreOp(devices.FP16, "hadd", 2), coreOp(devices.FP16, "hmul", 2), coreOp(devices.FP16, "hfma", 4),
+}
+
+// cudaCoreOp is one instruction's counters: its .sum, and its rate per
+// cycle (names built once, not per row).
+type cudaCoreOp struct {
+	dtype     devices.DType
+	sum, rate string
+	flops     float64
+}
+
+func coreOp(dt devices.DType, inst string, flops float64) cudaCoreOp {
+	m := "smsp__sass_thread_inst_executed_op_" + inst + "_pred_on.sum"
+	return cudaCoreOp{dtype: dt, sum: m, rate: m + ".per_cycle_elapsed", flops: flops}
 }
 
 // tensorRE matches the tensor-core operation counters
@@ -191,31 +205,29 @@ var tensorDTypes = map[string]devices.DType{
 	"fp8": devices.FP8E4M3, "e4m3": devices.FP8E4M3, "e5m2": devices.FP8E5M2, "int8": devices.INT8,
 }
 
-// Kernels reads every kernel of the export.
-func (e *Export) Kernels() ([]Kernel, error) {
-	out := make([]Kernel, 0, len(e.Rows))
-	for _, r := range e.Rows {
-		k, err := e.kernel(r)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, k)
-	}
-	return out, nil
-}
-
 // reader gathers a row's values and what is missing.
 type reader struct {
-	e       *Export
-	r       Row
-	missing []string
-	err     error
+	e           *export
+	r           Row
+	missing     []string
+	implausible []string
+	err         error
 }
 
+// negative records a counter below zero as implausible.
+func (rd *reader) negative(what string, v float64) {
+	rd.implausible = append(rd.implausible, fmt.Sprintf("%s is negative (%g)", what, v))
+}
+
+// value reads a metric; none gpucalc reads can be negative, so a negative
+// one is flagged.
 func (rd *reader) value(metric string) (float64, bool) {
 	v, ok, err := rd.e.Value(rd.r, metric)
 	if err != nil && rd.err == nil {
 		rd.err = err
+	}
+	if v < 0 {
+		rd.negative(metric, v)
 	}
 	return v, ok
 }
@@ -277,21 +289,28 @@ func (rd *reader) int(metric string) int {
 	return int(v)
 }
 
-func (e *Export) kernel(r Row) (Kernel, error) {
-	rd := &reader{e: e, r: r}
+func (e *export) kernel(r Row) (Kernel, error) {
+	rd := &reader{e: e, r: r, missing: e.missing[:0]}
 	full := e.Text(r, "Kernel Name")
 	if full == "" {
 		full = e.Text(r, "launch__kernel_name")
 	}
+	device := e.Text(r, mDisplayName)
+	for _, n := range []string{full, device} {
+		if len(n) > rows.MaxName {
+			return Kernel{}, fmt.Errorf("line %d: a name of %d bytes, over the %s names may have (is the file cut short or edited?)", r.Line, len(n), rows.Size(rows.MaxName))
+		}
+	}
 	id, err := strconv.Atoi(strings.TrimSpace(e.Text(r, "ID")))
 	if err != nil {
-		return Kernel{}, fmt.Errorf("line %d: ID %q is not a number", r.Line, e.Text(r, "ID"))
+		return Kernel{}, fmt.Errorf("line %d: ID %s is not a number", r.Line, rows.Quote(e.Text(r, "ID")))
 	}
-	k := Kernel{ID: id, FullName: full, Name: ShortName(full), Device: e.Text(r, mDisplayName)}
+	k := Kernel{ID: id, FullName: e.name(full), Device: e.name(device)}
+	k.Name = e.shortName(k.FullName)
 	k.CC = e.cc(r)
-	k.Block = rd.dim3("Block Size", "launch__block_dim")
-	k.Grid = rd.dim3("Grid Size", "launch__grid_dim")
-	k.Duration = rd.need(mDuration)
+	k.Block = rd.dim3("Block Size", blockDims)
+	k.Grid = rd.dim3("Grid Size", gridDims)
+	k.Duration = rd.duration()
 	k.Launch = rd.launch()
 	k.Work = rd.work()
 	k.Traffic = rd.traffic()
@@ -300,13 +319,61 @@ func (e *Export) kernel(r Row) (Kernel, error) {
 	if rd.err != nil {
 		return Kernel{}, rd.err
 	}
-	k.Missing = rd.missing
+	k.Missing, k.Implausible = e.sameMissing(rd.missing), rd.implausible
 	return k, nil
+}
+
+// sameMissing returns what a row lacks, sharing the previous row's list
+// when it is the same (the rows of an export mostly lack the same metrics).
+func (e *export) sameMissing(m []string) []string {
+	if m == nil || !slices.Equal(m, e.lastMissing) {
+		e.lastMissing = slices.Clip(slices.Clone(m))
+	}
+	e.missing = m[:0]
+	return e.lastMissing
+}
+
+// name is one copy of a name: the row's text is not kept.
+func (e *export) name(s string) string {
+	if n, ok := e.names[s]; ok {
+		return n
+	}
+	s = strings.Clone(s)
+	e.names[s] = s
+	return s
+}
+
+// shortName is ShortName, once per distinct name.
+func (e *export) shortName(full string) string {
+	if n, ok := e.short[full]; ok {
+		return n
+	}
+	n := ShortName(full)
+	e.short[full] = n
+	return n
+}
+
+// duration reads gpu__time_duration, refusing one that cannot be: NaN,
+// infinite or negative.
+func (rd *reader) duration() float64 {
+	i, ok := rd.e.column(mDuration)
+	if ok && i < len(rd.r.Values) && rd.err == nil {
+		switch t := strings.ToLower(strings.TrimSpace(rd.r.Values[i])); {
+		case t == "nan" || t == "-nan" || strings.HasSuffix(t, "inf"):
+			rd.err = fmt.Errorf("line %d: %s is %s: a kernel's duration must be a number (was the export edited?)", rd.r.Line, mDuration, rows.Quote(t))
+			return 0
+		}
+	}
+	d := rd.need(mDuration)
+	if d < 0 && rd.err == nil {
+		rd.err = fmt.Errorf("line %d: %s is %s: a duration cannot be negative (was the export edited?)", rd.r.Line, mDuration, rows.Quote(rd.r.Values[i]))
+	}
+	return d
 }
 
 // cc reads the compute capability from the CC column or the device
 // attributes; zero when neither is there.
-func (e *Export) cc(r Row) devices.CC {
+func (e *export) cc(r Row) devices.CC {
 	if c, err := devices.ParseCC(e.Text(r, "CC")); err == nil {
 		return c
 	}
@@ -318,55 +385,76 @@ func (e *Export) cc(r Row) devices.CC {
 	return devices.CC{}
 }
 
+// dims names the _x/_y/_z metrics of a launch dimension, and what is
+// missing without them.
+type dims struct{ x, y, z, missing string }
+
+var (
+	blockDims = dims{"launch__block_dim_x", "launch__block_dim_y", "launch__block_dim_z", "launch__block_dim_x/y/z"}
+	gridDims  = dims{"launch__grid_dim_x", "launch__grid_dim_y", "launch__grid_dim_z", "launch__grid_dim_x/y/z"}
+)
+
 // dim3 reads "(384, 1, 1)" from a column, else the _x/_y/_z metrics.
-func (rd *reader) dim3(col, metric string) Dim3 {
-	if t := strings.Trim(strings.TrimSpace(rd.e.Text(rd.r, col)), "()"); t != "" {
-		var d Dim3
-		if n, err := fmt.Sscanf(strings.ReplaceAll(t, " ", ""), "%d,%d,%d", &d.X, &d.Y, &d.Z); n == 3 && err == nil && d.X > 0 && d.Y > 0 && d.Z > 0 {
-			return d
-		}
+func (rd *reader) dim3(col string, m dims) Dim3 {
+	if d, ok := parseDim3(rd.e.Text(rd.r, col)); ok {
+		return d
 	}
-	x, okx := rd.value(metric + "_x")
-	y, oky := rd.value(metric + "_y")
-	z, okz := rd.value(metric + "_z")
+	x, okx := rd.value(m.x)
+	y, oky := rd.value(m.y)
+	z, okz := rd.value(m.z)
 	if !okx || !oky || !okz {
-		rd.missing = append(rd.missing, metric+"_x/y/z")
+		rd.missing = append(rd.missing, m.missing)
 		return Dim3{}
 	}
 	return Dim3{int(x), int(y), int(z)}
 }
 
+// parseDim3 reads "(384, 1, 1)": three positive whole numbers.
+func parseDim3(s string) (Dim3, bool) {
+	f := strings.Split(strings.Trim(strings.TrimSpace(s), "()"), ",")
+	if len(f) != 3 {
+		return Dim3{}, false
+	}
+	var v [3]int
+	for i := range f {
+		n, err := strconv.Atoi(strings.TrimSpace(f[i]))
+		if err != nil || n <= 0 {
+			return Dim3{}, false
+		}
+		v[i] = n
+	}
+	return Dim3{v[0], v[1], v[2]}, true
+}
+
 // count returns an instruction counter: the .sum when the export has it,
 // else the .sum.per_cycle_elapsed rate times the SM sub-partition cycles
 // elapsed (what the roofline sections collect).
-func (rd *reader) count(metric string) (float64, bool) {
-	if v, ok := rd.value(metric + ".sum"); ok {
+func (rd *reader) count(sum, rate string) (float64, bool) {
+	if v, ok := rd.value(sum); ok {
 		return v, true
 	}
-	rate, ok := rd.value(metric + ".sum.per_cycle_elapsed")
+	r, ok := rd.value(rate)
 	if !ok {
 		return 0, false
 	}
 	cycles, ok := rd.value(mSMSPCycles)
-	return rate * cycles, ok
+	return r * cycles, ok
 }
 
 func (rd *reader) work() []Work {
-	byKey := map[string]*Work{}
-	var order []string
+	var out []Work
 	add := func(dt devices.DType, p devices.Path, flops float64) {
-		k := devices.PeakKey(dt, p)
-		w, ok := byKey[k]
-		if !ok {
-			w = &Work{DType: dt, Path: p}
-			byKey[k] = w
-			order = append(order, k)
+		for i := range out {
+			if out[i].DType == dt && out[i].Path == p {
+				out[i].FLOPs += flops
+				return
+			}
 		}
-		w.FLOPs += flops
+		out = append(out, Work{DType: dt, Path: p, FLOPs: flops})
 	}
 	found := false
 	for _, op := range cudaCoreOps {
-		n, ok := rd.count("smsp__sass_thread_inst_executed_op_" + op.inst + "_pred_on")
+		n, ok := rd.count(op.sum, op.rate)
 		if ok {
 			found = true
 			if n > 0 {
@@ -385,23 +473,23 @@ func (rd *reader) work() []Work {
 		if err != nil && rd.err == nil {
 			rd.err = fmt.Errorf("line %d: %s: %w", rd.r.Line, rd.e.Columns[tc.index], err)
 		}
-		if ok && v > 0 {
-			add(tc.dtype, devices.Tensor, v*unitScale(rd.e.Units[tc.index]))
+		switch {
+		case ok && v > 0:
+			add(tc.dtype, devices.Tensor, v*rd.e.scale[tc.index])
+		case ok && v < 0:
+			rd.negative(rd.e.Columns[tc.index], v)
 		}
 	}
 	if len(rd.e.tensor) == 0 {
 		rd.missing = append(rd.missing, "sm__ops_path_tensor_op_*.sum")
 	}
-	out := make([]Work, 0, len(order))
-	for _, k := range order {
-		out = append(out, *byKey[k])
-	}
+	out = slices.Clip(out)
 	sort.SliceStable(out, func(i, j int) bool { return out[i].FLOPs > out[j].FLOPs })
 	return out
 }
 
 func (rd *reader) traffic() []Traffic {
-	var t []Traffic
+	t := make([]Traffic, 0, 3)
 	if r, ok := rd.value(mDRAMRead); ok {
 		w, okw := rd.value(mDRAMWrite)
 		if okw {
@@ -435,13 +523,14 @@ func (rd *reader) traffic() []Traffic {
 
 // ncuLimits are Nsight Compute's per-limit block counts, in the order of
 // occupancy.Limiters.
-var ncuLimits = [5]string{"warps", "registers", "shared_mem", "blocks", "barriers"}
+var ncuLimits = [5]string{"launch__occupancy_limit_warps", "launch__occupancy_limit_registers", "launch__occupancy_limit_shared_mem",
+	"launch__occupancy_limit_blocks", "launch__occupancy_limit_barriers"}
 
 // limits reads Nsight Compute's per-limit block counts.
 func (rd *reader) limits(o *NCUOccupancy) {
 	best := -1
 	for i, l := range ncuLimits {
-		v, ok := rd.value("launch__occupancy_limit_" + l)
+		v, ok := rd.value(l)
 		if !ok {
 			continue
 		}

@@ -4,7 +4,7 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/ianlancetaylor/demangle"
+	"github.com/gpucalc/gpucalc/symbol"
 )
 
 // Names longer than collapseAt have their nested template arguments
@@ -40,11 +40,7 @@ var (
 //	→ vectorized_elementwise_kernel<4, CUDAFunctor_add<float>, array<char *, 3>>
 func ShortName(name string) string {
 	s := strings.TrimSpace(name)
-	if strings.HasPrefix(s, "_Z") {
-		// Substitutions can make a short mangled name demangle to an
-		// enormous one; 64 Ki characters is plenty for a kernel.
-		s = demangle.Filter(s, demangle.MaxLength(16))
-	}
+	s = symbol.Demangle(s)
 	s = stripParams(stripReturnType(s))
 	s = lambdaRE.ReplaceAllString(s, "lambda$1$2")
 	s = operatorRE.ReplaceAllString(s, "")

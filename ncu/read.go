@@ -21,14 +21,13 @@ import (
 // exportHint says which export gpucalc reads; every rejection ends with it.
 const exportHint = "export the report with `ncu --csv --page raw ... > FILE.csv` (or `ncu --import REPORT.ncu-rep --csv --page raw > FILE.csv`)"
 
-// Export is a parsed `ncu --csv --page raw` export: one row per profiled
-// kernel launch, one column per metric.
-type Export struct {
+// export is the state of reading an `ncu --csv --page raw` export: its
+// header, units and column lookups, and the names seen.
+type export struct {
 	// Columns are the header names in file order; Units the units row (empty
 	// strings when the export has none).
 	Columns []string
 	Units   []string
-	Rows    []Row
 
 	// index maps a column name to its position; sectioned does the same
 	// for metrics that appear under a section prefix only
@@ -36,32 +35,58 @@ type Export struct {
 	index, sectioned map[string]int
 	// tensor lists the tensor-core operation counters.
 	tensor []tensorColumn
+	// scale is each column's unitScale, set with the units.
+	scale []float64
+	// missing is a buffer for a row's missing metrics, lastMissing the
+	// list the previous row kept.
+	missing, lastMissing []string
+	// names maps each kernel and device name read to one copy of it, and
+	// a kernel name to its short form: a name repeats over many launches,
+	// and the row it came from is not kept.
+	names map[string]string
+	short map[string]string
 }
 
-// Row is one profiled kernel launch.
+// Row is one profiled kernel launch as read: valid until the next row.
 type Row struct {
 	// Line is the row's line in the input, for messages.
 	Line   int
 	Values []string
 }
 
-// maxRowBytes bounds the rows an export may hold in memory (all of them
-// are kept): far above a real export of thousands of launches. The header
-// must come within maxPreamble bytes (ncu's messages and the program's
-// output before it).
+// Limits on an export. Each row becomes a Kernel as it is read (about 600
+// bytes; the row's text is not kept), so memory follows the kernels, not
+// the file.
 const (
-	maxRowBytes = 256 << 20
+	// MaxBytes is the largest export read, decompressed; the header must
+	// come within maxPreamble bytes (ncu's messages and the program's
+	// output before it).
+	MaxBytes    = 8 << 30
 	maxPreamble = 64 << 20
+	// MaxKernels is the most rows (profiled launches) read.
+	MaxKernels = 4_000_000
 )
 
-// Read parses what `ncu --csv --page raw` prints, as a redirect captures it:
-// lines before the header (==PROF== messages, the program's own output) are
-// skipped, and so are ==PROF==/==WARNING== lines after it; the units row is
-// kept. Anything else (the details page, a binary .ncu-rep, text output) is
-// rejected with a message that says which export to make. Lines are read
-// through rows: at most 1 MiB each, text only.
-func Read(r io.Reader) (*Export, error) {
-	lines := rows.NewLines(r)
+// fewerLaunches says how to make a smaller export.
+const fewerLaunches = "profile fewer launches (ncu --launch-count N, --kernel-name NAME)"
+
+// Read parses what `ncu --csv --page raw` prints, as a redirect captures it
+// (gzipped or not), into one Kernel per profiled launch, in file order:
+// lines before the header (==PROF== messages, the program's own output)
+// are skipped, and so are ==PROF==/==WARNING== lines after it; the units
+// row is kept. Anything else (the details page, a binary .ncu-rep, text
+// output) is rejected with a message that says which export to make. Lines
+// are read through rows: at most 1 MiB each, text only; the export at most
+// MaxBytes and MaxKernels rows, a name at most rows.MaxName.
+func Read(r io.Reader) ([]Kernel, error) { return read(r, MaxKernels) }
+
+// read is Read with a limit on the kernels (less in tests).
+func read(r io.Reader, maxKernels int) ([]Kernel, error) {
+	in, _, err := rows.Decompress(r)
+	if err != nil {
+		return nil, err
+	}
+	lines := rows.NewLines(rows.Limit(in, MaxBytes))
 	var header []string
 	text, empty := false, true
 	for header == nil {
@@ -102,6 +127,7 @@ func Read(r io.Reader) (*Export, error) {
 		}
 		return l
 	})
+	var ks []Kernel
 	for {
 		rec, err := cr.Read()
 		if err == io.EOF {
@@ -117,34 +143,55 @@ func Read(r io.Reader) (*Export, error) {
 		if len(rec) != len(header) {
 			return nil, fmt.Errorf("line %d: %d fields, the header has %d (is the file cut short or edited?)", cr.Line(), len(rec), len(header))
 		}
-		if e.Units == nil && len(e.Rows) == 0 && rec[0] == "" {
-			e.Units = slices.Clone(rec)
+		if e.Units == nil && len(ks) == 0 && rec[0] == "" {
+			e.setUnits(slices.Clone(rec))
 			continue
 		}
-		if lines.Bytes() > maxPreamble+maxRowBytes {
-			return nil, fmt.Errorf("line %d: the export is larger than %d MiB; profile fewer launches (ncu --launch-count, --kernel-name)", cr.Line(), (maxPreamble+maxRowBytes)>>20)
+		if e.Units == nil {
+			e.setUnits(make([]string, len(header)))
 		}
-		e.Rows = append(e.Rows, Row{Line: cr.Line(), Values: slices.Clone(rec)})
+		if len(ks) == maxKernels {
+			return nil, fmt.Errorf("line %d: more than %d kernels (the most gpucalc reads); %s", cr.Line(), maxKernels, fewerLaunches)
+		}
+		k, err := e.kernel(Row{Line: cr.Line(), Values: rec})
+		if err != nil {
+			return nil, err
+		}
+		ks = append(ks, k)
 	}
-	if e.Units == nil {
-		e.Units = make([]string, len(header))
-	}
-	if len(e.Rows) == 0 {
+	if len(ks) == 0 {
 		return nil, errors.New("the export has a header but no kernels: did ncu profile any launch? (check its --kernel-name / --launch-count filters)")
 	}
-	return e, nil
+	return ks, nil
+}
+
+// setUnits keeps the units row and each column's scale.
+func (e *export) setUnits(units []string) {
+	e.Units = units
+	e.scale = make([]float64, len(units))
+	for i, u := range units {
+		e.scale[i] = unitScale(u)
+	}
 }
 
 // readError words an input that cannot be read as an export.
 func readError(err error) error {
+	var se *rows.SizeError
+	switch {
+	case errors.As(err, &se):
+		return fmt.Errorf("the export is %w decompressed (the most gpucalc reads); %s", se, fewerLaunches)
+	case errors.Is(err, rows.ErrBomb):
+		return err
+	}
 	if errors.Is(err, rows.ErrBinary) {
 		return fmt.Errorf("binary input (an .ncu-rep report?): gpucalc reads CSV; %s", exportHint)
 	}
 	return fmt.Errorf("%w: %s", err, exportHint)
 }
 
-func newExport(header []string) *Export {
-	e := &Export{Columns: header, index: make(map[string]int, len(header)), sectioned: map[string]int{}}
+func newExport(header []string) *export {
+	e := &export{Columns: header, index: make(map[string]int, len(header)), sectioned: map[string]int{},
+		names: map[string]string{}, short: map[string]string{}}
 	for i, c := range header {
 		if _, dup := e.index[c]; !dup {
 			e.index[c] = i
@@ -178,7 +225,7 @@ func sectionMetric(c string) string {
 }
 
 // checkPage tells the raw page from the other CSV pages ncu prints.
-func (e *Export) checkPage() error {
+func (e *export) checkPage() error {
 	if e.has("Metric Name") && e.has("Metric Value") {
 		return fmt.Errorf("this is the details page (one row per metric); gpucalc needs one row per kernel: %s", exportHint)
 	}
@@ -193,11 +240,11 @@ func (e *Export) checkPage() error {
 	return fmt.Errorf("the CSV has no metric columns (names like dram__bytes_read.sum): %s", exportHint)
 }
 
-func (e *Export) has(col string) bool { _, ok := e.index[col]; return ok }
+func (e *export) has(col string) bool { _, ok := e.index[col]; return ok }
 
 // column returns the index of a metric. A metric may also appear under a
 // section prefix only; the plain name wins.
-func (e *Export) column(metric string) (int, bool) {
+func (e *export) column(metric string) (int, bool) {
 	if i, ok := e.index[metric]; ok {
 		return i, true
 	}
@@ -206,7 +253,7 @@ func (e *Export) column(metric string) (int, bool) {
 }
 
 // Text returns a column's raw text in row r ("" when absent).
-func (e *Export) Text(r Row, col string) string {
+func (e *export) Text(r Row, col string) string {
 	i, ok := e.column(col)
 	if !ok || i >= len(r.Values) {
 		return ""
@@ -219,7 +266,7 @@ func (e *Export) Text(r Row, col string) string {
 // (Kbyte, usecond, Gbyte/second) scaled. ok is false when the export lacks
 // the metric or has no value for it (empty, n/a, nan); an unreadable
 // number is an error.
-func (e *Export) Value(r Row, metric string) (v float64, ok bool, err error) {
+func (e *export) Value(r Row, metric string) (v float64, ok bool, err error) {
 	i, ok := e.column(metric)
 	if !ok || i >= len(r.Values) {
 		return 0, false, nil
@@ -231,22 +278,63 @@ func (e *Export) Value(r Row, metric string) (v float64, ok bool, err error) {
 		}
 		return 0, false, err
 	}
-	return v * unitScale(e.Units[i]), true, nil
+	return v * e.scale[i], true, nil
 }
 
-// parseNumber reads ncu's number format: "1,234,567.89", "0", "nan".
+// parseNumber reads ncu's number format: "1,234,567.89", "0", "nan". A
+// comma that is not a thousands separator ("1,5", "0,25", "1.234,5") is
+// refused: it is a decimal comma, which read as a separator would make
+// 1.5 into 15.
 func parseNumber(s string) (float64, bool, error) {
 	t := strings.TrimSpace(s)
 	switch strings.ToLower(t) {
 	case "", "n/a", "nan", "-nan", "inf", "-inf", "-":
 		return 0, false, nil
 	}
-	t = strings.ReplaceAll(t, ",", "")
+	commas := false
+	for i := 0; i < len(t); i++ {
+		switch c := t[i]; {
+		case c == ',':
+			commas = true
+		case c >= '0' && c <= '9', c == '.', c == 'e', c == 'E', c == '+', c == '-':
+		default: // hex, underscores, words: not ncu's numbers
+			return 0, false, fmt.Errorf("value %s is not a number", rows.Quote(s))
+		}
+	}
+	if commas {
+		if !thousands(t) {
+			return 0, false, fmt.Errorf("value %s has a decimal comma (or commas that are not thousands separators): export in a locale that writes 1.5, e.g. LC_ALL=C ncu ...", rows.Quote(s))
+		}
+		t = strings.ReplaceAll(t, ",", "")
+	}
 	v, err := strconv.ParseFloat(t, 64)
-	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) || strings.ContainsAny(t, "xX_pP") {
-		return 0, false, fmt.Errorf("value %q is not a number", s)
+	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+		return 0, false, fmt.Errorf("value %s is not a number", rows.Quote(s))
 	}
 	return v, true, nil
+}
+
+// thousands reports whether the commas of t separate groups of three
+// digits before any decimal point: "-1,234,567.5".
+func thousands(t string) bool {
+	group := 0    // digits since the last comma
+	first := true // no comma yet
+	for i := 0; i < len(t); i++ {
+		switch c := t[i]; {
+		case c >= '0' && c <= '9':
+			group++
+		case c == ',':
+			if group == 0 || group > 3 || !first && group != 3 {
+				return false
+			}
+			group, first = 0, false
+		case c == '.' || c == 'e' || c == 'E':
+			return !first && group == 3 && !strings.Contains(t[i:], ",")
+		case i > 0: // a sign inside the number
+			return false
+		}
+	}
+	return !first && group == 3
 }
 
 // unitBases are the units ncu prints that may carry an SI prefix.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"os"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -32,11 +33,7 @@ func groundTruth(t testing.TB) []byte {
 
 func readKernels(t *testing.T, data []byte) []Kernel {
 	t.Helper()
-	e, err := Read(bytes.NewReader(data))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ks, err := e.Kernels()
+	ks, err := Read(bytes.NewReader(data))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -217,11 +214,7 @@ func TestReadTolerates(t *testing.T) {
 		"no final newline":              strings.TrimSuffix(csv, "\n"),
 	} {
 		t.Run(name, func(t *testing.T) {
-			e, err := Read(strings.NewReader(in))
-			if err != nil {
-				t.Fatal(err)
-			}
-			ks, err := e.Kernels()
+			ks, err := Read(strings.NewReader(in))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -275,10 +268,7 @@ func TestReadRejects(t *testing.T) {
 		"bad quote": {build(smallHeader, smallUnits, smallRow) + "\"1,\"2\n", "line 4"},
 	} {
 		t.Run(name, func(t *testing.T) {
-			e, err := Read(strings.NewReader(c.in))
-			if err == nil {
-				_, err = e.Kernels()
-			}
+			_, err := Read(strings.NewReader(c.in))
 			if err == nil || !strings.Contains(err.Error(), c.want) {
 				t.Fatalf("error %v, want it to contain %q", err, c.want)
 			}
@@ -376,11 +366,15 @@ func FuzzRead(f *testing.F) {
 	f.Add("\"ID\",\"Kernel Name\",\"x__y\"\n\"\",\"\"\n")
 	f.Add(string(groundTruth(f)[:20000]))
 	f.Fuzz(func(t *testing.T, in string) {
-		e, err := Read(strings.NewReader(in))
-		if err != nil {
-			return
+		var ks []Kernel
+		var err error
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		ks, err = Read(strings.NewReader(in))
+		runtime.ReadMemStats(&after)
+		if n := after.TotalAlloc - before.TotalAlloc; n > 64<<20+1000*uint64(len(in)) {
+			t.Fatalf("%d bytes of input allocated %d MiB", len(in), n>>20)
 		}
-		ks, err := e.Kernels()
 		if err != nil {
 			return
 		}
@@ -394,11 +388,7 @@ func FuzzRead(f *testing.F) {
 func BenchmarkReadGroundTruth(b *testing.B) {
 	data := groundTruth(b)
 	for b.Loop() {
-		e, err := Read(bytes.NewReader(data))
-		if err != nil {
-			b.Fatal(err)
-		}
-		if _, err := e.Kernels(); err != nil {
+		if _, err := Read(bytes.NewReader(data)); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -9,7 +9,7 @@ import (
 
 	"github.com/gpucalc/gpucalc/devices"
 	"github.com/gpucalc/gpucalc/rows"
-	"github.com/ianlancetaylor/demangle"
+	"github.com/gpucalc/gpucalc/symbol"
 )
 
 // BuildKernel is one kernel's resource usage as the CUDA tools print it.
@@ -45,6 +45,10 @@ type BuildKernel struct {
 // MaxBuildLog is the longest build log read: a build's resource usage is
 // far shorter, and reading stops early on the wrong input.
 const MaxBuildLog = 64 << 20
+
+// MaxBuildKernels is the most kernels a build log may list: far above any
+// project's, each architecture counted apart.
+const MaxBuildKernels = 1 << 17
 
 // maxFigure is the largest count or size a log entry may give: far above
 // any GPU's limits, small enough that nothing derived from it overflows.
@@ -90,8 +94,8 @@ func ParseBuildLog(r io.Reader) ([]BuildKernel, error) {
 		return nil, fmt.Errorf("no kernel found; expected ptxas -v output (\"Compiling entry function '...' for 'sm_90'\") or cuobjdump --dump-resource-usage output (\"Function ...:\" and \"REG:...\")")
 	}
 	for i := range p.out {
-		p.out[i].Demangled = demangle.Filter(p.out[i].Name, demangle.NoClones)
-		p.out[i].Short = demangle.Filter(p.out[i].Name, demangle.NoParams)
+		p.out[i].Demangled = symbol.Demangle(p.out[i].Name)
+		p.out[i].Short = symbol.Short(p.out[i].Name)
 	}
 	return p.out, nil
 }
@@ -115,18 +119,27 @@ type buildParser struct {
 	section []int
 }
 
-func (p *buildParser) add(k BuildKernel) int {
+// add records a kernel and returns its index (-1: ptxas reported it
+// already); it refuses a name over rows.MaxName and kernels past
+// MaxBuildKernels.
+func (p *buildParser) add(k BuildKernel) (int, error) {
+	if len(k.Name) > rows.MaxName {
+		return 0, fmt.Errorf("a kernel name of %d bytes, over the %s names may have; is this a build log?", len(k.Name), rows.Size(rows.MaxName))
+	}
 	key := buildKey{k.Name, k.CC}
 	if i, ok := p.index[key]; ok {
 		if p.out[i].Tool == "ptxas" && k.Tool == "cuobjdump" {
-			return -1
+			return -1, nil
 		}
 		p.out[i] = k
-		return i
+		return i, nil
+	}
+	if len(p.out) >= MaxBuildKernels {
+		return 0, fmt.Errorf("more than %d kernels; give the log of one build (or one architecture)", MaxBuildKernels)
 	}
 	p.index[key] = len(p.out)
 	p.out = append(p.out, k)
-	return len(p.out) - 1
+	return len(p.out) - 1, nil
 }
 
 func (p *buildParser) line(s string) error {
@@ -141,7 +154,9 @@ func (p *buildParser) line(s string) error {
 		if err != nil {
 			return err
 		}
-		p.entry = p.add(BuildKernel{Name: name, CC: cc, Tool: "ptxas", Problem: incomplete})
+		if p.entry, err = p.add(BuildKernel{Name: name, CC: cc, Tool: "ptxas", Problem: incomplete}); err != nil {
+			return err
+		}
 		p.properties = false
 	case strings.Contains(t, "Function properties for "):
 		name := strings.TrimSpace(t[strings.Index(t, "Function properties for ")+len("Function properties for "):])
@@ -213,7 +228,11 @@ func (p *buildParser) line(s string) error {
 				k.StaticSmem = n
 			}
 		}
-		if i := p.add(k); i >= 0 {
+		i, err := p.add(k)
+		if err != nil {
+			return err
+		}
+		if i >= 0 {
 			p.section = append(p.section, i)
 		}
 	}

@@ -4,8 +4,14 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/gpucalc/gpucalc/rows"
+	"github.com/gpucalc/gpucalc/symbol"
 )
 
 func parseFixture(t *testing.T, names ...string) []BuildKernel {
@@ -192,6 +198,54 @@ func TestBuildLogUnreadable(t *testing.T) {
 	}
 }
 
+// TestBuildLogBounded: a short log whose mangled names nest deeply (each
+// level naming the one below twice, so that the demangled form doubles
+// and more per level) demangles within symbol.Cap, and the limits on
+// names and kernels are errors with their line.
+func TestBuildLogBounded(t *testing.T) {
+	for _, depth := range []int{20, 25, 60} {
+		inner := "1AIiiE"
+		for j := 2; j <= depth; j++ {
+			inner = "S_I" + inner + "S" + strings.ToUpper(strconv.FormatInt(int64(j-2), 36)) + "_E"
+		}
+		name := "_Z1fI" + inner + "EvT_"
+		log := fmt.Sprintf("ptxas info    : Compiling entry function '%s' for 'sm_90'\nptxas info    : Function properties for %s\n    0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\nptxas info    : Used 8 registers\n", name, name)
+		var ks []BuildKernel
+		var err error
+		start := time.Now()
+		alloc := testing.AllocsPerRun(1, func() { ks, err = ParseBuildLog(strings.NewReader(log)) })
+		if err != nil || len(ks) != 1 {
+			t.Fatalf("depth %d: %v", depth, err)
+		}
+		k := ks[0]
+		if len(k.Demangled) > symbol.Cap(len(name)) || len(k.Short) > symbol.Cap(len(name)) || !strings.HasPrefix(k.Short, "f<") {
+			t.Errorf("depth %d (%d-byte log): demangled %d bytes, short %d (%.30q)", depth, len(log), len(k.Demangled), len(k.Short), k.Short)
+		}
+		if d := time.Since(start); d > time.Second || alloc > 1e5 {
+			t.Errorf("depth %d: %v, %.0f allocations", depth, d, alloc)
+		}
+		if !k.Matches(name) {
+			t.Errorf("depth %d: the symbol does not match its kernel", depth)
+		}
+	}
+	long := strings.Repeat("k", rows.MaxName+1)
+	for _, log := range []string{
+		"ptxas info    : Compiling entry function '" + long + "' for 'sm_90'\n",
+		"arch = sm_90\nFunction " + long + ":\n REG:8 STACK:0 SHARED:0\n",
+	} {
+		if _, err := ParseBuildLog(strings.NewReader(log)); err == nil || !strings.Contains(err.Error(), "over the 64 KiB names may have") || !strings.HasPrefix(err.Error(), "line ") {
+			t.Errorf("a name over rows.MaxName: %v", err)
+		}
+	}
+	var many strings.Builder
+	for i := range MaxBuildKernels + 1 {
+		fmt.Fprintf(&many, "ptxas info    : Compiling entry function 'k%d' for 'sm_90'\n", i)
+	}
+	if _, err := ParseBuildLog(strings.NewReader(many.String())); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("more than %d kernels", MaxBuildKernels)) {
+		t.Errorf("past MaxBuildKernels: %v", err)
+	}
+}
+
 // FuzzBuildLog: no input makes the importer panic, and a ptxas kernel
 // without a problem had its "Used" line read.
 func FuzzBuildLog(f *testing.F) {
@@ -204,7 +258,13 @@ func FuzzBuildLog(f *testing.F) {
 	}
 	f.Add("ptxas info : Compiling entry function 'x' for 'sm_99'\nFunction properties for x\n 1 bytes stack frame\n: Used x registers,,\n")
 	f.Fuzz(func(t *testing.T, in string) {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
 		ks, err := ParseBuildLog(strings.NewReader(in))
+		runtime.ReadMemStats(&after)
+		if n := after.TotalAlloc - before.TotalAlloc; n > 64<<20+1000*uint64(len(in)) {
+			t.Fatalf("%d bytes of input allocated %d MiB", len(in), n>>20)
+		}
 		if err == nil && len(ks) == 0 {
 			t.Fatal("no kernels and no error")
 		}

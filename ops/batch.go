@@ -45,9 +45,13 @@ func (b Batch) Failed() int {
 // added to carry a measured time.
 var BatchColumns = []string{"op", "dtype", "shape", "note"}
 
-// MaxBatchRows is the most rows ReadBatch reads: it keeps them all, and
-// their analyses, in memory (roof_bench has a few hundred).
-const MaxBatchRows = 50000
+// MaxBatchRows is the most rows ReadBatch reads, and MaxBatchBytes the
+// most bytes: it keeps them all, and their analyses, in memory (roof_bench
+// has a few hundred rows).
+const (
+	MaxBatchRows  = 50000
+	MaxBatchBytes = 64 << 20
+)
 
 // ReadBatch reads CSV with header op,dtype,shape,note in roof_bench's
 // conventions (see SpecHelp's shape=): note carries the variant (erf or
@@ -59,7 +63,7 @@ const MaxBatchRows = 50000
 // error in Err. An error is returned for a bad header, or with the rows read
 // so far when the rest of the input cannot be read (rows.Error).
 func ReadBatch(r io.Reader, reserved []string) (Batch, error) {
-	cr := rows.NewCSV(r)
+	cr := rows.NewCSV(rows.Limit(r, MaxBatchBytes))
 	header, err := cr.Read()
 	if err != nil {
 		if errors.Is(err, io.EOF) {
@@ -108,6 +112,10 @@ func ReadBatch(r io.Reader, reserved []string) (Batch, error) {
 		if errors.As(err, &re) {
 			b.Rows = append(b.Rows, BatchRow{Line: re.Line, Fields: slices.Clone(rec), Err: re})
 			continue
+		}
+		var se *rows.SizeError
+		if errors.As(err, &se) {
+			return b, fmt.Errorf("batch input: %w; split the file", err)
 		}
 		if err != nil {
 			return b, fmt.Errorf("batch input: %w", err)

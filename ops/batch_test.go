@@ -139,3 +139,12 @@ func FuzzReadBatch(f *testing.F) {
 		}
 	})
 }
+
+// TestReadBatchBytes: a batch keeps its rows in memory, so its bytes are
+// bounded, the limit an error that says to split the file.
+func TestReadBatchBytes(t *testing.T) {
+	long := "op,dtype,shape,note\n" + strings.Repeat("matmul,bf16,64x64x64,"+strings.Repeat("a", 1<<20-30)+"\n", MaxBatchBytes>>20+2)
+	if _, err := ReadBatch(strings.NewReader(long), nil); err == nil || !strings.Contains(err.Error(), "larger than 64 MiB; split the file") {
+		t.Errorf("past the bytes: %v", err)
+	}
+}

@@ -2,6 +2,7 @@ package ops
 
 import (
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -110,6 +111,12 @@ func TestExampleWorkloads(t *testing.T) {
 func FuzzParseWorkload(f *testing.F) {
 	f.Add([]byte("name: x\nops:\n  - {name: a, op: matmul m=1 n=2 k=3, count: 2}\n"))
 	f.Add([]byte("name: x\ndtype: fp8\nops:\n  - name: a\n    op: attention b=1 h=2 s=3 d=4 causal\n"))
+	examples, _ := filepath.Glob("../examples/*.yaml")
+	for _, e := range examples {
+		if data, err := os.ReadFile(e); err == nil {
+			f.Add(data)
+		}
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		w, err := ParseWorkload("fuzz.yaml", data)
 		if err == nil && (w.Name == "" || len(w.Entries) == 0) {

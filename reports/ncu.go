@@ -32,6 +32,9 @@ func ncuKernels(as []ncu.Analysis, device, origin string) Table {
 		if a.Bound != "" {
 			bound = a.Bound + " " + pct(a.BoundShare)
 		}
+		if len(a.Implausible) > 0 {
+			bound += " (implausible)"
+		}
 		t.Rows = append(t.Rows, []string{strconv.Itoa(a.ID), a.Name, a.Block.String(), a.Grid.String(),
 			duration(a.Duration), flops, bound})
 	}
@@ -39,6 +42,12 @@ func ncuKernels(as []ncu.Analysis, device, origin string) Table {
 		"FLOP/s: FADD, FMUL and FFMA (2 FLOPs) thread instructions of each precision, and the tensor-core operation counters, over gpu__time_duration.",
 		"Bound: the device ceiling (dense datasheet peak or bandwidth) the kernel comes closest to, and the share of it reached.",
 	}
+	t.Notes = append(t.Notes, grouped(as, func(a ncu.Analysis) string {
+		if len(a.Implausible) == 0 {
+			return ""
+		}
+		return "implausible: " + strings.Join(a.Implausible, "; ") + " (was the export edited, or profiled on another GPU than the device?)"
+	})...)
 	t.Notes = append(t.Notes, grouped(as, func(a ncu.Analysis) string {
 		if len(a.Missing) == 0 {
 			return ""

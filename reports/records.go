@@ -384,7 +384,7 @@ func SimulationRecords(pts []sim.Point) []Table {
 // row per kernel (or per kernel and precision or level), keyed by ncu's ID.
 func NCURecords(as []ncu.Analysis, device string) []Table {
 	k := Table{Key: "kernels", Header: []string{"id", "name", "full_name", "device", "compute_capability", "block_x", "block_y", "block_z",
-		"grid_x", "grid_y", "grid_z", "duration_seconds", "flops", "flops_per_second", "bound", "bound_share"}}
+		"grid_x", "grid_y", "grid_z", "duration_seconds", "flops", "flops_per_second", "bound", "bound_share", "implausible"}}
 	c := Table{Key: "compute", Header: []string{"id", "dtype", "path", "flops", "flops_per_second", "peak_flops_per_second", "share_of_peak"}}
 	m := Table{Key: "memory", Header: []string{"id", "level", "bytes", "bytes_per_second", "ceiling_bytes_per_second", "share_of_ceiling", "flops_per_byte"}}
 	o := Table{Key: "occupancy", Header: []string{"id", "registers_per_thread", "static_smem_bytes", "dynamic_smem_bytes", "smem_config_bytes",
@@ -406,7 +406,7 @@ func NCURecords(as []ncu.Analysis, device string) []Table {
 			share = num(a.BoundShare)
 		}
 		k.Rows = append(k.Rows, []string{id, a.Name, a.FullName, device, a.CC.String(), integer(a.Block.X), integer(a.Block.Y), integer(a.Block.Z),
-			integer(a.Grid.X), integer(a.Grid.Y), integer(a.Grid.Z), dur, num(a.FLOPs), rate, a.Bound, share})
+			integer(a.Grid.X), integer(a.Grid.Y), integer(a.Grid.Z), dur, num(a.FLOPs), rate, a.Bound, share, strings.Join(a.Implausible, "; ")})
 		for _, r := range a.Compute {
 			rate, share := "", ""
 			if a.Duration > 0 {

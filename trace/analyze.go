@@ -127,8 +127,8 @@ const usec = 1e-6
 // Arch is the architecture the trace's kernels ran on: the compute
 // capability its deviceProperties give, else device d's.
 func Arch(t *Trace, d devices.Device) (devices.Arch, error) {
-	if len(t.Devices) > 0 && t.Devices[0].ComputeMajor > 0 {
-		return devices.ArchFor(devices.CC{Major: t.Devices[0].ComputeMajor, Minor: t.Devices[0].ComputeMinor})
+	if p, ok := t.gpu(); ok && p.ComputeMajor > 0 {
+		return devices.ArchFor(devices.CC{Major: p.ComputeMajor, Minor: p.ComputeMinor})
 	}
 	return d.Limits()
 }
@@ -136,10 +136,32 @@ func Arch(t *Trace, d devices.Device) (devices.Arch, error) {
 // DeviceName is the GPU the trace ran on, from deviceProperties ("" when
 // absent).
 func (t *Trace) DeviceName() string {
-	if len(t.Devices) == 0 {
-		return ""
+	p, _ := t.gpu()
+	return p.Name
+}
+
+// gpu is the deviceProperties entry of the GPU the kernels ran on (Read
+// refuses kernels on GPUs that differ), else the first entry.
+func (t *Trace) gpu() (DeviceProps, bool) {
+	if len(t.Kernels) > 0 {
+		if p, ok := t.props(t.Kernels[0].Device); ok {
+			return p, true
+		}
 	}
-	return t.Devices[0].Name
+	if len(t.Devices) == 0 {
+		return DeviceProps{}, false
+	}
+	return t.Devices[0], true
+}
+
+// props is the deviceProperties entry of device id.
+func (t *Trace) props(id int) (DeviceProps, bool) {
+	for _, p := range t.Devices {
+		if p.ID == id {
+			return p, true
+		}
+	}
+	return DeviceProps{}, false
 }
 
 // Analyze joins the trace's kernels to its ops and sets each op against

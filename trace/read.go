@@ -13,14 +13,15 @@
 package trace
 
 import (
-	"bufio"
-	"compress/gzip"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 	"strings"
+
+	"github.com/gpucalc/gpucalc/rows"
 )
 
 // Trace is what the reader keeps of a torch.profiler trace. Times are in
@@ -326,21 +327,23 @@ var (
 )
 
 // Read reads a torch.profiler Chrome trace, gzipped or not (gzip is told by
-// its magic bytes).
+// its magic bytes). It stops at MaxBytes of JSON, MaxEvents events kept, an
+// event over 16 MiB or a name over rows.MaxName; it refuses a negative
+// duration, and kernels from GPUs that differ.
 func Read(r io.Reader) (*Trace, error) {
-	br := bufio.NewReaderSize(r, 1<<16)
-	magic, _ := br.Peek(2)
-	var in io.Reader = br
-	gzipped := len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b
-	if gzipped {
-		zr, err := gzip.NewReader(br)
-		if err != nil {
-			return nil, fmt.Errorf("reading the gzip: %w", err)
-		}
-		defer zr.Close()
-		in = zr
+	return readBounded(r, bounds{bytes: MaxBytes, events: MaxEvents, event: maxEventBytes})
+}
+
+func readBounded(r io.Reader, lim bounds) (*Trace, error) {
+	in, gzipped, err := rows.Decompress(r)
+	if err != nil {
+		return nil, err
 	}
-	t, err := decode(json.NewDecoder(in))
+	src := newSource(rows.Limit(in, lim.bytes), lim)
+	t, err := decode(src)
+	if e := src.limitError(err); e != nil {
+		return nil, e
+	}
 	if err != nil && gzipped && t == nil {
 		return nil, fmt.Errorf("the gzip holds no JSON trace: %w", err)
 	}
@@ -352,7 +355,8 @@ func Read(r io.Reader) (*Trace, error) {
 
 // decode walks the top-level object. It returns a nil Trace when the input
 // is not JSON at all.
-func decode(dec *json.Decoder) (*Trace, error) {
+func decode(src *source) (*Trace, error) {
+	dec := src.dec
 	tok, err := dec.Token()
 	if err != nil {
 		return nil, jsonErr(err)
@@ -367,7 +371,7 @@ func decode(dec *json.Decoder) (*Trace, error) {
 	t := &Trace{}
 	in := interner{}
 	sawEvents := false
-	for dec.More() {
+	for src.done(); dec.More(); src.done() {
 		tok, err := dec.Token()
 		if err != nil {
 			return t, jsonErr(err)
@@ -376,7 +380,7 @@ func decode(dec *json.Decoder) (*Trace, error) {
 		switch key {
 		case "traceEvents":
 			sawEvents = true
-			if err := t.events(dec, in); err != nil {
+			if err := t.events(src, in); err != nil {
 				return t, err
 			}
 		case "distributedInfo":
@@ -422,7 +426,8 @@ func decode(dec *json.Decoder) (*Trace, error) {
 }
 
 // events reads the traceEvents array one event at a time.
-func (t *Trace) events(dec *json.Decoder, in interner) error {
+func (t *Trace) events(src *source, in interner) error {
+	dec := src.dec
 	tok, err := dec.Token()
 	if err != nil {
 		return jsonErr(err)
@@ -430,35 +435,57 @@ func (t *Trace) events(dec *json.Decoder, in interner) error {
 	if tok != json.Delim('[') {
 		return fmt.Errorf("%w: traceEvents is not a list", ErrNotTorch)
 	}
-	for dec.More() {
+	for src.done(); dec.More(); src.done() {
 		var e event
 		if err := dec.Decode(&e); err != nil {
 			// A field of an unexpected type (or odd "Input Dims")
 			// spoils only that field: Decode has read the whole event.
+			// A time that is not a number spoils the event.
 			var te *json.UnmarshalTypeError
 			switch err = jsonErr(err); {
 			case errors.Is(err, errTruncated):
 				return fmt.Errorf("the trace is truncated after %d complete events: was the export interrupted, or the file cut?", t.Events)
+			case errors.As(err, &te) && (te.Field == "ts" || te.Field == "dur"):
+				return fmt.Errorf("event %d (line %d): %q is %s, not a number of microseconds", t.Events+1, src.line(), te.Field, te.Value)
 			case !errors.As(err, &te) && !errors.Is(err, errDims):
 				return fmt.Errorf("event %d: %w", t.Events+1, err)
 			}
 		}
 		t.Events++
-		t.add(&e, in)
+		if err := t.add(&e, in, src.lim.events); err != nil {
+			return fmt.Errorf("event %d (line %d): %w", t.Events, src.line(), err)
+		}
 	}
 	_, err = dec.Token()
 	return jsonErr(err)
 }
 
-// add keeps what the analysis needs of one event.
-func (t *Trace) add(e *event, in interner) {
+// add keeps what the analysis needs of one event; it refuses one that
+// cannot be real (a negative duration, an overlong name) and one past
+// MaxEvents.
+func (t *Trace) add(e *event, in interner, maxEvents int) error {
 	if e.Ph != "X" {
-		return
+		return nil
 	}
 	a := &e.Args
 	// PyTorch 1.8 and 1.9 named the categories Operator, Kernel, Runtime,
 	// Memcpy and Memset.
-	switch cat := strings.ToLower(e.Cat); cat {
+	cat := strings.ToLower(e.Cat)
+	switch cat {
+	case "cpu_op", "operator", "kernel", "cuda_runtime", "cuda_driver", "runtime", "gpu_memcpy", "gpu_memset", "memcpy", "memset":
+	default:
+		return nil
+	}
+	if len(e.Name) > rows.MaxName {
+		return fmt.Errorf("a name of %d bytes, over the %s names may have (is this a torch.profiler trace?)", len(e.Name), rows.Size(rows.MaxName))
+	}
+	if e.Dur < 0 || math.IsNaN(e.Dur) || math.IsInf(e.Dur, 0) {
+		return fmt.Errorf("%s %s lasts %g µs: a duration cannot be negative (was the trace edited, or merged from clocks that disagree?)", cat, rows.Quote(e.Name), e.Dur)
+	}
+	if len(t.Ops)+len(t.Kernels)+len(t.Launches)+len(t.Transfers) >= maxEvents {
+		return fmt.Errorf("more than %d ops, kernels, runtime calls and copies (the most gpucalc keeps); %s", maxEvents, fewerSteps)
+	}
+	switch cat {
 	case "cpu_op", "operator":
 		types := make([]string, len(a.Types))
 		for i, s := range a.Types {
@@ -478,12 +505,13 @@ func (t *Trace) add(e *event, in interner) {
 		t.Launches = append(t.Launches, Launch{
 			Name: in.get(e.Name), Thread: in.get(string(e.Tid)), Start: e.Ts, ExternalID: a.ExternalID, Correlation: a.Correlation,
 		})
-	case "gpu_memcpy", "gpu_memset", "memcpy", "memset":
+	default:
 		t.Transfers = append(t.Transfers, Transfer{
 			Kind: strings.TrimPrefix(cat, "gpu_"), Name: in.get(e.Name), Start: e.Ts, Dur: e.Dur, Bytes: a.Bytes,
 			Stream: a.Stream, ExternalID: a.ExternalID, Correlation: a.Correlation,
 		})
 	}
+	return nil
 }
 
 func dim3(v []int) [3]int {
@@ -500,10 +528,41 @@ func (t *Trace) check() error {
 	if len(t.Kernels) == 0 {
 		return fmt.Errorf("the trace has no GPU kernels: profile with activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]")
 	}
+	if err := t.oneGPU(); err != nil {
+		return err
+	}
 	if !t.hasShapes() {
 		return fmt.Errorf("%w (recorded without record_shapes=True): without them no op's FLOPs or bytes can be set against the roofline, only kernel times and occupancy; profile with torch.profiler.profile(..., record_shapes=True)", ErrNoShapes)
 	}
 	return nil
+}
+
+// oneGPU refuses kernels that ran on GPUs that differ (by name, compute
+// capability or SM count in deviceProperties): the analysis prices one GPU,
+// as ncu's reader does. Kernels on several GPUs of one kind are kept.
+func (t *Trace) oneGPU() error {
+	first, seen := -1, map[int]bool{}
+	var want DeviceProps
+	for i := range t.Kernels {
+		id := t.Kernels[i].Device
+		if seen[id] {
+			continue
+		}
+		seen[id] = true
+		p, ok := t.props(id)
+		switch {
+		case !ok:
+		case first < 0:
+			first, want = id, p
+		case p.Name != want.Name || p.ComputeMajor != want.ComputeMajor || p.ComputeMinor != want.ComputeMinor || p.NumSMs != want.NumSMs:
+			return fmt.Errorf("the kernels ran on different GPUs (device %d: %s, device %d: %s), and gpucalc prices one: profile one GPU, or export each rank's trace on its own", first, gpuName(want), id, gpuName(p))
+		}
+	}
+	return nil
+}
+
+func gpuName(p DeviceProps) string {
+	return fmt.Sprintf("%s, cc %d.%d, %d SMs", rows.Quote(p.Name), p.ComputeMajor, p.ComputeMinor, p.NumSMs)
 }
 
 // hasShapes reports whether any aten op recorded its input dims.

@@ -438,6 +438,8 @@ func FuzzRead(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Add(rank0)
+	f.Add(gunzip(f, traces[0])[:30000])
+	f.Add(gunzip(f, traces[1])[:30000])
 	d, err := devices.Lookup("h100")
 	if err != nil {
 		f.Fatal(err)
@@ -447,7 +449,11 @@ func FuzzRead(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		tr, err := Read(bytes.NewReader(b))
+		var tr *Trace
+		var err error
+		if n := allocatedLive(func() { tr, err = Read(bytes.NewReader(b)) }); n > 64<<20+1000*uint64(len(b)) {
+			t.Fatalf("%d bytes of input allocated %d MiB", len(b), n>>20)
+		}
 		if tr != nil && (err == nil || errors.Is(err, ErrNoShapes)) {
 			// The ranks' analysis takes traces without shapes too.
 			rs, err := AnalyzeRanks([]RankTrace{{Name: "a", Trace: tr}, {Name: "b", Trace: tr}}, m)

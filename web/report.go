@@ -123,15 +123,14 @@ const defaultDevice = "h100"
 
 // ncuReport is `gpucalc ncu FILE`, with its chart.
 func (s *server) ncuReport(ctx context.Context, name string, in io.Reader, d devices.Device) (answer, error) {
-	exp, err := ncu.Read(in)
+	ks, err := ncu.Read(in)
 	if err != nil {
 		return answer{Errors: fieldErrors{"file": fmt.Sprintf("%s: %v", name, err)}}, nil
 	}
 	cli := "gpucalc ncu " + shellQuote(name)
-	if msg := tooMany(len(exp.Rows), "kernels in the export", cli); msg != "" {
+	if msg := tooMany(len(ks), "kernels in the export", cli); msg != "" {
 		return answer{Errors: fieldErrors{"file": msg}}, nil
 	}
-	ks, err := exp.Kernels()
 	if err != nil {
 		return answer{Errors: fieldErrors{"file": fmt.Sprintf("%s: %v", name, err)}}, nil
 	}

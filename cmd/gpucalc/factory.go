@@ -1,12 +1,9 @@
 package main
 
 import (
-	"bufio"
-	"compress/gzip"
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -14,7 +11,6 @@ import (
 
 	"github.com/gpucalc/gpucalc/devices"
 	"github.com/gpucalc/gpucalc/escape"
-	"github.com/gpucalc/gpucalc/ops"
 	"github.com/gpucalc/gpucalc/reports"
 	"github.com/gpucalc/gpucalc/roofline"
 )
@@ -61,108 +57,6 @@ func (e usageError) Unwrap() error { return e.err }
 
 // usagef returns a usage error.
 func usagef(format string, args ...any) error { return usageError{fmt.Errorf(format, args...)} }
-
-// maxInputBytes bounds what a whole-file reader (a workload, a device file)
-// takes in: far above any real workload, far below what would exhaust memory.
-const maxInputBytes = 64 << 20
-
-// Open opens an input named on the command line: a file, or - for standard
-// input, gzip-compressed or not (told by its first bytes). It returns the
-// name to use in messages. A file that cannot be opened is a failure (exit
-// 1) with a one-line message.
-func (f *factory) Open(name string) (io.ReadCloser, string, error) {
-	var rc io.ReadCloser
-	switch name {
-	case "-":
-		rc, name = io.NopCloser(f.In), "standard input"
-	case "":
-		return nil, "", usagef("no input named: give a file, or - for standard input")
-	default:
-		fh, err := os.Open(name)
-		if err != nil {
-			return nil, "", openError(name, err)
-		}
-		if st, err := fh.Stat(); err == nil && st.IsDir() {
-			fh.Close()
-			return nil, "", fmt.Errorf("%s is a directory: give a file, or - for standard input", name)
-		}
-		rc = fh
-	}
-	br := bufio.NewReaderSize(rc, 64<<10)
-	if magic, _ := br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
-		z, err := gzip.NewReader(br)
-		if err != nil {
-			rc.Close()
-			return nil, "", fmt.Errorf("%s: starts like gzip but is not: %w", name, err)
-		}
-		return readCloser{z, rc}, name, nil
-	}
-	return readCloser{br, rc}, name, nil
-}
-
-// readCloser reads from one reader and closes the file under it.
-type readCloser struct {
-	io.Reader
-	c io.Closer
-}
-
-func (r readCloser) Close() error { return r.c.Close() }
-
-// openError says why a file cannot be opened, without Go's wording.
-func openError(name string, err error) error {
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return fmt.Errorf("%s: no such file; check the path, or give - to read standard input", name)
-	case errors.Is(err, fs.ErrPermission):
-		return fmt.Errorf("%s: permission denied", name)
-	}
-	return fmt.Errorf("cannot open %s: %w", name, errors.Unwrap(err))
-}
-
-// ReadAll reads a whole input (see Open), refusing more than maxInputBytes.
-func (f *factory) ReadAll(name string) ([]byte, string, error) {
-	r, shown, err := f.Open(name)
-	if err != nil {
-		return nil, "", err
-	}
-	defer r.Close()
-	data, err := io.ReadAll(io.LimitReader(r, maxInputBytes+1))
-	if err != nil {
-		return nil, "", fmt.Errorf("reading %s: %w", shown, err)
-	}
-	if len(data) > maxInputBytes {
-		return nil, "", fmt.Errorf("%s: larger than %d MiB; is it the right file?", shown, maxInputBytes>>20)
-	}
-	return data, shown, nil
-}
-
-// ReadWorkload reads and parses a workload file, or standard input for -
-// (at most ops.MaxWorkloadBytes).
-func (f *factory) ReadWorkload(name string) (ops.Workload, error) {
-	r, shown, err := f.Open(name)
-	if err != nil {
-		return ops.Workload{}, err
-	}
-	defer r.Close()
-	return ops.ReadWorkload(shown, r)
-}
-
-// parseInput opens an input named on the command line (f.Open) and parses
-// it; a parse error starts with the input's name, which is returned for
-// later messages. What parse returns comes back with its error: a batch
-// keeps the rows before a break in its input.
-func parseInput[T any](f *factory, name string, parse func(io.Reader) (T, error)) (T, string, error) {
-	var v T
-	r, shown, err := f.Open(name)
-	if err != nil {
-		return v, "", err
-	}
-	defer r.Close()
-	if v, err = parse(r); err != nil {
-		return v, shown, fmt.Errorf("%s: %w", shown, err)
-	}
-	return v, shown, nil
-}
 
 // OutFormat parses --format against the formats a command supports (nil:
 // table, markdown, json, csv) and checks the chart flags of a command that

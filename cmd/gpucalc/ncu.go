@@ -60,13 +60,9 @@ func ncuRun(opts *ncuOptions) error {
 	if err != nil {
 		return err
 	}
-	exp, name, err := parseInput(f, opts.file, ncu.Read)
+	ks, _, err := parseInput(f, opts.file, ncu.Read)
 	if err != nil {
 		return err
-	}
-	ks, err := exp.Kernels()
-	if err != nil {
-		return fmt.Errorf("%s: %w", name, err)
 	}
 	d, origin, err := ncuDevice(opts, ks)
 	if err != nil {

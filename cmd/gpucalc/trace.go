@@ -2,11 +2,9 @@ package main
 
 import (
 	"fmt"
-	"os"
 
 	"github.com/gpucalc/gpucalc/chart"
 	"github.com/gpucalc/gpucalc/devices"
-	"github.com/gpucalc/gpucalc/escape"
 	"github.com/gpucalc/gpucalc/reports"
 	"github.com/gpucalc/gpucalc/roofline"
 	"github.com/gpucalc/gpucalc/trace"
@@ -92,10 +90,6 @@ catalog's efficiencies and are flagged as not validated.`,
 	return cmd
 }
 
-// progressBytes is the input size from which reading is announced on
-// stderr: about a second's work.
-const progressBytes = 50 << 20
-
 func traceRun(opts *traceOptions) error {
 	f := opts.f
 	form, err := f.OutFormat(nil, &opts.chart)
@@ -153,17 +147,14 @@ func traceRun(opts *traceOptions) error {
 		func() []reports.Table { return traceRecords(a, proj) })
 }
 
-// readTrace reads one trace file (or standard input), announcing a large
-// one on stderr.
+// readTrace reads one trace file (or standard input), with progress on
+// stderr past a second.
 func readTrace(f *factory, file string) (*trace.Trace, string, error) {
-	in, name, err := f.Open(file)
+	in, name, err := f.openWatched(file)
 	if err != nil {
 		return nil, "", err
 	}
 	defer in.Close()
-	if st, err := os.Stat(file); err == nil && file != "-" && st.Size() >= progressBytes {
-		fmt.Fprintf(f.ErrOut, "gpucalc: reading %s (%d MB)…\n", escape.Terminal(name), st.Size()/1e6)
-	}
 	tr, err := trace.Read(in)
 	if err != nil {
 		return tr, name, fmt.Errorf("%s: %w", name, err)

@@ -1,0 +1,143 @@
+package rows
+
+import (
+	"bufio"
+	"compress/gzip"
+	"errors"
+	"fmt"
+	"io"
+)
+
+// Bounds on what any input may expand to. Every gzip input, wherever it is
+// read (a file on the command line, standard input, an upload), goes through
+// Decompress, so that a few megabytes that inflate to gigabytes are refused
+// while they stream, with little memory and time spent.
+const (
+	// MaxDecompressed is the most a gzip input may expand to: above the
+	// largest input any reader takes (each has its own, smaller limit).
+	MaxDecompressed = 8 << 30
+	// MaxRatio is how many times its compressed size a gzip input may
+	// expand to, once past ratioFrom: real exports and traces compress 5
+	// to 50 times; deflate's own ceiling is about 1,030, which bombs reach.
+	MaxRatio = 200
+	// ratioFrom is the decompressed size from which the ratio is checked:
+	// a small file may compress far better than a large one.
+	ratioFrom = 16 << 20
+)
+
+// ErrBomb is a gzip input that expands more than MaxRatio times.
+var ErrBomb = fmt.Errorf("the gzip expands more than %d times its size (a compression bomb?); if it is genuine, decompress it first (gunzip) and give the plain file", MaxRatio)
+
+// SizeError is input past a limit on its size (after decompression). The
+// reader that set the limit says what to do.
+type SizeError struct{ Limit int64 }
+
+func (e *SizeError) Error() string { return "larger than " + Size(e.Limit) }
+
+// Size words a byte count for a message: "64 KiB", "16 MiB", "8 GiB"
+// (whole units, rounded down; bytes below 1 KiB).
+func Size(n int64) string {
+	switch {
+	case n >= 1<<30 && n%(1<<30) == 0:
+		return fmt.Sprintf("%d GiB", n>>30)
+	case n >= 1<<20:
+		return fmt.Sprintf("%d MiB", n>>20)
+	case n >= 1<<10:
+		return fmt.Sprintf("%d KiB", n>>10)
+	}
+	return fmt.Sprintf("%d bytes", n)
+}
+
+// IsGzip reports whether data starts with gzip's magic bytes.
+func IsGzip(data []byte) bool { return len(data) >= 2 && data[0] == 0x1f && data[1] == 0x8b }
+
+// Decompress returns r's bytes, decompressed when r is gzip (told by its
+// first two bytes, as every gpucalc input is), and whether it was. What it
+// returns fails with a *SizeError past MaxDecompressed bytes and with
+// ErrBomb past MaxRatio, as it is read.
+func Decompress(r io.Reader) (io.Reader, bool, error) {
+	br, ok := r.(*bufio.Reader)
+	if !ok {
+		br = bufio.NewReaderSize(r, 64<<10)
+	}
+	if magic, _ := br.Peek(2); !IsGzip(magic) {
+		return br, false, nil
+	}
+	in := &counter{r: br}
+	z, err := gzip.NewReader(in)
+	if err != nil {
+		return nil, true, fmt.Errorf("starts like gzip but is not: %w", err)
+	}
+	return &inflater{z: z, in: in, max: MaxDecompressed}, true, nil
+}
+
+// counter counts the bytes read through it.
+type counter struct {
+	r io.Reader
+	n int64
+}
+
+func (c *counter) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// inflater bounds a gzip stream's output by size and by ratio.
+type inflater struct {
+	z   *gzip.Reader
+	in  *counter
+	out int64
+	max int64
+	err error
+}
+
+func (f *inflater) Read(p []byte) (int, error) {
+	if f.err != nil {
+		return 0, f.err
+	}
+	if int64(len(p)) > f.max-f.out+1 {
+		p = p[:f.max-f.out+1]
+	}
+	n, err := f.z.Read(p)
+	f.out += int64(n)
+	switch {
+	case f.out > f.max:
+		f.err = &SizeError{f.max}
+	case f.out > ratioFrom && f.out > MaxRatio*f.in.n:
+		f.err = ErrBomb
+	case err != nil && !errors.Is(err, io.EOF):
+		f.err = fmt.Errorf("reading the gzip: %w", err)
+	default:
+		return n, err
+	}
+	return 0, f.err
+}
+
+// Limit returns a reader of r that fails with a *SizeError once more than
+// max bytes were read: a reader's own bound on its (decompressed) input.
+func Limit(r io.Reader, max int64) io.Reader { return &limited{r: r, left: max, max: max} }
+
+type limited struct {
+	r         io.Reader
+	left, max int64
+}
+
+func (l *limited) Read(p []byte) (int, error) {
+	if l.left < 0 {
+		return 0, &SizeError{l.max}
+	}
+	if int64(len(p)) > l.left+1 {
+		p = p[:l.left+1]
+	}
+	n, err := l.r.Read(p)
+	l.left -= int64(n)
+	if l.left < 0 {
+		return 0, &SizeError{l.max}
+	}
+	return n, err
+}
+
+// MaxName is the longest name (of a kernel, an op, a model) any reader
+// takes: the longest C++ template kernel names are a few KiB.
+const MaxName = 64 << 10

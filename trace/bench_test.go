@@ -1,0 +1,114 @@
+package trace
+
+import (
+	"fmt"
+	"io"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/gpucalc/gpucalc/devices"
+	"github.com/gpucalc/gpucalc/roofline"
+)
+
+// genTrace is a generated torch.profiler trace of n kernels, each launched
+// by its own aten::mm through cudaLaunchKernel (about 700 bytes a kernel,
+// as PyTorch writes them); written as it is read, so that the benchmark's
+// memory is the reader's.
+type genTrace struct {
+	n, i int
+	cur  []byte
+	off  int
+}
+
+func (g *genTrace) Read(p []byte) (int, error) {
+	for g.off >= len(g.cur) {
+		g.cur, g.off = g.cur[:0], 0
+		switch i := g.i; {
+		case i > g.n:
+			return 0, io.EOF
+		case i == 0:
+			g.cur = append(g.cur, `{"schemaVersion": 1, "deviceProperties": [{"id": 0, "name": "NVIDIA H100 80GB HBM3", "totalGlobalMem": 85029158912, "computeMajor": 9, "computeMinor": 0, "numSms": 132}], "record_shapes": 1, "traceEvents": [`...)
+		default:
+			if i > 1 {
+				g.cur = append(g.cur, ",\n"...)
+			}
+			ts := 10 * i
+			g.cur = fmt.Appendf(g.cur, `{"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts": %d, "dur": 8.5, "args": {"External id": %d, "Record function id": 0, "Input Dims": [[%d, 4096], [4096, 4096]], "Input type": ["c10::BFloat16", "c10::BFloat16"], "Input Strides": [[4096, 1], [1, 4096]], "Concrete Inputs": ["", ""], "Ev Idx": %d}},
+{"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": %d, "dur": 4.2, "args": {"External id": %d, "cbid": 211, "correlation": %d}},
+{"ph": "X", "cat": "kernel", "name": "nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_NNT", "pid": 0, "tid": 7, "ts": %d, "dur": 3.1, "args": {"External id": %d, "queued": 0, "device": 0, "context": 1, "stream": 7, "correlation": %d, "registers per thread": 168, "shared memory": 213188, "blocks per SM": 0.5, "warps per SM": 6, "grid": [%d, 66, 1], "block": [384, 1, 1], "est. achieved occupancy %%": 9}}`,
+				ts, i, 16*(1+i%64), i, ts+1, i, i, ts+5, i, i, 1+i%4)
+			if i == g.n {
+				g.cur = append(g.cur, "]}"...)
+			}
+		}
+		g.i++
+	}
+	n := copy(p, g.cur[g.off:])
+	g.off += n
+	return n, nil
+}
+
+// BenchmarkRead2MKernels reads and analyses a generated trace of two
+// million kernels (with their ops and launches: six million events). It
+// reports the trace's size, the peak heap in use (sampled every 50 ms) as
+// a multiple of it (target: at most a few) and the seconds.
+func BenchmarkRead2MKernels(b *testing.B) {
+	n := 2_000_000
+	if testing.Short() {
+		n = 200_000
+	}
+	size, err := io.Copy(io.Discard, &genTrace{n: n})
+	if err != nil {
+		b.Fatal(err)
+	}
+	d, _ := devices.Lookup("h100")
+	m, _ := roofline.New(d)
+	var peak uint64
+	b.SetBytes(size)
+	for b.Loop() {
+		peak = max(peak, peakHeap(func() {
+			tr, err := Read(&genTrace{n: n})
+			if err != nil || len(tr.Kernels) != n {
+				b.Fatalf("%v", err)
+			}
+			arch, _ := Arch(tr, d)
+			if _, err := Analyze(tr, m, arch); err != nil {
+				b.Fatal(err)
+			}
+		}))
+	}
+	b.ReportMetric(float64(size)/1e6, "file-MB")
+	b.ReportMetric(float64(peak)/1e6, "peak-heap-MB")
+	b.ReportMetric(float64(peak)/float64(size), "peak-heap/file")
+}
+
+// peakHeap runs f and returns the most heap in use above the start while it
+// ran, sampled every 50 ms.
+func peakHeap(f func()) uint64 {
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	base := ms.HeapInuse
+	done := make(chan uint64)
+	stop := make(chan struct{})
+	go func() {
+		var peak uint64
+		var ms runtime.MemStats
+		for {
+			select {
+			case <-stop:
+				done <- peak
+				return
+			case <-time.After(50 * time.Millisecond):
+				runtime.ReadMemStats(&ms)
+				if ms.HeapInuse > base {
+					peak = max(peak, ms.HeapInuse-base)
+				}
+			}
+		}
+	}()
+	f()
+	close(stop)
+	return <-done
+}
