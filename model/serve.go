@@ -84,6 +84,11 @@ type Report struct {
 	// Warnings are what the numbers hold despite: a context beyond the
 	// model's positions.
 	Warnings []string `json:"warnings,omitempty"`
+	// NotAvailable is why the device cannot run the request ("no bf16
+	// tensor cores"), in a side-by-side answer whose other devices can;
+	// Error the whole message. Such a report has no memory or times.
+	NotAvailable string `json:"not_available,omitempty"`
+	Error        string `json:"error,omitempty"`
 }
 
 // HostGPUs is the GPUs of one host (an HGX or DGX board): tensor

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -145,6 +146,31 @@ func (f *factory) loadModel(arg string) (model.Config, error) {
 	return model.Parse(shown, data)
 }
 
+// serveOn answers q for model c on each device. Side by side, a device
+// that cannot run the model's types (roofline.UnsupportedError: bf16 on a
+// V100) gets a report that says why and the others answer; it is an error
+// when no device can.
+func serveOn(c model.Config, q model.Request, ms []*roofline.Model) ([]model.Report, error) {
+	var rs []model.Report
+	var gaps []string
+	for _, m := range ms {
+		r, err := c.Serve(q, m)
+		var ue *roofline.UnsupportedError
+		if err != nil && (len(ms) == 1 || !errors.As(err, &ue)) {
+			return nil, usageError{fmt.Errorf("%s: %w", c.Name, err)}
+		}
+		if err != nil {
+			r = model.Report{Model: c.Name, Device: m.Device().Name, Request: q, NotAvailable: ue.Reason(), Error: err.Error()}
+			gaps = append(gaps, err.Error())
+		}
+		rs = append(rs, r)
+	}
+	if len(gaps) == len(ms) {
+		return nil, usageError{fmt.Errorf("%s: no device can run it: %s", c.Name, strings.Join(gaps, "; "))}
+	}
+	return rs, nil
+}
+
 // looksLikeFile tells a file name from a model name or a Hugging Face id
 // (meta-llama/Llama-3.1-8B has a slash and a dot, but is no file): by a
 // file's extension or a path's start.
@@ -225,13 +251,9 @@ func modelRun(opts *modelOptions) error {
 	if err != nil {
 		return err
 	}
-	var rs []model.Report
-	for _, m := range ms {
-		r, err := c.Serve(q, m)
-		if err != nil {
-			return usageError{fmt.Errorf("%s: %w", c.Name, err)}
-		}
-		rs = append(rs, r)
+	rs, err := serveOn(c, q, ms)
+	if err != nil {
+		return err
 	}
 	for _, w := range rs[0].Warnings { // the same on every device
 		f.Warn("%s", w)
@@ -244,7 +266,15 @@ func modelRun(opts *modelOptions) error {
 	}
 	var unfit []string
 	for _, r := range rs {
-		if !r.Fits() {
+		switch {
+		case r.NotAvailable != "":
+			if form == reports.FormatCSV { // the table says so, JSON in the report
+				f.Warn("%s", r.Error)
+			}
+			if opts.chart.file != "" {
+				notes = append(notes, "Not drawn: "+r.Device+" ("+r.NotAvailable+").")
+			}
+		case !r.Fits():
 			unfit = append(unfit, r.Device)
 		}
 	}
