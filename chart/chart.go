@@ -19,6 +19,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/gpucalc/gpucalc/escape"
+	"gonum.org/v1/plot/font"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
@@ -123,7 +125,7 @@ func Write(w io.Writer, c Chart, opt Options) (err error) {
 		img := vgimg.NewWith(vgimg.UseWH(wd, ht), vgimg.UseDPI(opt.DPI))
 		cv = vgimg.PngCanvas{Canvas: img}
 	case "svg":
-		cv = vgsvg.New(wd, ht)
+		cv = xmlText{vgsvg.New(wd, ht)}
 	case "pdf":
 		p := vgpdf.New(wd, ht)
 		p.EmbedFonts(true)
@@ -134,6 +136,15 @@ func Write(w io.Writer, c Chart, opt Options) (err error) {
 	}
 	_, err = cv.WriteTo(w)
 	return err
+}
+
+// xmlText is an SVG canvas whose text holds only what XML can: gonum's SVG
+// backend escapes markup (html.EscapeString) but passes control characters
+// through, and one ESC in an op's name makes the whole file ill-formed.
+type xmlText struct{ vg.CanvasWriterTo }
+
+func (c xmlText) FillString(f font.Face, pt vg.Point, s string) {
+	c.CanvasWriterTo.FillString(f, pt, escape.XML(s))
 }
 
 // WriteFile draws c to the file path. An empty opt.Format is taken

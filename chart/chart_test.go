@@ -2,7 +2,9 @@ package chart_test
 
 import (
 	"bytes"
+	"encoding/xml"
 	"image/png"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -383,4 +385,56 @@ func differs(t *testing.T, got, want []byte) string {
 		return strconv.Itoa(diff) + " of " + strconv.Itoa(n) + " pixels"
 	}
 	return ""
+}
+
+// hostileNames are names an input can carry: escape sequences, a NUL,
+// markup, invalid UTF-8.
+var hostileNames = []string{"gemm\x1b]52;c;cm0gLXJm\x07", "k\x00<svg onload=alert(1)>&amp;", "bad\xff\xfe\u202e", "a\x0cb\x1b[2J"}
+
+// Every text a chart draws reaches the SVG well-formed, whatever the names:
+// titles, device and ceiling names, point labels, measured curves, bars.
+func TestChartSVGWellFormed(t *testing.T) {
+	h := strings.Join(hostileNames, " ")
+	dev := chart.Device{Name: hostileNames[0], DRAM: 3e12, Ceilings: []chart.Ceiling{{Name: hostileNames[1], FLOPS: 1e15}}}
+	var pts []chart.Point
+	for i, n := range hostileNames {
+		pts = append(pts, chart.Point{Label: n, Group: n, FLOPs: 1e9 * float64(i+1), Bytes: 1e8, Rate: 1e13, Roof: 3e13})
+	}
+	sim := simulationChart(t)
+	sim.Title = h
+	sim.Measured.Label = hostileNames[2]
+	occ := occupancyChart(t)
+	occ.Title = h
+	for name, c := range map[string]chart.Chart{
+		"roofline":   chart.Roofline{Title: h, Devices: []chart.Device{dev}, Points: pts, Filled: hostileNames[3]},
+		"simulation": sim,
+		"occupancy":  occ,
+	} {
+		var buf bytes.Buffer
+		if err := chart.Write(&buf, c, chart.Options{Format: "svg"}); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		wellFormed(t, name, buf.Bytes())
+	}
+	svg, err := chart.OpTimes{Title: h, Names: hostileNames, Expected: []float64{1, 2, 3, 4}, LowerBound: []float64{1, 1, 1, 1}}.SVG()
+	if err != nil {
+		t.Fatal(err)
+	}
+	wellFormed(t, "op times", []byte(svg))
+}
+
+// wellFormed checks that doc parses as XML to its end.
+func wellFormed(t *testing.T, name string, doc []byte) {
+	t.Helper()
+	d := xml.NewDecoder(bytes.NewReader(doc))
+	for {
+		_, err := d.Token()
+		if err == io.EOF {
+			return
+		}
+		if err != nil {
+			t.Errorf("%s: the SVG is not well-formed XML: %v", name, err)
+			return
+		}
+	}
 }

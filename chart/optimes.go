@@ -40,7 +40,7 @@ func (c OpTimes) SVG() (out string, err error) {
 	if err != nil {
 		return "", err
 	}
-	cv := vgsvg.New(7.5*vg.Inch, vg.Length(1.2+0.28*float64(len(c.Names)))*vg.Inch)
+	cv := xmlText{vgsvg.New(7.5*vg.Inch, vg.Length(1.2+0.28*float64(len(c.Names)))*vg.Inch)}
 	p.Draw(draw.New(cv))
 	var buf bytes.Buffer
 	if _, err := cv.WriteTo(&buf); err != nil {

@@ -12,7 +12,8 @@ import (
 // DeviceList is the catalog overview: one row per device. The tensor column
 // is the dense BF16 rate, or FP16 on parts without BF16 (V100, T4).
 func DeviceList(list []devices.Device) Table {
-	t := Table{Header: []string{"Device", "Arch", "CC", "SMs", "Memory", "Bandwidth", "BF16/FP16 tensor", "FP32", "Ridge (FLOP/B)"}}
+	t := Table{Header: []string{"Device", "Arch", "CC", "SMs", "Memory", "Bandwidth", "BF16/FP16 tensor", "FP32", "Ridge (FLOP/B)"},
+		Optional: []string{"Ridge (FLOP/B)", "FP32", "Arch", "CC"}}
 	for _, d := range list {
 		tensor, fp32, ridge := "-", "-", "-"
 		for _, dt := range []devices.DType{devices.BF16, devices.FP16} {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/gpucalc/gpucalc/chart"
 	"github.com/gpucalc/gpucalc/devices"
+	"github.com/gpucalc/gpucalc/escape"
 	"github.com/gpucalc/gpucalc/review"
 	"github.com/gpucalc/gpucalc/roofline"
 	"github.com/gpucalc/gpucalc/units"
@@ -40,7 +41,10 @@ func ReviewHTML(w io.Writer, rv Review) error {
 	if err := pageTemplate.Execute(&buf, page); err != nil {
 		return fmt.Errorf("reports: rendering the page: %w", err)
 	}
-	_, err := buf.WriteTo(w)
+	// html/template escapes markup but not control characters, which HTML
+	// forbids too and a terminal obeys: the template has none, so any are
+	// the input's.
+	_, err := io.WriteString(w, escape.XML(buf.String()))
 	return err
 }
 

@@ -200,7 +200,7 @@ func ModelCompare(rs []model.Report) Table {
 
 // ModelList lists the built-in models.
 func ModelList(rows [][]string) Table {
-	return Table{Title: "Built-in models", Header: []string{"name", "hf_id", "model_type", "params", "source"}, Rows: rows,
+	return Table{Title: "Built-in models", Header: []string{"name", "hf_id", "model_type", "params", "source"}, Rows: rows, Footnoted: []string{"source"},
 		Notes: []string{"A Hugging Face id names its built-in in any case, and so do the ids of the same architecture (instruct variants: JSON's same_architecture); so does an unambiguous prefix."}}
 }
 

@@ -120,6 +120,7 @@ func ncuOccupancy(as []ncu.Analysis) Table {
 		Title: "Occupancy (% of the SM's warp slots)",
 		Header: []string{"ID", "Registers", "Shared memory", "Theoretical (gpucalc)", "Theoretical (Nsight)", "Match",
 			"Achieved", "Blocks/SM", "Limiter"},
+		Optional: []string{"Theoretical (Nsight)", "Blocks/SM", "Shared memory", "Registers"},
 	}
 	var mismatch []string
 	for _, a := range as {

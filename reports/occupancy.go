@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/gpucalc/gpucalc/escape"
 	"github.com/gpucalc/gpucalc/occupancy"
 	"github.com/gpucalc/gpucalc/units"
 )
@@ -292,6 +293,7 @@ var BatchColumns = []string{"blocks_per_sm", "warps_per_sm", "occupancy", "limit
 type OccupancyBatch struct {
 	w      io.Writer
 	f      Format
+	width  int
 	header []string
 	rec    []string
 	buf    []byte
@@ -300,9 +302,9 @@ type OccupancyBatch struct {
 }
 
 // NewOccupancyBatch starts the output: the input's columns, then
-// BatchColumns.
-func NewOccupancyBatch(w io.Writer, f Format, inputHeader []string) (*OccupancyBatch, error) {
-	b := &OccupancyBatch{w: w, f: f, header: append(append([]string(nil), inputHeader...), BatchColumns...)}
+// BatchColumns. width is the table's (see Render).
+func NewOccupancyBatch(w io.Writer, f Format, width int, inputHeader []string) (*OccupancyBatch, error) {
+	b := &OccupancyBatch{w: w, f: f, width: width, header: append(append([]string(nil), inputHeader...), BatchColumns...)}
 	switch f {
 	case FormatCSV:
 		for i, h := range b.header {
@@ -318,6 +320,7 @@ func NewOccupancyBatch(w io.Writer, f Format, inputHeader []string) (*OccupancyB
 		return b, err
 	case FormatTable, FormatMarkdown:
 		b.table.Header = b.header
+		b.table.Optional = []string{"blocks_by_warps", "blocks_by_regs", "blocks_by_smem", "blocks_by_blocks", "regs_per_block", "smem_per_block"}
 		return b, nil
 	}
 	return nil, fmt.Errorf("reports: format %q is not a batch format", f)
@@ -412,8 +415,10 @@ func (b *OccupancyBatch) csvRow(fields []string, n int, r occupancy.Result, err 
 	return err
 }
 
-// appendCSV appends one field, quoted where encoding/csv would quote it.
+// appendCSV appends one field, neutralised as Table's CSV is
+// (escape.CSV) and quoted where encoding/csv would quote it.
 func appendCSV(buf []byte, f string) []byte {
+	f = escape.CSV(f)
 	quote := f != "" && (f[0] == ' ' || f[0] == '\t' || f == `\.`)
 	for i := 0; i < len(f) && !quote; i++ {
 		c := f[i]
@@ -467,7 +472,7 @@ func (b *OccupancyBatch) Flush() error {
 		_, err := io.WriteString(b.w, end)
 		return err
 	}
-	return Render(b.w, b.f, b.table)
+	return Render(b.w, b.f, b.width, b.table)
 }
 
 // BuildRow is one kernel of a build log with its occupancy.
@@ -518,7 +523,8 @@ func SortBuildRows(rows []BuildRow) {
 // BuildTable renders `gpucalc occupancy from-build`.
 func BuildTable(rows []BuildRow, notes []string) Table {
 	t := Table{Title: "Occupancy of the kernels in the build log (lowest first)",
-		Header: []string{"Kernel", "Arch", "Regs", "Static smem", "Threads", "Blocks per SM", "Occupancy", "Limited by", "Max threads (regs)", "Flags"}}
+		Header:   []string{"Kernel", "Arch", "Regs", "Static smem", "Threads", "Blocks per SM", "Occupancy", "Limited by", "Max threads (regs)", "Flags"},
+		Optional: []string{"Max threads (regs)", "Arch", "Static smem"}}
 	for _, r := range rows {
 		if r.Error != "" {
 			t.Rows = append(t.Rows, []string{r.Kernel.Short, r.Kernel.CC.SM(), "-", "-", strconv.Itoa(r.Threads), "-", "-", "-", "-", "error: " + r.Error})

@@ -75,6 +75,8 @@ func projectedOps(r project.Result, origin string, top int) Table {
 	t := Table{
 		Title:  fmt.Sprintf("Ops projected from %s (%s) to %s, by source time", r.Source.Device, origin, strings.Join(names, ", ")),
 		Header: []string{"#", "Op", "Input shapes", "Source"},
+		// Every target's Bound column goes at once: they share a header.
+		Optional: []string{"Why", "Bound", "Input shapes", "Ratio"},
 	}
 	one := len(r.Projections) == 1
 	for _, p := range r.Projections {

@@ -27,7 +27,7 @@ func TestCSVASCII(t *testing.T) {
 	var b strings.Builder
 	tab := Table{Key: "findings", Header: []string{"message", "device"},
 		Rows: [][]string{{"4.61 µs each, 2×; 0 – 24 ◀ §5.1", "H100 SXM"}}}
-	if err := Render(&b, FormatCSV, tab); err != nil {
+	if err := Render(&b, FormatCSV, 0, tab); err != nil {
 		t.Fatal(err)
 	}
 	want := "message,device\n\"4.61 us each, 2x; 0 - 24 < section 5.1\",H100 SXM\n"

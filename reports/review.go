@@ -98,7 +98,8 @@ func reviewSummary(r review.Report, origin string) Table {
 }
 
 func reviewOps(r review.Report) Table {
-	t := Table{Title: "Ops on " + r.Device, Header: []string{"Op", "Spec", "Count", "Bound", "Lower bound", "Expected", "Share", "Of peak", "Of DRAM BW"}}
+	t := Table{Title: "Ops on " + r.Device, Header: []string{"Op", "Spec", "Count", "Bound", "Lower bound", "Expected", "Share", "Of peak", "Of DRAM BW"},
+		Optional: []string{"Of DRAM BW", "Of peak", "Lower bound", "Count"}}
 	for _, o := range r.Ops {
 		bound := string(o.Point.Bound)
 		if o.Point.ExpectedBound == "launch" {

@@ -72,6 +72,7 @@ func label(p roofline.Point) string {
 func RooflinePoints(title string, pts []roofline.Point, notes []string) Table {
 	t := Table{Title: title, Notes: notes}
 	t.Header = []string{"Op", "FLOPs", "Bytes", "AI (FLOP/B)", "Ceiling", "Ridge", "Bound", "Attainable", "Lower bound", "Expected", "Limited by"}
+	t.Optional = []string{"Ridge", "Attainable", "Ceiling", "AI (FLOP/B)", "Bytes", "FLOPs"}
 	for _, p := range pts {
 		name := label(p)
 		if p.Count > 1 {
@@ -164,7 +165,8 @@ var RooflineBatchColumns = []string{"flops", "bytes", "ai", "bound", "ceiling_tf
 // convention; bound and the times use every FLOP. A row with an error has
 // empty figures and its message in error.
 func RooflineBatch(b ops.Batch, pts []roofline.Point) Table {
-	t := Table{Header: append(append([]string{}, b.Header...), RooflineBatchColumns...)}
+	t := Table{Header: append(append([]string{}, b.Header...), RooflineBatchColumns...),
+		Optional: []string{"flops", "bytes", "ai", "ceiling_tflops", "lower_bound_us"}}
 	for i, r := range b.Rows {
 		in := make([]string, len(b.Header))
 		copy(in, r.Fields)

@@ -4,12 +4,14 @@
 package reports
 
 import (
+	"bytes"
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
 
+	"github.com/gpucalc/gpucalc/escape"
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/renderer"
 	"github.com/olekukonko/tablewriter/tw"
@@ -62,6 +64,14 @@ type Table struct {
 	Details []string
 	// Notes comment on the table, at most two lines.
 	Notes []string
+	// Footnoted are the headers of columns whose long cells (a source, a
+	// URL) become numbered footnotes under the table when it is too wide
+	// for the terminal.
+	Footnoted []string
+	// Optional are the headers of columns that a terminal too narrow for
+	// the table may leave out, the first first (the width and --wide are
+	// the command line's; see fit).
+	Optional []string
 }
 
 // Section returns the table of tables whose Key is name, or the first for
@@ -82,22 +92,22 @@ func numeric(s string) bool {
 	return s != "" && (s[0] >= '0' && s[0] <= '9' || s[0] == '.')
 }
 
-func (t Table) alignments() []tw.Align {
-	al := make([]tw.Align, len(t.Header))
+func (t Table) alignments() []alignment {
+	al := make([]alignment, len(t.Header))
 	for c := range t.Header {
-		al[c] = tw.AlignRight
+		al[c] = alignRight
 		any := false
 		for _, r := range t.Rows {
 			if c < len(r) && r[c] != "" && r[c] != "-" {
 				any = true
 				if !numeric(r[c]) {
-					al[c] = tw.AlignLeft
+					al[c] = alignLeft
 					break
 				}
 			}
 		}
 		if !any {
-			al[c] = tw.AlignLeft
+			al[c] = alignLeft
 		}
 	}
 	return al
@@ -105,10 +115,13 @@ func (t Table) alignments() []tw.Align {
 
 // Render writes tables in format f (table, markdown or csv). Tables follow
 // one another, separated by a blank line; CSV writes only header and rows.
-func Render(w io.Writer, f Format, tables ...Table) error {
+// width is the number of columns a table must fit (see fit), 0 for no
+// limit; only the table format has one.
+func Render(w io.Writer, f Format, width int, tables ...Table) error {
 	// One tablewriter table serves every grid: each new one allocates a
 	// 10,240-entry cache, most of what a short command touches.
 	var tab *tablewriter.Table
+	var buf bytes.Buffer // tab's writer: one for every table
 	for i, t := range tables {
 		if i > 0 {
 			if _, err := fmt.Fprintln(w); err != nil {
@@ -120,13 +133,16 @@ func Render(w io.Writer, f Format, tables ...Table) error {
 		case FormatCSV:
 			err = t.csv(w)
 		case FormatMarkdown:
-			err = t.grid(w, true, &tab)
+			err = t.grid(&buf, true, 0, &tab)
 		case FormatTable:
-			err = t.grid(w, false, &tab)
+			err = t.grid(&buf, false, width, &tab)
 		default:
 			err = fmt.Errorf("reports: format %q is not a table format", f)
 		}
 		if err != nil {
+			return err
+		}
+		if _, err := buf.WriteTo(w); err != nil {
 			return err
 		}
 	}
@@ -144,7 +160,7 @@ func (t Table) csv(w io.Writer) error {
 	for _, row := range append([][]string{t.Header}, t.Rows...) {
 		rec = rec[:0]
 		for _, c := range row {
-			rec = append(rec, asciiGlyphs.Replace(c))
+			rec = append(rec, escape.CSV(asciiGlyphs.Replace(c)))
 		}
 		if err := cw.Write(rec); err != nil {
 			return err
@@ -154,35 +170,122 @@ func (t Table) csv(w io.Writer) error {
 	return cw.Error()
 }
 
-func (t Table) grid(w io.Writer, markdown bool, reuse **tablewriter.Table) (err error) {
+// escaped returns t with every text escaped by esc: cells, title, details
+// and notes all may hold names from the input.
+func (t Table) escaped(esc func(string) string) Table {
+	each := func(v []string) []string {
+		out := make([]string, len(v))
+		for i, s := range v {
+			out[i] = esc(s)
+		}
+		return out
+	}
+	out := t
+	out.Title, out.Header, out.Details, out.Notes = esc(t.Title), each(t.Header), each(t.Details), each(t.Notes)
+	out.Rows = make([][]string, len(t.Rows))
+	for i, r := range t.Rows {
+		out.Rows[i] = each(r)
+	}
+	return out
+}
+
+// grid writes t as a Markdown table, or as a table drawn in box characters
+// fitted to width columns (fit; 0 for no limit).
+func (t Table) grid(b *bytes.Buffer, markdown bool, width int, reuse **tablewriter.Table) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("reports: rendering table %q: %v", t.Title, r)
 		}
 	}()
+	al := t.alignments() // of the cells as written: "&lt;0.1%" is a number
+	if markdown {
+		t = t.escaped(escape.Markdown)
+	} else {
+		t = t.escaped(escape.Terminal)
+	}
 	if t.Title != "" {
-		title := t.Title
-		if markdown {
-			title = "### " + title
-		}
-		if _, err := fmt.Fprintf(w, "%s\n", title); err != nil {
-			return err
-		}
-		if markdown {
-			fmt.Fprintln(w)
+		switch {
+		case markdown:
+			fmt.Fprintf(b, "### %s\n\n", t.Title)
+		case width > 0:
+			fmt.Fprintf(b, "%s\n", wrapIndent(t.Title, "", width))
+		default:
+			fmt.Fprintf(b, "%s\n", t.Title)
 		}
 	}
+	fit := t.fit(width, al)
+	for i, g := range fit.grids {
+		if i > 0 {
+			b.WriteString("\n")
+		}
+		if err := g.render(b, markdown, reuse); err != nil {
+			return err
+		}
+	}
+	if len(t.Details)+len(t.Notes) > 0 && markdown {
+		b.WriteString("\n")
+	}
+	for _, n := range fit.footnotes {
+		key, text, _ := strings.Cut(n, " ")
+		b.WriteString(lineOf(text, "  "+key+" ", width))
+	}
+	switch {
+	case len(fit.left) > 0:
+		t.Notes = append(t.Notes, fmt.Sprintf("Left out to fit the terminal: %s; --wide shows them.", strings.Join(fit.left, ", ")))
+	case fit.turned:
+		t.Notes = append(t.Notes, "Turned to fit the terminal (a column per row); --wide shows the table as it is.")
+	}
+	for i, d := range t.Details {
+		first := fmt.Sprintf("  (%d) ", i+1)
+		if markdown {
+			first = fmt.Sprintf("%d. ", i+1)
+		}
+		b.WriteString(lineOf(d, first, width))
+	}
+	if len(t.Details) > 0 && len(t.Notes) > 0 && markdown {
+		b.WriteString("\n")
+	}
+	for _, n := range t.Notes {
+		first := "  "
+		if markdown {
+			first = "- "
+		}
+		b.WriteString(lineOf(n, first, width))
+	}
+	return nil
+}
+
+// lineOf is one note or detail after first, wrapped to width (0: not
+// wrapped), with a newline.
+func lineOf(s, first string, width int) string {
+	if width <= 0 {
+		return first + s + "\n"
+	}
+	return wrapIndent(s, first, width) + "\n"
+}
+
+// render draws g with tablewriter, one table reused for every grid: each
+// new one allocates a 10,240-entry cache, most of what a short command
+// touches.
+func (g grid) render(w io.Writer, markdown bool, reuse **tablewriter.Table) error {
 	var r tw.Renderer
 	if markdown {
 		r = renderer.NewMarkdown()
 	} else {
 		r = renderer.NewBlueprint(tw.Rendition{Symbols: tw.NewSymbols(tw.StyleLight)})
 	}
+	al := make([]tw.Align, len(g.align))
+	for i, a := range g.align {
+		al[i] = tw.AlignLeft
+		if a == alignRight {
+			al[i] = tw.AlignRight
+		}
+	}
 	opts := []tablewriter.Option{
 		tablewriter.WithRenderer(r),
 		tablewriter.WithHeaderAutoFormat(tw.Off),
 		tablewriter.WithHeaderAlignment(tw.AlignLeft),
-		tablewriter.WithRowAlignmentConfig(tw.CellAlignment{PerColumn: t.alignments()}),
+		tablewriter.WithRowAlignmentConfig(tw.CellAlignment{PerColumn: al}),
 		tablewriter.WithRowAutoWrap(tw.WrapNone),
 		tablewriter.WithHeaderAutoWrap(tw.WrapNone),
 	}
@@ -194,42 +297,13 @@ func (t Table) grid(w io.Writer, markdown bool, reuse **tablewriter.Table) (err 
 		tab.Reset()
 		tab.Options(opts...)
 	}
-	tab.Header(t.Header)
-	for _, row := range t.Rows {
+	tab.Header(g.header)
+	for _, row := range g.rows {
 		if err := tab.Append(row); err != nil {
 			return err
 		}
 	}
-	if err := tab.Render(); err != nil {
-		return err
-	}
-	if len(t.Details)+len(t.Notes) > 0 && markdown {
-		fmt.Fprintln(w)
-	}
-	for i, d := range t.Details {
-		item := fmt.Sprintf("  (%d) %s\n", i+1, d)
-		if markdown {
-			item = fmt.Sprintf("%d. %s\n", i+1, d)
-		}
-		if _, err := io.WriteString(w, item); err != nil {
-			return err
-		}
-	}
-	if len(t.Details) > 0 && len(t.Notes) > 0 && markdown {
-		fmt.Fprintln(w)
-	}
-	if len(t.Notes) > 0 {
-		for _, n := range t.Notes {
-			prefix := "  "
-			if markdown {
-				prefix = "- "
-			}
-			if _, err := fmt.Fprintf(w, "%s%s\n", prefix, n); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
+	return tab.Render()
 }
 
 // JSON writes v as indented JSON with a trailing newline. HTML characters are

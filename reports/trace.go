@@ -32,8 +32,9 @@ func limit(n, top int) int {
 
 func traceOps(a trace.Analysis, origin string, top int) Table {
 	t := Table{
-		Title:  fmt.Sprintf("Ops on %s (%s), by measured GPU time", a.Device, origin),
-		Header: []string{"#", "Op", "Input shapes", "DType", "Calls", "Measured", "Lower bound", "Expected", "Efficiency", "Saved", "FLOP/s", "Bandwidth", "Bound"},
+		Title:    fmt.Sprintf("Ops on %s (%s), by measured GPU time", a.Device, origin),
+		Header:   []string{"#", "Op", "Input shapes", "DType", "Calls", "Measured", "Lower bound", "Expected", "Efficiency", "Saved", "FLOP/s", "Bandwidth", "Bound"},
+		Optional: []string{"FLOP/s", "Bandwidth", "Lower bound", "DType", "Calls", "Efficiency"},
 	}
 	n := limit(len(a.Ops), top)
 	for i, r := range a.Ops[:n] {
@@ -69,8 +70,9 @@ func opRow(i int, r trace.OpRow) []string {
 
 func traceLost(a trace.Analysis) Table {
 	t := Table{
-		Title:  "Most time lost against the expected speed",
-		Header: []string{"#", "Op", "Input shapes", "Calls", "Measured", "Expected", "Efficiency", "Saved"},
+		Title:    "Most time lost against the expected speed",
+		Header:   []string{"#", "Op", "Input shapes", "Calls", "Measured", "Expected", "Efficiency", "Saved"},
+		Optional: []string{"Calls", "Efficiency"},
 	}
 	for i, k := range a.Summary.TopByLost {
 		r := a.Ops[k]
@@ -85,8 +87,9 @@ func traceLost(a trace.Analysis) Table {
 
 func traceKernels(a trace.Analysis, top int) Table {
 	t := Table{
-		Title:  "Kernels by GPU time, with gpucalc's theoretical occupancy",
-		Header: []string{"#", "Kernel", "Launches", "Time", "Grid", "Block", "Registers", "Shared memory", "Occupancy", "Blocks/SM", "Limited by", "Trace's estimate"},
+		Title:    "Kernels by GPU time, with gpucalc's theoretical occupancy",
+		Header:   []string{"#", "Kernel", "Launches", "Time", "Grid", "Block", "Registers", "Shared memory", "Occupancy", "Blocks/SM", "Limited by", "Trace's estimate"},
+		Optional: []string{"Trace's estimate", "Blocks/SM", "Grid", "Block", "Registers", "Shared memory", "Launches"},
 	}
 	n := limit(len(a.Kernels), top)
 	disagree := 0

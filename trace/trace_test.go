@@ -433,6 +433,11 @@ func FuzzRead(f *testing.F) {
 	f.Add(gz([]byte(small)))
 	f.Add([]byte(`{"traceEvents":[{"ph":"X","cat":"cpu_op","args":{"Input Dims":[[[1,2],[3]],[]]}}]}`))
 	f.Add([]byte(`[1,2]`))
+	rank0, err := os.ReadFile("testdata/ranks/rank0.json")
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(rank0)
 	d, err := devices.Lookup("h100")
 	if err != nil {
 		f.Fatal(err)
@@ -443,6 +448,17 @@ func FuzzRead(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		tr, err := Read(bytes.NewReader(b))
+		if tr != nil && (err == nil || errors.Is(err, ErrNoShapes)) {
+			// The ranks' analysis takes traces without shapes too.
+			rs, err := AnalyzeRanks([]RankTrace{{Name: "a", Trace: tr}, {Name: "b", Trace: tr}}, m)
+			if err == nil {
+				for _, r := range rs.Ranks {
+					if math.Abs(r.Compute+r.Exposed+r.Idle-r.Window) > 1e-6*max(r.Window, 1) {
+						t.Fatalf("rank %d: compute %g + exposed %g + idle %g != window %g", r.Rank, r.Compute, r.Exposed, r.Idle, r.Window)
+					}
+				}
+			}
+		}
 		if err != nil {
 			if strings.Contains(err.Error(), "\n") {
 				t.Fatalf("error of several lines: %q", err)

@@ -8,6 +8,8 @@ import (
 	"github.com/gpucalc/gpucalc/ops"
 	"github.com/gpucalc/gpucalc/reports"
 	"github.com/gpucalc/gpucalc/review"
+	"github.com/gpucalc/gpucalc/roofline"
+	"github.com/gpucalc/gpucalc/train"
 	"github.com/spf13/cobra"
 )
 
@@ -20,6 +22,8 @@ type checkOptions struct {
 	// model and shape review a model's step instead of a workload file.
 	model string
 	shape model.Shape
+	// train reviews a training step (--phase train).
+	train trainOptions
 }
 
 func newCmdCheck(f *factory, runF func(*checkOptions) error) *cobra.Command {
@@ -52,6 +56,15 @@ workload is one prefill or decode step of that model (--phase, --batch,
   kv_cache_size      the KV cache larger than the weights on each GPU
   gqa_expansion      what repeating KV heads before attention would cost
   tp_allreduce       the tensor-parallel all-reduces' share of the step
+With --phase train the workload is a training step (see 'gpucalc train':
+--batch sequences of --prompt tokens, --method, --precision, --ckpt, --gpus,
+--zero, --tp) and the checks are:
+  memory_capacity    the step does not fit, and the smallest change that does
+  checkpointing      checkpointing would fit a micro-batch twice as large
+  logits_memory      the logits and the loss's fp32 buffers dominate the peak
+  optimizer_memory   optimizer states dominate the peak (ZeRO, 8-bit states)
+  launch_overhead    eager launches outlast the GPU's work
+  dp_communication   data-parallel communication not hidden under compute
 
 Severities: error (cannot run as described, or a number is wrong), warning
 (the fix saves at least 1% of the expected time, or a kernel misses its
@@ -73,7 +86,8 @@ worse) is found, for CI.
   gpucalc check block.yaml --format html > review.html
   gpucalc check block.yaml --fail-on error
   gpucalc check --model llama-3.1-8b --batch 64 --ctx 4096
-  gpucalc check --model llama-3.1-70b --tp 4 --batch 32 --ctx 8192`,
+  gpucalc check --model llama-3.1-70b --tp 4 --batch 32 --ctx 8192
+  gpucalc check --model llama-3.1-8b --phase train --batch 4 --prompt 4096 --method lora`,
 		Args: args(cobra.MaximumNArgs(1)),
 		RunE: func(_ *cobra.Command, argv []string) error {
 			switch {
@@ -93,12 +107,17 @@ worse) is found, for CI.
 	_ = cmd.RegisterFlagCompletionFunc("fail-on", cobra.FixedCompletions([]string{"error", "warning"}, cobra.ShellCompDirectiveNoFileComp))
 	fl := cmd.Flags()
 	fl.StringVar(&opts.model, "model", "", "review a step of this `model` (built-in name or config.json) instead of a workload file")
-	fl.StringVar((*string)(&opts.shape.Phase), "phase", string(model.Decode), "with --model: `prefill` or decode")
+	fl.StringVar((*string)(&opts.shape.Phase), "phase", string(model.Decode), "with --model: `prefill`, decode or train")
+	fl.StringVar(&opts.train.method, "method", string(train.Full), "with --phase train: `full` or lora")
+	fl.StringVar(&opts.train.prec, "precision", string(train.BF16), "with --phase train: `bf16` or mixed")
+	fl.StringVar(&opts.train.ckpt, "ckpt", string(train.NoCkpt), "with --phase train: activation checkpointing, `none` or full")
+	fl.Int64Var(&opts.train.req.GPUs, "gpus", 1, "with --phase train: `GPUs` in all")
+	fl.Int64Var(&opts.train.req.ZeRO, "zero", 0, "with --phase train: ZeRO `stage` 0 to 3")
 	fl.Int64Var(&opts.shape.Batch, "batch", model.DefaultBatch, "with --model: `sequences` in the batch")
 	fl.Int64Var(&opts.shape.Seq, "prompt", model.DefaultPrompt, "with --model: prompt `tokens` per sequence (prefill)")
 	fl.Int64Var(&opts.shape.Ctx, "ctx", model.DefaultPrompt, "with --model: `tokens` in the KV cache (decode)")
 	fl.Int64Var(&opts.shape.TP, "tp", 1, "with --model: tensor-parallel `GPUs`")
-	_ = cmd.RegisterFlagCompletionFunc("phase", cobra.FixedCompletions([]string{"prefill", "decode"}, cobra.ShellCompDirectiveNoFileComp))
+	_ = cmd.RegisterFlagCompletionFunc("phase", cobra.FixedCompletions([]string{"prefill", "decode", "train"}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }
 
@@ -132,7 +151,11 @@ func checkRun(opts *checkOptions) error {
 	rv := reports.Review{Origin: ts[0].Origin}
 	for _, t := range ts {
 		var r review.Report
-		if opts.model != "" {
+		if opts.shape.Phase == "train" && opts.model != "" {
+			if r, err = opts.trainReview(cfg, t.Device); err != nil {
+				return err
+			}
+		} else if opts.model != "" {
 			r, err = review.CheckModel(cfg, opts.shape, t.Device, builtin.Devices())
 			if err != nil {
 				return usageError{fmt.Errorf("--model %s: %w", opts.model, err)}
@@ -182,4 +205,25 @@ func failed(rv reports.Review, fail review.Severity) error {
 		return fmt.Errorf("check failed: %d finding(s) of severity %s or worse", n, fail)
 	}
 	return nil
+}
+
+// trainReview reviews a training step (--phase train) of cfg on d.
+func (opts *checkOptions) trainReview(cfg model.Config, d devices.Device) (review.Report, error) {
+	o := opts.train
+	o.opt, o.targets = string(train.AdamW), "all-linear"
+	o.req.Batch, o.req.Seq, o.req.TP = opts.shape.Batch, opts.shape.Seq, opts.shape.TP
+	o.req.LoRARank, o.req.LoRAAlpha = train.DefaultRank, train.DefaultAlpha
+	q, err := o.request()
+	if err != nil {
+		return review.Report{}, err
+	}
+	m, err := roofline.New(d)
+	if err != nil {
+		return review.Report{}, err
+	}
+	r, err := train.Review(cfg, q, m)
+	if err != nil {
+		return review.Report{}, usageError{fmt.Errorf("--model %s: %w", opts.model, err)}
+	}
+	return r, nil
 }

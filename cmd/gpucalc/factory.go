@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/gpucalc/gpucalc/devices"
+	"github.com/gpucalc/gpucalc/escape"
 	"github.com/gpucalc/gpucalc/ops"
 	"github.com/gpucalc/gpucalc/reports"
 	"github.com/gpucalc/gpucalc/roofline"
@@ -27,11 +28,17 @@ type factory struct {
 	Out, ErrOut io.Writer
 	Getenv      func(string) string
 
+	// width is the number of columns table output must fit: the
+	// terminal's when standard output is one, else 0 (no limit: pipes and
+	// files get full tables). It is decided once, at the edge (newFactory).
+	width int
+
 	// Global flags.
 	format      string
 	deviceFiles []string
 	datasheet   bool
 	verbose     bool
+	wide        bool
 
 	catalog *devices.Catalog
 }
@@ -176,7 +183,7 @@ func (f *factory) OutFormat(allowed []reports.Format, charts ...*chartFlags) (re
 
 // Render writes tables in format form to standard output.
 func (f *factory) Render(form reports.Format, tables ...reports.Table) error {
-	return reports.Render(f.Out, form, tables...)
+	return reports.Render(f.Out, form, f.tableWidth(), tables...)
 }
 
 // JSON writes v to standard output as indented JSON.
@@ -184,7 +191,7 @@ func (f *factory) JSON(v any) error { return reports.JSON(f.Out, v) }
 
 // Warn writes a one-line warning to standard error.
 func (f *factory) Warn(format string, args ...any) {
-	fmt.Fprintf(f.ErrOut, "gpucalc: warning: "+format+"\n", args...)
+	fmt.Fprintf(f.ErrOut, "gpucalc: warning: %s\n", escape.Terminal(fmt.Sprintf(format, args...)))
 }
 
 // Catalog returns the built-in catalog with the user's device files applied:
@@ -410,7 +417,7 @@ func (f *factory) notes(tables []reports.Table, notes []string) {
 		return
 	}
 	for _, n := range notes {
-		fmt.Fprintln(f.ErrOut, "gpucalc: "+n)
+		fmt.Fprintln(f.ErrOut, "gpucalc: "+escape.Terminal(n))
 	}
 }
 

@@ -69,7 +69,7 @@ func occupancyBatchRun(opts *occupancyBatchOptions) error {
 	}
 	row, done := f.rowProgress("occupancy batch")
 	defer done()
-	if err := runBatch(in, f.Out, format, c.Limits, row); err != nil {
+	if err := runBatch(in, f.Out, format, f.tableWidth(), c.Limits, row); err != nil {
 		return fmt.Errorf("%s: %w", name, err)
 	}
 	return nil
@@ -77,13 +77,13 @@ func occupancyBatchRun(opts *occupancyBatchOptions) error {
 
 // runBatch streams the batch from in to out: occupancy's reader and loop,
 // reports' writer, and the closing message.
-func runBatch(in io.Reader, out io.Writer, format reports.Format, lookup func(string) (devices.Arch, error), progress func(rows int)) error {
+func runBatch(in io.Reader, out io.Writer, format reports.Format, width int, lookup func(string) (devices.Arch, error), progress func(rows int)) error {
 	br, err := occupancy.NewBatchReader(in, lookup)
 	if err != nil {
 		return err
 	}
 	bw := bufio.NewWriterSize(out, 1<<16)
-	w, err := reports.NewOccupancyBatch(bw, format, br.Header)
+	w, err := reports.NewOccupancyBatch(bw, format, width, br.Header)
 	if err != nil {
 		return err
 	}

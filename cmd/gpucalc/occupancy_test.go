@@ -72,7 +72,7 @@ func BenchmarkBatch(b *testing.B) {
 	data := in.Bytes()
 	b.SetBytes(int64(len(data)))
 	for b.Loop() {
-		if err := runBatch(bytes.NewReader(data), io.Discard, reports.FormatCSV, c.Limits, func(int) {}); err != nil {
+		if err := runBatch(bytes.NewReader(data), io.Discard, reports.FormatCSV, 0, c.Limits, func(int) {}); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"runtime/debug"
 	"strings"
 
+	"github.com/gpucalc/gpucalc/escape"
 	"github.com/spf13/cobra"
 )
 
@@ -14,7 +15,13 @@ import (
 // Every error is one line on stderr; usage errors (exit 2) end with one
 // pointer: to the command's --help, unless the message has its own.
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
-	f := &factory{In: stdin, Out: stdout, ErrOut: stderr, Getenv: getenv}
+	return runFactory(newFactory(stdin, stdout, stderr, getenv), args)
+}
+
+// runFactory runs the command tree over f's streams; tests that set what
+// run decides at the edge (the terminal's width) call it directly.
+func runFactory(f *factory, args []string) int {
+	stdin, stdout, stderr := f.In, f.Out, f.ErrOut
 	root := newCmdRoot(f)
 	started := false
 	wrapRunE(root, &started)
@@ -26,7 +33,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(s
 	if err == nil {
 		return exitOK
 	}
-	msg := strings.ReplaceAll(err.Error(), "\n", " ")
+	// An error may quote its input (a kernel's name, a line of a file):
+	// printed, never obeyed by the terminal.
+	msg := escape.Terminal(strings.ReplaceAll(err.Error(), "\n", " "))
 	var ue usageError
 	if !started || errors.As(err, &ue) {
 		// One pointer per line: the message's own (an unknown device
@@ -89,6 +98,7 @@ Exit status: 0 success, 1 failure, 2 usage error.`,
 	_ = root.RegisterFlagCompletionFunc("format", cobra.FixedCompletions([]string{"table", "markdown", "json", "csv"}, cobra.ShellCompDirectiveNoFileComp))
 	_ = root.MarkPersistentFlagFilename("device-file", "yaml", "yml")
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError{flagError(err)} })
+	root.PersistentFlags().BoolVar(&f.wide, "wide", false, "on a terminal, print full tables however wide (pipes and files always get them)")
 	root.PersistentFlags().BoolVarP(&f.verbose, "verbose", "v", false, "also print provenance: how each figure was measured and its sources")
 	root.AddCommand(
 		newCmdDevices(f, nil),
@@ -99,6 +109,7 @@ Exit status: 0 success, 1 failure, 2 usage error.`,
 		newCmdTrace(f, nil),
 		newCmdCheck(f, nil),
 		newCmdModel(f, nil),
+		newCmdTrain(f, nil),
 		newCmdServe(f, nil),
 		newCmdVersion(f, nil),
 	)

@@ -1,0 +1,97 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/gpucalc/gpucalc/reports"
+	"github.com/gpucalc/gpucalc/roofline"
+	"github.com/gpucalc/gpucalc/train"
+	"github.com/spf13/cobra"
+)
+
+type trainBatchOptions struct {
+	f     *factory
+	input string
+}
+
+func newCmdTrainBatch(f *factory, runF func(*trainBatchOptions) error) *cobra.Command {
+	opts := &trainBatchOptions{f: f}
+	cmd := &cobra.Command{
+		Use:   "batch --input FILE|-",
+		Short: "Evaluate a CSV of training setups (model,device,method,precision,ckpt,batch,seq)",
+		Long: `Read CSV with the header ` + strings.Join(train.BatchColumns, ",") + `, optionally
+followed by any of ` + strings.Join(train.BatchOptional, ",") + `: model is a built-in name
+or a path to a config.json; device a GPU name (empty: the default device);
+method full or lora; precision bf16 or mixed; ckpt none or full (0 and 1
+too); gpus, zero and tp 1, 0 and 1 when empty; LoRA on every projection
+(rank 16 unless lora_rank says), AdamW. Write the input columns followed by
+` + strings.Join(reports.TrainBatchOut, ",") + `.
+A bad row gets its error in the error column and never stops the batch; the
+exit code is 1 if any row failed.
+
+` + trainHow,
+		Example: `  gpucalc train batch --input setups.csv --format csv
+  printf 'model,device,method,precision,ckpt,batch,seq\nllama-3.1-8b,h100,lora,bf16,full,8,2048\n' | gpucalc train batch --input -`,
+		Args: args(cobra.NoArgs),
+		RunE: func(*cobra.Command, []string) error {
+			return execute(opts, runF, trainBatchRun)
+		},
+	}
+	f.addInputFlag(cmd, &opts.input)
+	return cmd
+}
+
+func trainBatchRun(opts *trainBatchOptions) error {
+	f := opts.f
+	form, err := f.OutFormat(nil)
+	if err != nil {
+		return err
+	}
+	type read struct {
+		head []string
+		rows []train.BatchRow
+	}
+	// The rows before a break in the input are still answered.
+	in, name, readErr := parseInput(f, opts.input, func(r io.Reader) (read, error) {
+		h, rows, err := train.ReadBatch(r)
+		return read{h, rows}, err
+	})
+	if readErr != nil && len(in.rows) == 0 {
+		return readErr
+	}
+	if len(in.rows) == 0 {
+		return fmt.Errorf("%s: the batch has a header but no rows", name)
+	}
+	device := func(n string) (*roofline.Model, error) {
+		name, _ := f.deviceName(n)
+		d, err := f.Lookup(name)
+		if err != nil {
+			return nil, err
+		}
+		return roofline.New(d)
+	}
+	out := train.RunBatch(in.rows, f.loadModel, device)
+	failed := 0
+	for _, r := range out {
+		if r.Err != nil {
+			failed++
+		}
+	}
+	if form == reports.FormatJSON {
+		err = f.JSON(reports.TrainBatchJSON(in.head, out))
+	} else {
+		err = f.Render(form, reports.TrainBatch(in.head, out))
+	}
+	if err != nil {
+		return err
+	}
+	if readErr != nil {
+		return batchFailures(failed, len(out), readErr)
+	}
+	if failed > 0 {
+		return fmt.Errorf("%s: %d of %d rows failed (see the error column)", name, failed, len(out))
+	}
+	return nil
+}

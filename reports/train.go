@@ -1,0 +1,201 @@
+package reports
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/gpucalc/gpucalc/model"
+	"github.com/gpucalc/gpucalc/train"
+	"github.com/gpucalc/gpucalc/units"
+)
+
+// trainSetup says what a request trains, in words.
+func trainSetup(q train.Request) string {
+	s := string(q.Method)
+	if q.Method == train.LoRA {
+		s += fmt.Sprintf(" r=%d α=%d (%s)", q.LoRARank, q.LoRAAlpha, strings.Join(q.LoRATargets, ","))
+	} else {
+		s += " " + string(q.Precision)
+	}
+	s += ", " + string(q.Optimizer)
+	if q.Ckpt == train.FullCkpt {
+		s += ", checkpointing"
+	}
+	s += fmt.Sprintf(", micro-batch %d × %d tokens", q.Batch, q.Seq)
+	if q.GPUs > 1 {
+		s += fmt.Sprintf(", %d GPUs (tp %d, ZeRO-%d)", q.GPUs, q.TP, q.ZeRO)
+	}
+	return s
+}
+
+// TrainTables are the answer on each device: memory at the peak item by
+// item, the verdict, and the step's time.
+func TrainTables(rs []train.Result, origin string) []Table {
+	var out []Table
+	for _, r := range rs {
+		out = append(out, trainSummary(r, origin))
+	}
+	return out
+}
+
+func trainSummary(r train.Result, origin string) Table {
+	m, t, q := r.Memory, r.Time, r.Request
+	title := fmt.Sprintf("%s on %s: %s", r.Model, r.Device, trainSetup(q))
+	tb := Table{Title: title, Header: []string{"Quantity", "Value"}}
+	row := func(k, v string) { tb.Rows = append(tb.Rows, []string{k, v}) }
+	row("parameters", siCount(float64(r.Params.Total))+", "+siCount(float64(r.Params.Trainable))+" trainable")
+	for _, it := range m.Items() {
+		if it.Bytes > 0 {
+			row("  "+it.Name, memSize(it.Bytes))
+		}
+	}
+	fits := "fits"
+	switch {
+	case !m.Fits:
+		fits = "DOES NOT FIT"
+	case m.Tight:
+		fits = "fits, tightly (less room than its largest tensor: the allocator may still fail)"
+	}
+	row("peak per GPU", gib(m.Peak)+" at "+m.At+" of "+gib(m.Usable)+" usable: "+fits)
+	row("activations per layer", memSize(m.PerLayer)+" saved; "+memSize(m.PerLayerCkpt)+" with checkpointing")
+	mb := "none (not one sequence)"
+	if r.MaxBatch > 0 {
+		mb = strconv.FormatInt(r.MaxBatch, 10) + " × " + strconv.FormatInt(q.Seq, 10) + " tokens"
+	}
+	row("largest micro-batch that fits", mb)
+	if len(r.Changes) > 0 {
+		row("smallest change that fits", r.Changes[0].What+" ("+gib(r.Changes[0].Peak)+")")
+	} else if !m.Fits {
+		row("smallest change that fits", "none of micro-batch, checkpointing, LoRA, ZeRO or up to 8× the GPUs alone")
+	}
+	step := units.FormatDuration(t.Step)
+	if t.LaunchBound {
+		step += " (launch-bound: " + units.FormatDuration(t.GPU) + " GPU, " + strconv.Itoa(t.Kernels) + " kernels launched eagerly)"
+	} else {
+		step += " (" + strconv.Itoa(t.Kernels) + " kernels)"
+	}
+	row("step", step)
+	fb := "forward " + units.FormatDuration(t.Forward) + ", backward " + units.FormatDuration(t.Backward)
+	if t.Recompute > 0 {
+		fb += " (" + units.FormatDuration(t.Recompute) + " recomputing)"
+	}
+	row("  phases", fb+", optimizer "+units.FormatDuration(t.Optimizer))
+	if t.CommTotal > 0 {
+		row("  data-parallel communication", units.FormatDuration(t.CommTotal)+", "+units.FormatDuration(t.Comm)+" not hidden under compute")
+	}
+	row("dominated by", t.Dominant+" ("+trainShares(t)+")")
+	row("tokens/s", strconv.FormatFloat(t.TokensPerSecond, 'f', 0, 64)+fmt.Sprintf(", MFU %.1f%%", 100*t.MFU))
+	note := "Memory per allocation as PyTorch, transformers (sdpa, full-vocabulary fp32 loss) and peft make it; time: kernels at measured ceilings, each phase at least its kernels × " + units.FormatDuration(model.EagerCPUPerKernel) + " of eager launches."
+	if origin != "" {
+		note += " Device: " + origin + "."
+	}
+	tb.Notes = append(tb.Notes, note)
+	tb.Notes = append(tb.Notes, r.Notes...)
+	if len(tb.Notes) > 2 {
+		tb.Notes = append(tb.Notes[:1], strings.Join(tb.Notes[1:], " "))
+	}
+	return tb
+}
+
+// trainShares lists the parts of the step's GPU time, largest first.
+func trainShares(t train.Time) string {
+	keys := make([]string, 0, len(t.By))
+	var total float64
+	for k, v := range t.By {
+		if v > 0 {
+			keys = append(keys, k)
+			total += v
+		}
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		return t.By[keys[i]] > t.By[keys[j]] || t.By[keys[i]] == t.By[keys[j]] && keys[i] < keys[j]
+	})
+	var parts []string
+	for _, k := range keys[:min(4, len(keys))] {
+		parts = append(parts, fmt.Sprintf("%s %.0f%%", k, 100*t.By[k]/total))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// TrainRecords is one CSV record per device.
+func TrainRecords(rs []train.Result) []Table {
+	t := Table{Key: "train", Header: []string{"model", "device", "method", "precision", "optimizer", "ckpt", "batch", "seq", "gpus", "tp", "zero",
+		"params", "trainable_params", "weights_bytes", "grads_bytes", "optimizer_bytes", "autocast_copies_bytes", "activations_bytes",
+		"logits_bytes", "transient_bytes", "other_bytes", "peak_bytes", "peak_at", "usable_bytes", "fits", "max_batch", "change",
+		"forward_seconds", "backward_seconds", "recompute_seconds", "optimizer_seconds", "comm_exposed_seconds", "gpu_seconds", "step_seconds", "kernels", "launch_bound",
+		"tokens_per_second", "mfu", "dominant"}}
+	for _, r := range rs {
+		m, x, q := r.Memory, r.Time, r.Request
+		change := ""
+		if len(r.Changes) > 0 {
+			change = r.Changes[0].What
+		}
+		t.Rows = append(t.Rows, []string{r.Model, r.Device, string(q.Method), string(q.Precision), string(q.Optimizer), string(q.Ckpt),
+			i64(q.Batch), i64(q.Seq), i64(q.GPUs), i64(q.TP), i64(q.ZeRO),
+			i64(r.Params.Total), i64(r.Params.Trainable), num(m.Weights), num(m.Grads), num(m.Optimizer), num(m.Copies), num(m.Activations),
+			num(m.Logits), num(m.Transient), num(m.Other), num(m.Peak), m.At, num(m.Usable), boolean(m.Fits), i64(r.MaxBatch), change,
+			num(x.Forward), num(x.Backward), num(x.Recompute), num(x.Optimizer), num(x.Comm), num(x.GPU), num(x.Step), integer(x.Kernels),
+			boolean(x.LaunchBound), num(x.TokensPerSecond), num(x.MFU), x.Dominant})
+	}
+	return []Table{t}
+}
+
+func i64(n int64) string { return strconv.FormatInt(n, 10) }
+
+// TrainBatchOut are the columns train batch appends to its input:
+// grads_bytes are every gradient as held at the end of backward and
+// activations_bytes what the forward saves for backward (the itemised peak
+// is train's).
+var TrainBatchOut = []string{"params", "trainable_params", "weights_bytes", "grads_bytes", "optimizer_bytes", "activations_bytes",
+	"peak_bytes", "fits", "step_ms", "tokens_per_s", "mfu", "error"}
+
+// TrainBatch renders batch results: the input cells, then TrainBatchOut.
+func TrainBatch(header []string, rows []train.BatchResult) Table {
+	t := Table{Header: append(append([]string(nil), header...), TrainBatchOut...), Rows: make([][]string, 0, len(rows))}
+	for _, r := range rows {
+		cells := make([]string, len(header), len(t.Header))
+		copy(cells, r.Cells)
+		if r.Err != nil {
+			cells = append(cells, make([]string, len(TrainBatchOut)-1)...)
+			cells = append(cells, r.Err.Error())
+		} else {
+			x, m := r.Result, r.Result.Memory
+			cells = append(cells, i64(x.Params.Total), i64(x.Params.Trainable), num(m.Weights), num(m.GradsHeld), num(m.Optimizer),
+				num(m.Saved), num(m.Peak), boolean(m.Fits), num(x.Time.Step*1e3), num(x.Time.TokensPerSecond), num(x.Time.MFU), "")
+		}
+		t.Rows = append(t.Rows, cells)
+	}
+	return t
+}
+
+// TrainBatchJSON is the batch as JSON objects: the input cells (numbers
+// where they are numbers) and the results under TrainBatchOut's keys.
+func TrainBatchJSON(header []string, rows []train.BatchResult) []map[string]any {
+	out := make([]map[string]any, 0, len(rows))
+	for _, r := range rows {
+		o := map[string]any{}
+		for i, h := range header {
+			if i >= len(r.Cells) {
+				o[h] = nil
+				continue
+			}
+			if v, err := strconv.ParseInt(strings.TrimSpace(r.Cells[i]), 10, 64); err == nil {
+				o[h] = v
+			} else {
+				o[h] = r.Cells[i]
+			}
+		}
+		if r.Err != nil {
+			o["error"] = r.Err.Error()
+		} else {
+			x, m := r.Result, r.Result.Memory
+			o["params"], o["trainable_params"], o["weights_bytes"], o["grads_bytes"] = x.Params.Total, x.Params.Trainable, m.Weights, m.GradsHeld
+			o["optimizer_bytes"], o["activations_bytes"], o["peak_bytes"], o["fits"] = m.Optimizer, m.Saved, m.Peak, m.Fits
+			o["step_ms"], o["tokens_per_s"], o["mfu"], o["error"] = x.Time.Step*1e3, x.Time.TokensPerSecond, x.Time.MFU, nil
+		}
+		out = append(out, o)
+	}
+	return out
+}

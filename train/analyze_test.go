@@ -1,0 +1,131 @@
+package train
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/gpucalc/gpucalc/model"
+	"github.com/gpucalc/gpucalc/roofline"
+)
+
+func h100(t testing.TB) *roofline.Model {
+	t.Helper()
+	m, err := roofline.New(deviceFor(t, ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// TestMaxBatchMeasured: the largest micro-batch that fits lies between the
+// measured ok and oom shapes of the same sequence length.
+func TestMaxBatchMeasured(t *testing.T) {
+	m := h100(t)
+	for _, tc := range []struct {
+		model, mode string
+		seq         int64
+		okAt, oomAt int64
+	}{
+		{"llama-3.1-8b", "bf16", 1024, 4, 8},
+		{"llama-3.1-8b", "lora", 1024, 4, 8},
+	} {
+		r := measuredRow{model: tc.model, mode: tc.mode, batch: 1, seq: tc.seq}.request()
+		res, err := Analyze(builtin(t, tc.model), r, m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.MaxBatch < tc.okAt || res.MaxBatch >= tc.oomAt {
+			t.Errorf("%s %s seq %d: max batch %d; measured ok at %d, oom at %d", tc.model, tc.mode, tc.seq, res.MaxBatch, tc.okAt, tc.oomAt)
+		}
+	}
+}
+
+func TestChanges(t *testing.T) {
+	m := h100(t)
+	c := builtin(t, "llama-3.1-8b")
+	res, err := Analyze(c, Request{Batch: 8, Seq: 1024}, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Memory.Fits || len(res.Changes) == 0 || !strings.HasPrefix(res.Changes[0].What, "micro-batch") {
+		t.Fatalf("8B bf16 8x1024 (oom on the H100): fits %v, changes %+v", res.Memory.Fits, res.Changes)
+	}
+	for _, ch := range res.Changes {
+		if ch.Peak > res.Memory.Usable {
+			t.Errorf("%s: %.1f GiB does not fit", ch.What, ch.Peak/(1<<30))
+		}
+	}
+	// Mixed precision full fine-tuning of the 8B model (16 bytes per
+	// parameter, 128 GB) fits no micro-batch on one H100.
+	res, _ = Analyze(c, Request{Precision: Mixed, Seq: 1024}, m)
+	if res.Memory.Fits || res.MaxBatch != 0 {
+		t.Errorf("8B mixed: fits %v, max batch %d", res.Memory.Fits, res.MaxBatch)
+	}
+	found := false
+	for _, ch := range res.Changes {
+		found = found || strings.Contains(ch.What, "LoRA")
+	}
+	if !found {
+		t.Errorf("8B mixed: changes %+v; LoRA fits", res.Changes)
+	}
+}
+
+func TestReadBatch(t *testing.T) {
+	in := "model,device,method,precision,ckpt,batch,seq,gpus,zero\n" +
+		"llama-3.2-1b,h100,full,bf16,none,4,1024,,\n" +
+		"llama-3.2-1b,h100,lora,bf16,full,x,1024,,\n" +
+		"nope,h100,full,bf16,none,1,1024,,\n" +
+		"llama-3.1-8b,h100,full,mixed,1,1,2048,8,3\n"
+	head, rows, err := ReadBatch(strings.NewReader(in))
+	if err != nil || len(head) != 9 || len(rows) != 4 {
+		t.Fatalf("%v %d %d", err, len(head), len(rows))
+	}
+	if rows[1].Err == nil || rows[3].Request.ZeRO != 3 || rows[3].Request.GPUs != 8 || rows[3].Request.Ckpt != FullCkpt {
+		t.Fatalf("rows: %+v", rows)
+	}
+	m := h100(t)
+	out := RunBatch(rows, func(n string) (model.Config, error) { return model.LoadBuiltin(n) }, func(string) (*roofline.Model, error) { return m, nil })
+	for i, want := range []bool{true, false, false, true} {
+		if (out[i].Err == nil) != want {
+			t.Errorf("row %d: error %v", i+2, out[i].Err)
+		}
+	}
+	if _, _, err := ReadBatch(strings.NewReader("model,device\n")); err == nil {
+		t.Error("short header: no error")
+	}
+}
+
+func BenchmarkAnalyze(b *testing.B) {
+	m := h100(b)
+	c := builtin(b, "llama-3.1-8b")
+	r := Request{Method: LoRA, Batch: 4, Seq: 4096, Ckpt: FullCkpt}
+	for b.Loop() {
+		if _, err := Analyze(c, r, m); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkBatch10k answers a 10,000-row batch file (the goal: under 1 s).
+func BenchmarkBatch10k(b *testing.B) {
+	var sb strings.Builder
+	sb.WriteString("model,device,method,precision,ckpt,batch,seq,gpus,zero\n")
+	modes := []string{"full,bf16", "full,mixed", "lora,bf16"}
+	// Shapes rarely repeat (61 batches × 97 lengths), so that no row is
+	// answered from an earlier one's ops.
+	for i := range 10000 {
+		fmt.Fprintf(&sb, "%s,h100,%s,%s,%d,%d,%d,%d\n", []string{"llama-3.2-1b", "llama-3.1-8b"}[i%2], modes[i%3],
+			[]string{"none", "full"}[i/3%2], 1+i%61, 256+64*(i%97), 1<<(i%4), i%4)
+	}
+	m := h100(b)
+	load := func(n string) (model.Config, error) { return model.LoadBuiltin(n) }
+	dev := func(string) (*roofline.Model, error) { return m, nil }
+	for b.Loop() {
+		_, rows, err := ReadBatch(strings.NewReader(sb.String()))
+		if err != nil {
+			b.Fatal(err)
+		}
+		RunBatch(rows, load, dev)
+	}
+}

@@ -1,0 +1,116 @@
+package train
+
+import (
+	"fmt"
+
+	"github.com/gpucalc/gpucalc/devices"
+	"github.com/gpucalc/gpucalc/model"
+	"github.com/gpucalc/gpucalc/review"
+	"github.com/gpucalc/gpucalc/roofline"
+	"github.com/gpucalc/gpucalc/units"
+)
+
+// Thresholds of the training findings.
+const (
+	// LogitsShare is the share of the peak from which the logits and the
+	// loss's buffers are reported as dominating it.
+	LogitsShare = 0.25
+	// OptimizerShare is the share of the peak from which optimizer states
+	// (with fp32 master weights) are reported.
+	OptimizerShare = 0.25
+	// CommShare is the share of the step from which data-parallel
+	// communication not hidden under compute is reported.
+	CommShare = 0.05
+)
+
+// Review is the design review of a training step: the step's times as
+// review.Report has them (the lower bound is the model FLOPs at the
+// datasheet's dense bf16 peak) and the training findings.
+func Review(c model.Config, r Request, m *roofline.Model) (review.Report, error) {
+	res, err := Analyze(c, r, m)
+	if err != nil {
+		return review.Report{}, err
+	}
+	r = res.Request
+	rep := review.Report{
+		Workload: fmt.Sprintf("%s training step (%s, micro-batch %d × %d)", c.Name, r.Method, r.Batch, r.Seq),
+		Device:   res.Device, Expected: res.Time.Step, LowerBound: res.Time.MFU * res.Time.Step,
+		Notes: res.Notes,
+	}
+	if peak, err := m.Device().Peak(devices.BF16, devices.Tensor); err == nil {
+		rep.FLOPs = rep.LowerBound * peak // the model FLOPs MFU counts
+	}
+	rep.Findings = Findings(c, res)
+	return rep, nil
+}
+
+// Findings are what a training step's result suggests, the most severe
+// first: it does not fit (and the smallest change that does), the logits
+// dominate the peak (chunked cross-entropy), the optimizer states do (ZeRO,
+// 8-bit states), the CPU's launches set the pace, communication is not
+// hidden, checkpointing would buy a larger micro-batch.
+func Findings(c model.Config, res Result) []review.Finding {
+	var out []review.Finding
+	m, t, r := res.Memory, res.Time, res.Request
+	size := func(b float64) string { return units.FormatSize(int64(b)) }
+	if !m.Fits {
+		fix := "no single change fits: combine checkpointing, LoRA and ZeRO-3 over more GPUs"
+		if len(res.Changes) > 0 {
+			fix = res.Changes[0].What + fmt.Sprintf(" (peak %s)", size(res.Changes[0].Peak))
+		}
+		out = append(out, review.Finding{Severity: review.Error, Check: "memory_capacity",
+			Message: fmt.Sprintf("the step peaks at %s per GPU at %s; %s can allocate %s.", size(m.Peak), m.At, res.Device, size(m.Usable)),
+			Fix:     fix, Numbers: map[string]float64{"peak_bytes": m.Peak, "usable_bytes": m.Usable}})
+	}
+	if m.Tight {
+		out = append(out, review.Finding{Severity: review.Warning, Check: "allocator_headroom",
+			Message: fmt.Sprintf("the step fits with %s to spare, less than its largest tensor (%d × %d fp32 logits, %s): PyTorch's caching allocator keeps freed blocks split for reuse and may still run out of memory.",
+				size(m.Usable-m.Peak), r.Tokens(), c.Vocab/r.TP, size(4*float64(r.Tokens())*float64(c.Vocab/r.TP))),
+			Fix:     "a smaller micro-batch, or PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True (segments grow instead of fragmenting)",
+			Numbers: map[string]float64{"spare_bytes": m.Usable - m.Peak}})
+	}
+	if share := m.Logits / m.Peak; share >= LogitsShare {
+		out = append(out, review.Finding{Severity: review.Warning, Check: "logits_memory",
+			Message: fmt.Sprintf("the logits and the loss's fp32 buffers over %d tokens × %d vocabulary hold %s, %.0f%% of the peak (%s).",
+				r.Tokens(), c.Vocab, size(m.Logits), 100*share, m.At),
+			Fix:     "a chunked or fused linear cross-entropy (Liger's, or a loss over chunks of tokens) never materialises the full-vocabulary fp32 logits",
+			Numbers: map[string]float64{"logits_bytes": m.Logits, "share": share}})
+	}
+	if share := m.Optimizer / m.Peak; share >= OptimizerShare {
+		fix := "8-bit optimizer states (bitsandbytes; not modelled) quarter them"
+		if r.DP() > 1 && r.ZeRO == 0 {
+			fix = fmt.Sprintf("ZeRO-1 (--zero 1) shards them over the %d data-parallel GPUs; ", r.DP()) + fix
+		} else if r.DP() == 1 {
+			fix = "ZeRO-1 over several GPUs shards them; " + fix
+		}
+		out = append(out, review.Finding{Severity: review.Warning, Check: "optimizer_memory",
+			Message: fmt.Sprintf("optimizer states hold %s, %.0f%% of the peak.", size(m.Optimizer), 100*share),
+			Fix:     fix, Numbers: map[string]float64{"optimizer_bytes": m.Optimizer, "share": share}})
+	}
+	if t.LaunchBound {
+		out = append(out, review.Finding{Severity: review.Warning, Check: "launch_overhead",
+			Message: fmt.Sprintf("the step launches %d kernels eagerly, %s of CPU, against %s of GPU work: the GPU idles.",
+				t.Kernels, units.FormatDuration(t.CPU), units.FormatDuration(t.GPU)),
+			Fix:   "a larger micro-batch or longer sequences (the same kernels do more work), or torch.compile / CUDA graphs",
+			Saves: t.Step - t.GPU, Numbers: map[string]float64{"kernels": float64(t.Kernels), "cpu_seconds": t.CPU, "gpu_seconds": t.GPU}})
+	}
+	if t.Comm > CommShare*t.Step {
+		out = append(out, review.Finding{Severity: review.Warning, Check: "dp_communication",
+			Message: fmt.Sprintf("data-parallel communication takes %s, %s of it not hidden under compute (%.0f%% of the step).",
+				units.FormatDuration(t.CommTotal), units.FormatDuration(t.Comm), 100*t.Comm/t.Step),
+			Fix:   "a larger micro-batch (more compute to hide it under), gradient accumulation (communicate once per accumulated step), or a lower ZeRO stage",
+			Saves: t.Comm, Numbers: map[string]float64{"comm_seconds": t.CommTotal, "exposed_seconds": t.Comm}})
+	}
+	if r.Ckpt == NoCkpt {
+		n := r
+		n.Ckpt = FullCkpt
+		if b := MaxBatch(c, n, m.Usable); b > max(res.MaxBatch, 1) && b >= 2*res.MaxBatch {
+			out = append(out, review.Finding{Severity: review.Info, Check: "checkpointing",
+				Message: fmt.Sprintf("activation checkpointing keeps only each layer's input (%s instead of %s per layer): micro-batch %d fits instead of %d, for one more forward of the layers in backward.",
+					size(m.PerLayerCkpt), size(m.PerLayer), b, res.MaxBatch),
+				Fix:     "--ckpt full (gradient_checkpointing_enable(use_reentrant=False)) and a larger micro-batch, or fewer accumulation steps",
+				Numbers: map[string]float64{"max_batch": float64(res.MaxBatch), "max_batch_ckpt": float64(b)}})
+		}
+	}
+	return out
+}
