@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,7 +10,6 @@ import (
 	"github.com/gpucalc/gpucalc/devices"
 	"github.com/gpucalc/gpucalc/model"
 	"github.com/gpucalc/gpucalc/reports"
-	"github.com/gpucalc/gpucalc/roofline"
 	"github.com/spf13/cobra"
 )
 
@@ -145,31 +143,6 @@ func (f *factory) loadModel(arg string) (model.Config, error) {
 	return model.Parse(shown, data)
 }
 
-// serveOn answers q for model c on each device. Side by side, a device
-// that cannot run the model's types (roofline.UnsupportedError: bf16 on a
-// V100) gets a report that says why and the others answer; it is an error
-// when no device can.
-func serveOn(c model.Config, q model.Request, ms []*roofline.Model) ([]model.Report, error) {
-	var rs []model.Report
-	var gaps []string
-	for _, m := range ms {
-		r, err := c.Serve(q, m)
-		var ue *roofline.UnsupportedError
-		if err != nil && (len(ms) == 1 || !errors.As(err, &ue)) {
-			return nil, usageError{fmt.Errorf("%s: %w", c.Name, err)}
-		}
-		if err != nil {
-			r = model.Report{Model: c.Name, Device: m.Device().Name, Request: q, NotAvailable: ue.Reason(), Error: err.Error()}
-			gaps = append(gaps, err.Error())
-		}
-		rs = append(rs, r)
-	}
-	if len(gaps) == len(ms) {
-		return nil, usageError{fmt.Errorf("%s: no device can run it: %s", c.Name, strings.Join(gaps, "; "))}
-	}
-	return rs, nil
-}
-
 // looksLikeFile tells a file name from a model name or a Hugging Face id
 // (meta-llama/Llama-3.1-8B has a slash and a dot, but is no file): by a
 // file's extension or a path's start.
@@ -250,9 +223,20 @@ func modelRun(opts *modelOptions) error {
 	if err != nil {
 		return err
 	}
-	rs, err := serveOn(c, q, ms)
-	if err != nil {
-		return err
+	var rs []model.Report
+	for _, m := range ms {
+		serve := c.Serve
+		if len(ms) > 1 {
+			serve = c.ServeBeside // one device's gap does not abort the others
+		}
+		r, err := serve(q, m)
+		if err != nil {
+			return usageError{fmt.Errorf("%s: %w", c.Name, err)}
+		}
+		rs = append(rs, r)
+	}
+	if err := model.Answered(c.Name, rs); err != nil {
+		return usageError{err}
 	}
 	for _, w := range rs[0].Warnings { // the same on every device
 		f.Warn("%s", w)
