@@ -308,6 +308,25 @@ func TestChartBadInput(t *testing.T) {
 	}
 }
 
+// TestChartHugeFigures: a figure beyond what a log axis spans (1e300 bytes,
+// which failed inside gonum/plot with "Values must be greater than 0 for a
+// log scale") is left off the chart and said so, and the chart is drawn.
+func TestChartHugeFigures(t *testing.T) {
+	dev := chart.Device{Name: "d", DRAM: 1e12, Ceilings: []chart.Ceiling{{Name: "FP32", FLOPS: 1e13}}}
+	c := chart.Roofline{Devices: []chart.Device{dev}, Points: []chart.Point{
+		{Label: "huge", FLOPs: 1e9, Bytes: 1e306, Rate: 1e9, Roof: 1e-285},
+		{Label: "fast", FLOPs: 1e9, Bytes: 1e6, Rate: 1e300},
+		{Label: "ok", FLOPs: 1e9, Bytes: 1e6, Rate: 1e12},
+	}}
+	if err := chart.Write(&bytes.Buffer{}, c, chart.Options{Format: "svg"}); err != nil {
+		t.Fatal(err)
+	}
+	u := c.Unplaced()
+	if len(u) != 2 || !strings.HasPrefix(u[0], "huge: beyond the 1e-30 to 1e+30") || !strings.HasPrefix(u[1], "fast: beyond") {
+		t.Errorf("unplaced %q; want huge and fast, beyond the axes", u)
+	}
+}
+
 func TestParseSize(t *testing.T) {
 	for s, want := range map[string]chart.Size{"16x10cm": {Width: 16, Height: 10}, "160x100mm": {Width: 16, Height: 10}, "6x4in": {Width: 15.24, Height: 10.16}} {
 		got, err := chart.ParseSize(s)

@@ -258,7 +258,7 @@ func (l *labeller) layout(c draw.Canvas, plt *plot.Plot, numbered bool) bool {
 			}
 		}
 		for _, s := range l.segs {
-			if r.crosses(s[0], s[1]) {
+			if r.grow(roofClearance).crosses(s[0], s[1]) {
 				n += 10
 			}
 		}
@@ -603,3 +603,7 @@ func (g *markGrid) near(r rect) []int {
 	}
 	return g.out
 }
+
+// roofClearance keeps labels off the roof lines, which are drawn 1.1 points
+// wide: a label whose box only grazes a line's centre still covers the ink.
+var roofClearance = vg.Points(1)

@@ -55,8 +55,9 @@ func (c Sweep) defaultSize() Size { return SweepSize }
 // draw implements Chart: a title, the three panels, one legend of limits.
 func (c Occupancy) draw(dc draw.Canvas) error {
 	sty := text.Style{Color: color.Black, Font: font.From(plot.DefaultFont, 10), Handler: plot.New().TextHandler, XAlign: draw.XCenter, YAlign: draw.YTop}
-	dc.FillText(sty, vg.Point{X: dc.Center().X, Y: dc.Max.Y - vg.Points(2)}, c.Title)
-	dc.Max.Y -= sty.Height(c.Title) + vg.Points(6)
+	title := wrap(c.Title, sty, dc.Max.X-dc.Min.X-vg.Points(4))
+	dc.FillText(sty, vg.Point{X: dc.Center().X, Y: dc.Max.Y - vg.Points(2)}, title)
+	dc.Max.Y -= sty.Height(title) + vg.Points(6)
 	used := occupancy.Limiter(0)
 	for _, p := range c.Panels {
 		for _, pt := range p.Points {
@@ -81,10 +82,11 @@ func (c Occupancy) draw(dc draw.Canvas) error {
 	dc.Min.Y += vg.Points(14)
 	w := (dc.Max.X - dc.Min.X) / 3
 	for i, p := range c.Panels {
-		pl, err := p.plot(true)
+		pl, _, err := p.plot(true)
 		if err != nil {
 			return err
 		}
+		pl.Title.Text = wrap(pl.Title.Text, pl.Title.TextStyle, w-vg.Points(8))
 		x0 := dc.Min.X + vg.Length(i)*w
 		pl.Draw(draw.Canvas{Canvas: dc.Canvas, Rectangle: vg.Rectangle{Min: vg.Point{X: x0, Y: dc.Min.Y}, Max: vg.Point{X: x0 + w - vg.Points(4), Y: dc.Max.Y}}})
 	}
@@ -93,10 +95,11 @@ func (c Occupancy) draw(dc draw.Canvas) error {
 
 // draw implements Chart.
 func (c Sweep) draw(dc draw.Canvas) error {
-	p, err := c.plot(false)
+	p, _, err := c.plot(false)
 	if err != nil {
 		return err
 	}
+	p.Title.Text = wrap(p.Title.Text, p.Title.TextStyle, dc.Max.X-dc.Min.X-vg.Points(4))
 	p.Draw(dc)
 	return nil
 }
@@ -129,22 +132,22 @@ func primaryLimit(l occupancy.Limiter) occupancy.Limiter {
 }
 
 // addLimits adds a shaded swatch per limit in used.
-func addLimits(leg *plot.Legend, used occupancy.Limiter) {
+func addLimits(leg *legend, used occupancy.Limiter) {
 	for _, o := range limitOrder {
 		if used&o != 0 {
 			b, _ := plotter.NewPolygon(plotter.XYs{{X: 0, Y: 0}, {X: 1, Y: 0}, {X: 1, Y: 1}})
 			b.Color, b.LineStyle.Width = faint(limitColors[o], 0x50), 0
-			leg.Add("limited by "+limitName(o), b)
+			leg.add("limited by "+limitName(o), b)
 		}
 	}
 }
 
-// plot builds the sweep's plot; compact leaves the legend of limits to the
-// figure.
-func (c Sweep) plot(compact bool) (*plot.Plot, error) {
+// plot builds the sweep's plot and its legend; compact leaves the legend of
+// limits to the figure.
+func (c Sweep) plot(compact bool) (*plot.Plot, *legend, error) {
 	pts := c.Points
 	if len(pts) == 0 {
-		return nil, fmt.Errorf("occupancy chart: the %s sweep is empty", c.Quantity)
+		return nil, nil, fmt.Errorf("occupancy chart: the %s sweep is empty", c.Quantity)
 	}
 	name := c.Name
 	scale := 1.0
@@ -171,7 +174,7 @@ func (c Sweep) plot(compact bool) (*plot.Plot, error) {
 	}
 	maxW := float64(c.Target.Arch.MaxWarpsPerSM)
 	if maxW <= 0 {
-		return nil, fmt.Errorf("occupancy chart: the architecture has no warps per SM")
+		return nil, nil, fmt.Errorf("occupancy chart: the architecture has no warps per SM")
 	}
 	hi := float64(pts[len(pts)-1].X) * scale
 	step := niceStep(hi)
@@ -192,7 +195,7 @@ func (c Sweep) plot(compact bool) (*plot.Plot, error) {
 	for _, r := range limitRuns(c) {
 		poly, err := plotter.NewPolygon(plotter.XYs{{X: r.lo * scale, Y: 0}, {X: r.hi * scale, Y: 0}, {X: r.hi * scale, Y: maxW}, {X: r.lo * scale, Y: maxW}})
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		poly.Color, poly.LineStyle.Width = faint(limitColors[r.limit], 0x50), 0
 		p.Add(poly)
@@ -202,7 +205,7 @@ func (c Sweep) plot(compact bool) (*plot.Plot, error) {
 	p.Add(grid)
 	line, err := plotter.NewLine(xy)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	switch c.Quantity {
 	case occupancy.VaryRegs:
@@ -213,6 +216,7 @@ func (c Sweep) plot(compact bool) (*plot.Plot, error) {
 	line.Color, line.Width = roofColor, vg.Points(1.4)
 	p.Add(line)
 
+	leg := &legend{Legend: p.Legend}
 	cur := indexX(pts, c.Current)
 	if cur >= 0 {
 		x, y := float64(c.Current)*scale, float64(pts[cur].Warps)
@@ -221,19 +225,20 @@ func (c Sweep) plot(compact bool) (*plot.Plot, error) {
 		s, _ := plotter.NewScatter(plotter.XYs{{X: x, Y: y}})
 		s.GlyphStyle = draw.GlyphStyle{Color: groupColor(1), Radius: vg.Points(3.5), Shape: draw.CircleGlyph{}}
 		p.Add(vl, s)
-		p.Legend.Add(fmt.Sprintf("current: %s, %d warps (%s)", c.CurrentLabel, pts[cur].Warps, percent(pts[cur].Occupancy)), s)
+		leg.add(fmt.Sprintf("current: %s, %d warps (%s)", c.CurrentLabel, pts[cur].Warps, percent(pts[cur].Occupancy)), s)
 	}
-	p.Legend.Top = true
-	p.Legend.TextStyle.Font.Size = vg.Points(7.5)
-	p.Legend.YOffs = vg.Points(2)
+	leg.Top = true
+	leg.TextStyle.Font.Size = vg.Points(7.5)
+	leg.YOffs = vg.Points(2)
 	if !compact {
 		used := occupancy.Limiter(0)
 		for _, pt := range pts {
 			used |= primaryLimit(pt.Limiters)
 		}
-		addLimits(&p.Legend, used)
+		addLimits(leg, used)
 	}
-	return p, nil
+	p.Legend = leg.Legend
+	return p, leg, nil
 }
 
 // limitRun is a range of the varied quantity with one limit.

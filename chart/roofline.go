@@ -72,22 +72,41 @@ type Point struct {
 
 func (p Point) ai() float64 { return p.FLOPs / p.Bytes }
 
-// Unplaced lists the labelled points a log-log chart cannot show, each
-// with the reason: no FLOPs (AI 0), no bytes (infinite AI) or no rate.
+// Unplaced lists the points a log-log chart cannot show, each labelled one
+// with the reason (no FLOPs: AI 0; no bytes: infinite AI; no rate; a value
+// beyond what the axes span), and the unlabelled ones counted by reason.
 func (c Roofline) Unplaced() []string {
 	var out []string
 	seen := map[string]bool{}
+	unlabelled := map[string]int{}
+	var reasons []string
 	for _, p := range c.Points {
-		if r := unplaceable(p); r != "" && p.Label != "" && !seen[p.Label] {
+		r := unplaceable(p)
+		switch {
+		case r == "":
+		case p.Label == "":
+			if unlabelled[r] == 0 {
+				reasons = append(reasons, r)
+			}
+			unlabelled[r]++
+		case !seen[p.Label]:
 			seen[p.Label] = true
 			out = append(out, p.Label+": "+r)
 		}
 	}
+	for _, r := range reasons {
+		out = append(out, fmt.Sprintf("%d unlabelled points: %s", unlabelled[r], r))
+	}
 	return out
 }
 
+// The span a log axis shows: a figure beyond it (1e300 bytes, a rate of
+// 1e-300) is no op gpucalc prices, and gonum/plot cannot scale it.
+const minPlotted, maxPlotted = 1e-30, 1e30
+
 func unplaceable(p Point) string {
 	bad := func(v float64) bool { return !(v > 0) || math.IsInf(v, 0) }
+	out := func(v float64) bool { return v < minPlotted || v > maxPlotted }
 	switch {
 	case bad(p.FLOPs):
 		return "0 FLOPs, so arithmetic intensity 0, which a log axis cannot show"
@@ -95,8 +114,30 @@ func unplaceable(p Point) string {
 		return "0 bytes, so infinite arithmetic intensity"
 	case bad(p.Rate):
 		return "no FLOP rate"
+	case out(p.ai()) || out(p.Rate) || p.Roof > 0 && out(p.Roof):
+		return fmt.Sprintf("beyond the %g to %g a chart's axes span", minPlotted, maxPlotted)
 	}
 	return ""
+}
+
+// hidden is the chart's note of the points it leaves out, for its title:
+// "2 ops not shown: 0 FLOPs" (the command lists them).
+func (c Roofline) hidden() string {
+	n := 0
+	zero := true
+	for _, p := range c.Points {
+		if r := unplaceable(p); r != "" {
+			n++
+			zero = zero && !(p.FLOPs > 0)
+		}
+	}
+	switch {
+	case n == 0:
+		return ""
+	case zero:
+		return fmt.Sprintf("(%d with 0 FLOPs not shown: no place on a log axis)", n)
+	}
+	return fmt.Sprintf("(%d not shown: 0 FLOPs, 0 bytes, no rate or off the axes)", n)
 }
 
 // groupColors are the op groups' colours (Tableau 10, which stays apart
@@ -153,19 +194,22 @@ func (c Roofline) render(dc draw.Canvas) (*labeller, error) {
 		return nil, err
 	}
 	// The legend takes a column on the right.
-	legW := legendWidth(leg)
+	legW := legendWidth(leg.Legend)
 	area := draw.Crop(dc, 0, -legW, 0, 0)
 	legC := draw.Crop(dc, dc.Max.X-dc.Min.X-legW, 0, 0, 0)
 	legC.Max.Y -= p.Title.TextStyle.Height(p.Title.Text) + p.Title.Padding
 	leg.Draw(legC)
 
 	plotC := draw.Crop(area, 0, -vg.Points(8), 0, 0) // room for the last tick label
+	title := wrap(p.Title.Text, p.Title.TextStyle, plotC.Max.X-plotC.Min.X)
+	p.Title.Text = title
 	ok := lab.layout(p.DataCanvas(plotC), p, false)
 	if !lab.roofClean {
 		// A decade more on the right gives the ceilings' labels room.
 		if p, lab, _, err = c.plot(10); err != nil {
 			return nil, err
 		}
+		p.Title.Text = title
 		ok = lab.layout(p.DataCanvas(plotC), p, false)
 	}
 	if !ok {
@@ -278,10 +322,13 @@ func ceilingValue(v float64) string {
 // chartFont is the size of labels, keys and legends.
 const chartFont = 6.5
 
-func (c Roofline) plot(widen float64) (*plot.Plot, *labeller, plot.Legend, error) {
+func (c Roofline) plot(widen float64) (*plot.Plot, *labeller, *legend, error) {
 	xmin, xmax, ymin, ymax := c.bounds(widen)
 	p := plot.New()
 	p.Title.Text = c.Title
+	if h := c.hidden(); h != "" {
+		p.Title.Text += "\n" + h
+	}
 	// gonum/plot reserves room for a centred axis label at the linear
 	// midpoint, which a log axis puts near its end, squeezing the chart: the
 	// labels are blanks here, drawn by drawRoofline instead.
@@ -293,7 +340,7 @@ func (c Roofline) plot(widen float64) (*plot.Plot, *labeller, plot.Legend, error
 	p.X.Tick.Marker, p.Y.Tick.Marker = plot.TickerFunc(decadeTicks), plot.TickerFunc(decadeTicks)
 	p.X.Min, p.X.Max, p.Y.Min, p.Y.Max = xmin, xmax, ymin, ymax
 
-	leg := plot.NewLegend()
+	leg := &legend{Legend: plot.NewLegend()}
 	leg.Top, leg.Left = true, true
 	leg.TextStyle.Font.Size = vg.Points(chartFont)
 	leg.Padding = vg.Points(1.5)
@@ -344,7 +391,7 @@ func (c Roofline) plot(widen float64) (*plot.Plot, *labeller, plot.Legend, error
 			if multi {
 				l, _ := plotter.NewLine(plotter.XYs{{X: 1, Y: 1}, {X: 2, Y: 2}})
 				l.LineStyle = s.ls
-				leg.Add(d.Name+" "+s.name, l)
+				leg.add(d.Name+" "+s.name, l)
 				continue
 			}
 			xl := math.Sqrt(x0 * math.Sqrt(x0*top/s.bw))
@@ -405,12 +452,16 @@ func (c Roofline) plot(widen float64) (*plot.Plot, *labeller, plot.Legend, error
 			if g == "" {
 				g = "other"
 			}
-			leg.Add(g, glyph(draw.GlyphStyle{Color: groupColor(i), Radius: vg.Points(2.6), Shape: draw.CircleGlyph{}}))
+			leg.add(g, glyph(draw.GlyphStyle{Color: groupColor(i), Radius: vg.Points(2.6), Shape: draw.CircleGlyph{}}))
 		}
 	}
 	if multi {
+		// A device is its shape on its roof's dashes, apart from the
+		// plain shapes that say what filled and hollow mean.
 		for i, d := range c.Devices {
-			leg.Add(d.Name, glyph(pointGlyph(gray, i, false)))
+			l, _ := plotter.NewLine(plotter.XYs{{X: 1, Y: 1}, {X: 2, Y: 2}})
+			l.LineStyle = draw.LineStyle{Color: gray, Width: vg.Points(0.8), Dashes: deviceDashes[i%len(deviceDashes)]}
+			leg.add(d.Name, l, glyph(pointGlyph(gray, i, false)))
 		}
 	}
 	if havePred {
@@ -418,13 +469,13 @@ func (c Roofline) plot(widen float64) (*plot.Plot, *labeller, plot.Legend, error
 		if filled == "" {
 			filled = "expected"
 		}
-		leg.Add(filled, glyph(pointGlyph(gray, 0, false)))
+		leg.add(filled, glyph(pointGlyph(gray, 0, false)))
 	}
 	if haveMeas {
-		leg.Add("achieved (measured)", glyph(pointGlyph(gray, 0, true)))
+		leg.add("achieved (measured)", glyph(pointGlyph(gray, 0, true)))
 	}
 	if haveRoof {
-		leg.Add("roof at its intensity", glyph(pointGlyph(color.NRGBA{R: 0x50, G: 0x50, B: 0x50, A: 0x70}, 0, true)))
+		leg.add("roof at its intensity", glyph(pointGlyph(color.NRGBA{R: 0x50, G: 0x50, B: 0x50, A: 0x70}, 0, true)))
 	}
 	p.Add(lab)
 	return p, lab, leg, nil

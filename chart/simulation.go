@@ -135,8 +135,19 @@ func (c Simulation) defaultSize() Size { return DefaultSize }
 
 // draw implements Chart.
 func (c Simulation) draw(dc draw.Canvas) error {
+	p, _, err := c.plot()
+	if err != nil {
+		return err
+	}
+	p.Title.Text = wrap(p.Title.Text, p.Title.TextStyle, dc.Max.X-dc.Min.X-vg.Points(4))
+	p.Draw(dc)
+	return nil
+}
+
+// plot builds the chart and its legend.
+func (c Simulation) plot() (*plot.Plot, *legend, error) {
 	if len(c.Points) == 0 {
-		return fmt.Errorf("simulation chart: no points")
+		return nil, nil, fmt.Errorf("simulation chart: no points")
 	}
 	flops := false
 	for _, p := range c.Points {
@@ -168,21 +179,22 @@ func (c Simulation) draw(dc draw.Canvas) error {
 	p.Add(grid)
 	bl, err := plotter.NewLine(bound)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	bl.Color, bl.Width = roofColor, vg.Points(1.2)
 	al, ap, err := plotter.NewLinePoints(achieved)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	al.Color, al.Width = groupColor(0), vg.Points(1.4)
 	ap.GlyphStyle = pointGlyph(groupColor(0), 0, false)
 	p.Add(bl, al, ap)
-	p.Legend.Add("bound (roofline, Little's law)", bl)
-	p.Legend.Add("simulated", al, ap)
+	leg := &legend{Legend: p.Legend}
+	leg.add("bound (roofline, Little's law)", bl)
+	leg.add("simulated", al, ap)
 	if m := c.Measured; m != nil {
 		if m.FLOPs != flops {
-			return fmt.Errorf("simulation chart: the measured curve is in %s, the simulation in %s", unitName(m.FLOPs), unitName(flops))
+			return nil, nil, fmt.Errorf("simulation chart: the measured curve is in %s, the simulation in %s", unitName(m.FLOPs), unitName(flops))
 		}
 		xy := make(plotter.XYs, len(m.Warps))
 		for i := range m.Warps {
@@ -191,23 +203,25 @@ func (c Simulation) draw(dc draw.Canvas) error {
 		}
 		ml, mp, err := plotter.NewLinePoints(xy)
 		if err != nil {
-			return err
+			return nil, nil, err
 		}
 		ml.Color, ml.Width, ml.Dashes = groupColor(1), vg.Points(0.9), []vg.Length{vg.Points(3), vg.Points(2)}
 		mp.GlyphStyle = pointGlyph(groupColor(1), 0, true)
 		p.Add(ml, mp)
-		p.Legend.Add(m.Label, ml, mp)
+		leg.add(m.Label, ml, mp)
 	}
 	last := achieved[len(achieved)-1].X
 	p.X.Min, p.X.Max, p.Y.Min, p.Y.Max = 0, last*1.04, 0, 1.1*top
 	step := niceStep(last)
 	p.X.Tick.Marker = plot.ConstantTicks(ticks(0, last, step))
 	p.Y.Tick.Marker = wholeTicks{}
-	p.Legend.Top, p.Legend.Left = false, false
-	p.Legend.TextStyle.Font.Size = vg.Points(chartFont + 1)
-	p.Legend.YOffs = vg.Points(10)
-	p.Draw(dc)
-	return nil
+	// Bottom right, inside the data area: the marks at the ends of the
+	// thumbnails stay within the canvas.
+	leg.Top, leg.Left = false, false
+	leg.TextStyle.Font.Size = vg.Points(chartFont + 1)
+	leg.XOffs, leg.YOffs = -vg.Points(8), vg.Points(10)
+	p.Legend = leg.Legend
+	return p, leg, nil
 }
 
 func unitName(flops bool) string {

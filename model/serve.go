@@ -1,7 +1,9 @@
 package model
 
 import (
+	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/gpucalc/gpucalc/devices"
 	"github.com/gpucalc/gpucalc/roofline"
@@ -84,6 +86,11 @@ type Report struct {
 	// Warnings are what the numbers hold despite: a context beyond the
 	// model's positions.
 	Warnings []string `json:"warnings,omitempty"`
+	// NotAvailable is why the device cannot run the request ("no bf16
+	// tensor cores"), in a side-by-side answer whose other devices can;
+	// Error the whole message. Such a report has no memory or times.
+	NotAvailable string `json:"not_available,omitempty"`
+	Error        string `json:"error,omitempty"`
 }
 
 // HostGPUs is the GPUs of one host (an HGX or DGX board): tensor
@@ -160,4 +167,31 @@ func (c Config) Serve(q Request, m *roofline.Model) (Report, error) {
 		r.EndToEnd = ttft + float64(q.Gen)*step.Step()
 	}
 	return r, nil
+}
+
+// ServeBeside answers q on m as one of several devices side by side: a
+// device that cannot run the model's types (roofline.UnsupportedError:
+// bf16 on a V100) gets a report that says why, instead of an error that
+// would abort the others' answers.
+func (c Config) ServeBeside(q Request, m *roofline.Model) (Report, error) {
+	r, err := c.Serve(q, m)
+	var ue *roofline.UnsupportedError
+	if errors.As(err, &ue) {
+		q, _ = c.FillRequest(q)
+		return Report{Model: c.Name, Device: m.Device().Name, Request: q, NotAvailable: ue.Reason(), Error: err.Error()}, nil
+	}
+	return r, err
+}
+
+// Answered is an error when no report of a side-by-side answer has numbers:
+// every device lacked what the model needs.
+func Answered(name string, rs []Report) error {
+	var gaps []string
+	for _, r := range rs {
+		if r.NotAvailable == "" {
+			return nil
+		}
+		gaps = append(gaps, r.Error)
+	}
+	return fmt.Errorf("%s: no device can run it: %s", name, strings.Join(gaps, "; "))
 }

@@ -137,6 +137,9 @@ var ModelRowColumns = []string{"model", "device", "batch", "prompt", "ctx", "gen
 func ModelRows(rs []model.Report) Table {
 	t := Table{Header: ModelRowColumns}
 	for _, r := range rs {
+		if r.NotAvailable != "" {
+			continue // the command warns; JSON says why
+		}
 		q, m := r.Request, r.Memory
 		i := func(v int64) string { return strconv.FormatInt(v, 10) }
 		row := []string{r.Model, r.Device, i(q.Batch), i(q.Prompt), i(q.Ctx), i(q.Gen), i(q.TP), string(q.Weights), string(q.KV),
@@ -165,6 +168,9 @@ func ModelCompare(rs []model.Report) Table {
 	cells := map[string][]string{}
 	for d, r := range rs {
 		t.Header = append(t.Header, r.Device)
+		if r.NotAvailable != "" {
+			continue // every cell says why
+		}
 		prev := -1 // a key first seen on a later device goes after its predecessor
 		for _, row := range ModelSummary("", r, nil).Rows {
 			k := row[0]
@@ -179,7 +185,10 @@ func ModelCompare(rs []model.Report) Table {
 	for _, k := range keys {
 		out := []string{k}
 		for d, v := range cells[k] {
-			if v == "" && !rs[d].Fits() {
+			switch {
+			case rs[d].NotAvailable != "":
+				v = "n/a: " + rs[d].NotAvailable
+			case v == "" && !rs[d].Fits():
 				v = notPriced
 			}
 			out = append(out, v)

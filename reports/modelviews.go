@@ -27,6 +27,11 @@ func ModelTables(name string, q model.Request, rs []model.Report, origin string,
 		t := ModelCompare(rs)
 		t.Title = name + " side by side"
 		t.Notes = notes
+		for _, r := range rs {
+			if r.Error != "" {
+				t.Notes = append(t.Notes, r.Error+".")
+			}
+		}
 		return []Table{t}
 	}
 	r := rs[0]

@@ -287,7 +287,12 @@ func TraceProjectionChart(a trace.Analysis, r project.Result) chart.Roofline {
 	}
 	labelled := 0
 	for i, row := range a.Ops {
-		if !row.Modelled() || row.FLOPs <= 0 || row.Bytes <= 0 || row.Measured <= 0 {
+		if !row.Modelled() || row.Bytes <= 0 || row.Measured <= 0 {
+			continue
+		}
+		if row.FLOPs <= 0 {
+			// Counted in the chart's title (no place on a log axis), once.
+			c.Points = append(c.Points, chart.Point{Group: opGroup(row.Model[0].Kind), Bytes: row.Bytes, Measured: true})
 			continue
 		}
 		label := ""

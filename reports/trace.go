@@ -189,7 +189,13 @@ func TraceChart(a trace.Analysis, d devices.Device) chart.Roofline {
 	seen := map[string]bool{}
 	labelled := 0
 	for _, r := range a.Ops {
-		if !r.Modelled() || r.FLOPs <= 0 || r.Bytes <= 0 {
+		if !r.Modelled() || r.Bytes <= 0 {
+			continue
+		}
+		if r.FLOPs <= 0 {
+			// Copies and casts have no place on a log axis: the chart
+			// counts them in its title, the command lists them.
+			c.Points = append(c.Points, chart.Point{Group: opGroup(r.Model[0].Kind), Bytes: r.Bytes, Measured: true})
 			continue
 		}
 		name := ceilingName(r.Ceiling)

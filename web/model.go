@@ -127,12 +127,19 @@ func (s *server) model(r *http.Request) (answer, error) {
 		if err != nil {
 			return answer{}, err
 		}
-		rep, err := c.Serve(req, m)
+		serve := c.Serve
+		if len(devs) > 1 {
+			serve = c.ServeBeside // one device's gap does not abort the others
+		}
+		rep, err := serve(req, m)
 		if err != nil {
 			errs.add("", fmt.Errorf("%s on %s: %w", c.Name, d.Name, err))
 			continue
 		}
 		rs = append(rs, rep)
+	}
+	if err := model.Answered(c.Name, rs); err != nil && len(errs) == 0 {
+		errs.add("devices", err)
 	}
 	if len(errs) > 0 {
 		return answer{Errors: errs, CLI: cli}, nil

@@ -389,3 +389,20 @@ func TestReportGzip(t *testing.T) {
 		}
 	}
 }
+
+// TestModelSideBySideGap: as on the command line, a device that cannot run
+// the model's types (bf16 on a T4) says so in its column and the other
+// answers; a model that fits on no device draws no chart.
+func TestModelSideBySideGap(t *testing.T) {
+	h := newTestServer(t, true)
+	w := get(h, "localhost", "/api/model?source=builtin&model=llama-3.1-8b&devices=h100,t4")
+	a := decode(t, w)
+	if w.Code != 200 || len(a.Errors) > 0 || !strings.Contains(w.Body.String(), "n/a: no bf16 tensor cores") || len(a.Charts) != 1 {
+		t.Errorf("h100,t4: %d, errors %v, %d charts; want the H100's answer, the T4's gap and a chart", w.Code, a.Errors, len(a.Charts))
+	}
+	w = get(h, "localhost", "/api/model?source=builtin&model=llama-3.1-70b&devices=l4")
+	a = decode(t, w)
+	if w.Code != 200 || len(a.Charts) != 0 || !strings.Contains(w.Body.String(), "DOES NOT FIT") || strings.Contains(w.Body.String(), "TTFT") {
+		t.Errorf("70B on an L4: %d, %d charts; want the verdict, no times, no chart", w.Code, len(a.Charts))
+	}
+}

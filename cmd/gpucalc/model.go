@@ -4,14 +4,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 
 	"github.com/gpucalc/gpucalc/chart"
 	"github.com/gpucalc/gpucalc/devices"
 	"github.com/gpucalc/gpucalc/model"
 	"github.com/gpucalc/gpucalc/reports"
-	"github.com/gpucalc/gpucalc/roofline"
 	"github.com/spf13/cobra"
 )
 
@@ -227,11 +225,18 @@ func modelRun(opts *modelOptions) error {
 	}
 	var rs []model.Report
 	for _, m := range ms {
-		r, err := c.Serve(q, m)
+		serve := c.Serve
+		if len(ms) > 1 {
+			serve = c.ServeBeside // one device's gap does not abort the others
+		}
+		r, err := serve(q, m)
 		if err != nil {
 			return usageError{fmt.Errorf("%s: %w", c.Name, err)}
 		}
 		rs = append(rs, r)
+	}
+	if err := model.Answered(c.Name, rs); err != nil {
+		return usageError{err}
 	}
 	for _, w := range rs[0].Warnings { // the same on every device
 		f.Warn("%s", w)
@@ -244,7 +249,15 @@ func modelRun(opts *modelOptions) error {
 	}
 	var unfit []string
 	for _, r := range rs {
-		if !r.Fits() {
+		switch {
+		case r.NotAvailable != "":
+			if form == reports.FormatCSV { // the table says so, JSON in the report
+				f.Warn("%s", r.Error)
+			}
+			if opts.chart.file != "" {
+				notes = append(notes, "Not drawn: "+r.Device+" ("+r.NotAvailable+").")
+			}
+		case !r.Fits():
 			unfit = append(unfit, r.Device)
 		}
 	}
@@ -264,182 +277,5 @@ func modelRun(opts *modelOptions) error {
 	return err
 }
 
-func newCmdModelList(f *factory, runF func(*factory) error) *cobra.Command {
-	return &cobra.Command{
-		Use:     "list",
-		Short:   "List the built-in model configs and their sources",
-		Example: `  gpucalc model list`,
-		Args:    args(cobra.NoArgs),
-		RunE: func(*cobra.Command, []string) error {
-			return execute(f, runF, modelListRun)
-		},
-	}
-}
-
-func modelListRun(f *factory) error {
-	form, err := f.OutFormat(nil)
-	if err != nil {
-		return err
-	}
-	type entry struct {
-		Name      string   `json:"name"`
-		ID        string   `json:"hf_id"`
-		Also      []string `json:"same_architecture"`
-		ModelType string   `json:"model_type"`
-		Params    int64    `json:"params"`
-		Source    string   `json:"source"`
-	}
-	var list []entry
-	var rows [][]string
-	for _, b := range model.Builtins() {
-		c, err := model.LoadBuiltin(b.Name)
-		if err != nil {
-			return err
-		}
-		p := c.Params().Total
-		list = append(list, entry{b.Name, b.ID, append([]string{}, b.Also...), c.ModelType, p, b.Source})
-		rows = append(rows, []string{b.Name, b.ID, c.ModelType, strconv.FormatInt(p, 10), b.Source})
-	}
-	if form == reports.FormatJSON {
-		return f.JSON(list)
-	}
-	return f.Render(form, reports.ModelList(rows))
-}
-
 // fullCacheHelp describes --full-cache.
 const fullCacheHelp = "size sliding-window layers' KV cache for the whole context, as a decoder that preallocates its cache does (default: only the window, as transformers keeps)"
-
-type modelBatchOptions struct {
-	f         *factory
-	input     string
-	fullCache bool
-	engine    string
-}
-
-func newCmdModelBatch(f *factory, runF func(*modelBatchOptions) error) *cobra.Command {
-	opts := &modelBatchOptions{f: f}
-	cmd := &cobra.Command{
-		Use:   "batch --input FILE|-",
-		Short: "Evaluate a CSV of model shapes (model,device,phase,batch,seq,ctx,tp)",
-		Long: `Read CSV with the header ` + strings.Join(model.BatchColumns, ",") + `: model is a
-built-in name or a path to a config.json; device a GPU name (empty: the
-default device); phase prefill (uses seq) or decode (uses ctx); tp 1 when
-empty. bf16 throughout, except weights a config's quantization_config ships
-quantized (DeepSeek-V3: fp8). Write the input columns followed by
-` + strings.Join(reports.ModelBatchOut, ",") + `.
-A bad row gets its error in the error column and never stops the batch; the
-exit code is 1 if any row failed.
-
-` + modelHow,
-		Example: `  gpucalc model batch --input shapes.csv --format csv
-  printf 'model,device,phase,batch,seq,ctx,tp\nllama-3.1-8b,h100,decode,64,1,4096,1\n' | gpucalc model batch --input -`,
-		Args: args(cobra.NoArgs),
-		RunE: func(*cobra.Command, []string) error {
-			return execute(opts, runF, modelBatchRun)
-		},
-	}
-	f.addInputFlag(cmd, &opts.input)
-	cmd.Flags().BoolVar(&opts.fullCache, "full-cache", false, fullCacheHelp)
-	cmd.Flags().StringVar(&opts.engine, "engine", string(model.Graph), "`engine` that runs the steps: graph or eager (see 'gpucalc model --help')")
-	_ = cmd.RegisterFlagCompletionFunc("engine", cobra.FixedCompletions([]string{string(model.Graph), string(model.Eager)}, cobra.ShellCompDirectiveNoFileComp))
-	return cmd
-}
-
-func modelBatchRun(opts *modelBatchOptions) error {
-	f := opts.f
-	form, err := f.OutFormat(nil)
-	if err != nil {
-		return err
-	}
-	engine, err := model.ParseEngine(opts.engine)
-	if err != nil {
-		return usagef("--engine: %w", err)
-	}
-	// The rows before a break in the input are still answered.
-	rows, name, readErr := parseInput(f, opts.input, model.ReadBatch)
-	if readErr != nil && len(rows) == 0 {
-		return readErr
-	}
-	if len(rows) == 0 {
-		return fmt.Errorf("%s: the batch has a header but no rows", name)
-	}
-	for i := range rows {
-		rows[i].Shape.FullCache, rows[i].Shape.Engine = opts.fullCache, engine
-	}
-	out := evaluateBatch(f, rows)
-	failed := 0
-	for _, r := range out {
-		if r.Err != nil {
-			failed++
-		}
-	}
-	if form == reports.FormatJSON {
-		err = f.JSON(reports.ModelBatchJSON(model.BatchColumns, out))
-	} else {
-		err = f.Render(form, reports.ModelBatch(model.BatchColumns, out))
-	}
-	if err != nil {
-		return err
-	}
-	if readErr != nil {
-		return batchFailures(failed, len(out), readErr)
-	}
-	if failed > 0 {
-		return fmt.Errorf("%s: %d of %d rows failed (see the error column)", name, failed, len(out))
-	}
-	return nil
-}
-
-// evaluateBatch answers every row, loading each model and device once.
-func evaluateBatch(f *factory, rows []model.BatchRow) []reports.ModelBatchRow {
-	type loaded struct {
-		c   model.Config
-		err error
-	}
-	models := map[string]loaded{}
-	type dev struct {
-		m   *roofline.Model
-		err error
-	}
-	devs := map[string]dev{}
-	out := make([]reports.ModelBatchRow, len(rows))
-	for i, r := range rows {
-		o := &out[i]
-		o.Cells = r.Cells
-		if o.Err = r.Err; o.Err != nil {
-			o.Err = fmt.Errorf("line %d: %w", r.Line, o.Err)
-			continue
-		}
-		l, ok := models[r.Model]
-		if !ok {
-			l.c, l.err = f.loadModel(r.Model)
-			models[r.Model] = l
-		}
-		d, ok := devs[r.Device]
-		if !ok {
-			name, _ := f.deviceName(r.Device)
-			var t devices.Device
-			if t, d.err = f.Lookup(name); d.err == nil {
-				d.m, d.err = roofline.New(t)
-			}
-			devs[r.Device] = d
-		}
-		switch {
-		case l.err != nil:
-			o.Err = l.err
-		case d.err != nil:
-			o.Err = d.err
-		default:
-			o.Result, o.Err = l.c.Analyze(r.Shape, d.m)
-			// The batch reports totals; drop the per-op detail.
-			o.Result.Ops, o.Result.Points = nil, nil
-			if o.Err == nil {
-				o.SmallestTP = l.c.SmallestTP(o.Result.Shape, d.m.Device())
-			}
-		}
-		if o.Err != nil {
-			o.Err = fmt.Errorf("line %d: %w", r.Line, o.Err)
-		}
-	}
-	return out
-}

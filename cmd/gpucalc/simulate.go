@@ -153,12 +153,15 @@ func simulateRun(o *simulateOptions) error {
 		return err
 	}
 	progress(1)
-	dev := d.Name
+	// The chart names the device alone; the table also says where it came
+	// from (a hint about flags belongs to the terminal, not a figure).
+	title := fmt.Sprintf("Simulated %s kernel on %s, %d-thread blocks", o.kernel, d.Name, o.threads)
+	tableTitle := title
 	if origin != "" {
-		dev += " (" + origin + ")"
+		tableTitle = fmt.Sprintf("Simulated %s kernel on %s (%s), %d-thread blocks", o.kernel, d.Name, origin, o.threads)
 	}
 	s := reports.Simulation{
-		Title:  fmt.Sprintf("Simulated %s kernel on %s, %d-thread blocks", o.kernel, dev, o.threads),
+		Title:  tableTitle,
 		Points: pts,
 		Notes:  simulationNotes(setup, what, o, occ),
 	}
@@ -169,7 +172,7 @@ func simulateRun(o *simulateOptions) error {
 		}
 	}
 	notes, err := o.chart.draw(func() (chart.Chart, error) {
-		c := chart.Simulation{Title: s.Title, Points: s.Points}
+		c := chart.Simulation{Title: title, Points: s.Points}
 		if o.measured == "" {
 			return c, nil
 		}

@@ -1,0 +1,147 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/gpucalc/gpucalc/devices"
+	"github.com/gpucalc/gpucalc/model"
+	"github.com/gpucalc/gpucalc/reports"
+	"github.com/gpucalc/gpucalc/roofline"
+	"github.com/spf13/cobra"
+)
+
+type modelBatchOptions struct {
+	f         *factory
+	input     string
+	fullCache bool
+	engine    string
+}
+
+func newCmdModelBatch(f *factory, runF func(*modelBatchOptions) error) *cobra.Command {
+	opts := &modelBatchOptions{f: f}
+	cmd := &cobra.Command{
+		Use:   "batch --input FILE|-",
+		Short: "Evaluate a CSV of model shapes (model,device,phase,batch,seq,ctx,tp)",
+		Long: `Read CSV with the header ` + strings.Join(model.BatchColumns, ",") + `: model is a
+built-in name or a path to a config.json; device a GPU name (empty: the
+default device); phase prefill (uses seq) or decode (uses ctx); tp 1 when
+empty. bf16 throughout, except weights a config's quantization_config ships
+quantized (DeepSeek-V3: fp8). Write the input columns followed by
+` + strings.Join(reports.ModelBatchOut, ",") + `.
+A bad row gets its error in the error column and never stops the batch; the
+exit code is 1 if any row failed.
+
+` + modelHow,
+		Example: `  gpucalc model batch --input shapes.csv --format csv
+  printf 'model,device,phase,batch,seq,ctx,tp\nllama-3.1-8b,h100,decode,64,1,4096,1\n' | gpucalc model batch --input -`,
+		Args: args(cobra.NoArgs),
+		RunE: func(*cobra.Command, []string) error {
+			return execute(opts, runF, modelBatchRun)
+		},
+	}
+	f.addInputFlag(cmd, &opts.input)
+	cmd.Flags().BoolVar(&opts.fullCache, "full-cache", false, fullCacheHelp)
+	cmd.Flags().StringVar(&opts.engine, "engine", string(model.Graph), "`engine` that runs the steps: graph or eager (see 'gpucalc model --help')")
+	_ = cmd.RegisterFlagCompletionFunc("engine", cobra.FixedCompletions([]string{string(model.Graph), string(model.Eager)}, cobra.ShellCompDirectiveNoFileComp))
+	return cmd
+}
+
+func modelBatchRun(opts *modelBatchOptions) error {
+	f := opts.f
+	form, err := f.OutFormat(nil)
+	if err != nil {
+		return err
+	}
+	engine, err := model.ParseEngine(opts.engine)
+	if err != nil {
+		return usagef("--engine: %w", err)
+	}
+	// The rows before a break in the input are still answered.
+	rows, name, readErr := parseInput(f, opts.input, model.ReadBatch)
+	if readErr != nil && len(rows) == 0 {
+		return readErr
+	}
+	if len(rows) == 0 {
+		return fmt.Errorf("%s: the batch has a header but no rows", name)
+	}
+	for i := range rows {
+		rows[i].Shape.FullCache, rows[i].Shape.Engine = opts.fullCache, engine
+	}
+	out := evaluateBatch(f, rows)
+	failed := 0
+	for _, r := range out {
+		if r.Err != nil {
+			failed++
+		}
+	}
+	if form == reports.FormatJSON {
+		err = f.JSON(reports.ModelBatchJSON(model.BatchColumns, out))
+	} else {
+		err = f.Render(form, reports.ModelBatch(model.BatchColumns, out))
+	}
+	if err != nil {
+		return err
+	}
+	if readErr != nil {
+		return batchFailures(failed, len(out), readErr)
+	}
+	if failed > 0 {
+		return fmt.Errorf("%s: %d of %d rows failed (see the error column)", name, failed, len(out))
+	}
+	return nil
+}
+
+// evaluateBatch answers every row, loading each model and device once.
+func evaluateBatch(f *factory, rows []model.BatchRow) []reports.ModelBatchRow {
+	type loaded struct {
+		c   model.Config
+		err error
+	}
+	models := map[string]loaded{}
+	type dev struct {
+		m   *roofline.Model
+		err error
+	}
+	devs := map[string]dev{}
+	out := make([]reports.ModelBatchRow, len(rows))
+	for i, r := range rows {
+		o := &out[i]
+		o.Cells = r.Cells
+		if o.Err = r.Err; o.Err != nil {
+			o.Err = fmt.Errorf("line %d: %w", r.Line, o.Err)
+			continue
+		}
+		l, ok := models[r.Model]
+		if !ok {
+			l.c, l.err = f.loadModel(r.Model)
+			models[r.Model] = l
+		}
+		d, ok := devs[r.Device]
+		if !ok {
+			name, _ := f.deviceName(r.Device)
+			var t devices.Device
+			if t, d.err = f.Lookup(name); d.err == nil {
+				d.m, d.err = roofline.New(t)
+			}
+			devs[r.Device] = d
+		}
+		switch {
+		case l.err != nil:
+			o.Err = l.err
+		case d.err != nil:
+			o.Err = d.err
+		default:
+			o.Result, o.Err = l.c.Analyze(r.Shape, d.m)
+			// The batch reports totals; drop the per-op detail.
+			o.Result.Ops, o.Result.Points = nil, nil
+			if o.Err == nil {
+				o.SmallestTP = l.c.SmallestTP(o.Result.Shape, d.m.Device())
+			}
+		}
+		if o.Err != nil {
+			o.Err = fmt.Errorf("line %d: %w", r.Line, o.Err)
+		}
+	}
+	return out
+}
