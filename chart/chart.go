@@ -9,8 +9,10 @@ package chart
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -147,6 +149,10 @@ func WriteFile(path string, c Chart, opt Options) (err error) {
 	if err := opt.resolve(c).Check(); err != nil {
 		return err
 	}
+	mode, err := TargetMode(path)
+	if err != nil {
+		return err
+	}
 	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
 	if err != nil {
 		return fmt.Errorf("chart %s: %w", path, err)
@@ -164,7 +170,7 @@ func WriteFile(path string, c Chart, opt Options) (err error) {
 	if err := bw.Flush(); err != nil {
 		return fmt.Errorf("chart %s: %w", path, err)
 	}
-	if err := tmp.Chmod(0o644); err != nil {
+	if err := tmp.Chmod(mode); err != nil {
 		return fmt.Errorf("chart %s: %w", path, err)
 	}
 	if err := tmp.Close(); err != nil {
@@ -174,6 +180,25 @@ func WriteFile(path string, c Chart, opt Options) (err error) {
 		return fmt.Errorf("chart %s: %w", path, err)
 	}
 	return nil
+}
+
+// TargetMode checks that a chart may be written to path and returns the
+// permissions it gets: an existing file's own (a private 0600 file stays
+// private when the chart replaces it), else 0644. A directory is an error
+// that says so, before any drawing.
+func TargetMode(path string) (os.FileMode, error) {
+	st, err := os.Stat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return 0o644, nil
+	case err != nil:
+		return 0, fmt.Errorf("chart %s: %w", path, err)
+	case st.IsDir():
+		return 0, fmt.Errorf("chart %s is a directory: give a file name, such as %s", path, filepath.Join(path, "chart"+filepath.Ext(path)))
+	case !st.Mode().IsRegular():
+		return 0, fmt.Errorf("chart %s is not a regular file (%s): give a file name", path, st.Mode().Type())
+	}
+	return st.Mode().Perm(), nil
 }
 
 // FileFormat returns the chart format a file name asks for (.png, .svg,

@@ -244,6 +244,39 @@ func TestChartOptions(t *testing.T) {
 	}
 }
 
+// A chart written over an existing file keeps its permissions (a private
+// file once became world-readable); a directory is refused with a message
+// that says so, not a rename's.
+func TestWriteFileTarget(t *testing.T) {
+	c := exampleChart(t, "../examples/resnet50-bottleneck.yaml", "h100")
+	dir := t.TempDir()
+	private := filepath.Join(dir, "private.svg")
+	if err := os.WriteFile(private, []byte("old"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := chart.WriteFile(private, c, chart.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := os.Stat(private); err != nil || st.Mode().Perm() != 0o600 || st.Size() < 1000 {
+		t.Errorf("private chart: %v, mode %v; want the chart, 0600", err, st.Mode())
+	}
+	fresh := filepath.Join(dir, "new.svg")
+	if err := chart.WriteFile(fresh, c, chart.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if st, _ := os.Stat(fresh); st.Mode().Perm() != 0o644 {
+		t.Errorf("new chart mode %v, want 0644", st.Mode())
+	}
+	sub := filepath.Join(dir, "plots.png")
+	if err := os.Mkdir(sub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	err := chart.WriteFile(sub, c, chart.Options{DPI: 30})
+	if err == nil || !strings.Contains(err.Error(), "is a directory: give a file name, such as "+filepath.Join(sub, "chart.png")) {
+		t.Errorf("directory: %v", err)
+	}
+}
+
 // The review page's bars: an SVG element per op and the legend; no ops is
 // an error, not a panic.
 func TestOpTimes(t *testing.T) {

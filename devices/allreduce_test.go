@@ -102,7 +102,7 @@ func TestAllReduceFit(t *testing.T) {
 func TestPeerLink(t *testing.T) {
 	for name, total := range map[string]float64{
 		"H100 SXM": 900e9, "H200 SXM": 900e9, "A100 SXM4 40GB": 600e9, "A100 SXM4 80GB": 600e9,
-		"A100 PCIe 80GB": 600e9, "H100 NVL": 600e9, "H100 PCIe": 600e9, "B200": 1.8e12,
+		"A100 PCIe 80GB": 600e9, "H100 NVL": 600e9, "H100 PCIe": 600e9, "B200": 1.8e12, "B300": 1.8e12, "GB200": 1.8e12, "H20": 900e9,
 		"V100 SXM2 16GB": 300e9, "V100 SXM2 32GB": 300e9,
 	} {
 		d, err := Lookup(name)

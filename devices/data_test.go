@@ -24,7 +24,7 @@ func builtinDevices(t *testing.T) []Device {
 func TestCatalogHasTheIssueList(t *testing.T) {
 	want := []string{"V100 SXM2 16GB", "V100 SXM2 32GB", "A100 SXM4 40GB", "A100 SXM4 80GB", "A100 PCIe 80GB",
 		"H100 SXM", "H100 PCIe", "H100 NVL", "H200 SXM", "B200", "L4", "L40S", "A10", "T4", "RTX 4090", "RTX 5090", "MI300X",
-		"A40", "RTX A6000", "RTX 3090", "L40", "GH200"}
+		"A40", "RTX A6000", "RTX 3090", "L40", "GH200", "H20", "B300", "GB200"}
 	have := map[string]bool{}
 	for _, d := range builtinDevices(t) {
 		have[d.Name] = true
@@ -92,6 +92,11 @@ func TestTensorRatePerSM(t *testing.T) {
 		{"RTX 3090", "bf16_tensor", 512},
 		{"L40", "bf16_tensor", 512},
 		{"GH200", "bf16_tensor", 4096},
+		// The H20's tensor rate is cut to a quarter of GH100's per SM;
+		// Blackwell's is twice Hopper's.
+		{"H20", "bf16_tensor", 1024},
+		{"B300", "bf16_tensor", 8192},
+		{"GB200", "bf16_tensor", 8192},
 	} {
 		d, err := Lookup(tc.device)
 		if err != nil {
@@ -251,6 +256,9 @@ func TestRidgePoints(t *testing.T) {
 		{"RTX 3090", BF16, 76},   // 71 / 936
 		{"L40", BF16, 210},       // 181.05 / 864
 		{"GH200", BF16, 247},     // 989.4 / 4000
+		{"H20", BF16, 37},        // 148 / 4000: a quarter of H100's tensor rate per SM on 78 SMs
+		{"B300", BF16, 292},      // 2250 / 7700
+		{"GB200", BF16, 313},     // 2500 / 8000
 	} {
 		d, err := Lookup(tc.device)
 		if err != nil {

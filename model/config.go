@@ -10,6 +10,7 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
+	"io"
 	"strings"
 )
 
@@ -90,6 +91,11 @@ func (c Config) MoE(i int) bool { return c.Experts > 0 && !c.Dense[i] }
 // maxSize bounds every size so that counts stay exact and layer lists small.
 const maxSize = 1 << 24
 
+// MaxLayers is the most layers a config may have: ten times the deepest
+// published LLM (Llama-3.1-405B has 126), so that per-layer lists and loops
+// stay small on every device.
+const MaxLayers = 1024
+
 // fields reads config.json values with errors that name the field.
 type fields struct {
 	m    map[string]json.RawMessage
@@ -147,9 +153,17 @@ func (f fields) str(k string) (string, error) {
 // naming it.
 func Parse(name string, data []byte) (Config, error) {
 	var m map[string]json.RawMessage
+	// Editors on Windows save a byte-order mark; JSON has none to give.
+	data = bytes.TrimPrefix(data, []byte("\ufeff"))
 	dec := json.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(&m); err != nil {
 		return Config{}, fmt.Errorf("%s: not a JSON object: %w", name, err)
+	}
+	// One object and nothing after it: trailing data is a broken or
+	// concatenated file, whose second half would be ignored.
+	end := dec.InputOffset()
+	if _, err := dec.Token(); err != io.EOF {
+		return Config{}, fmt.Errorf("%s: data after the JSON object, which ends at byte %d; a config.json holds one object", name, end)
 	}
 	f := fields{m: m, name: name}
 	if _, ok := m["text_config"]; ok && !f.has("num_hidden_layers") {
@@ -192,6 +206,12 @@ func Parse(name string, data []byte) (Config, error) {
 	}
 	if c.Quantization, err = parseQuantization(f); err != nil {
 		return Config{}, err
+	}
+	if c.HeadDim == 0 { // hidden_size / num_attention_heads, rounded down
+		return Config{}, fmt.Errorf("%s: hidden_size=%d is smaller than num_attention_heads=%d, so head_dim would be 0; give head_dim", name, c.Hidden, c.Heads)
+	}
+	if c.Layers > MaxLayers {
+		return Config{}, fmt.Errorf("%s: num_hidden_layers=%d is more than %d; no published model has a tenth of that", name, c.Layers, MaxLayers)
 	}
 	if c.Heads%c.KVHeads != 0 {
 		return Config{}, fmt.Errorf("%s: num_attention_heads=%d is not a multiple of num_key_value_heads=%d", name, c.Heads, c.KVHeads)
@@ -279,6 +299,9 @@ func Parse(name string, data []byte) (Config, error) {
 	}
 	if err := parseMoE(f, &c); err != nil {
 		return Config{}, err
+	}
+	if _, n := c.params(); n > MaxParams {
+		return Config{}, fmt.Errorf("%s: the config describes %.3g parameters, more than the %.0e gpucalc counts exactly; check its sizes", name, n, float64(MaxParams))
 	}
 	return c, nil
 }

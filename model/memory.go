@@ -122,8 +122,20 @@ func (s Shape) validate(c Config) error {
 			return fmt.Errorf("tp=%d does not divide the %d %s of %s", s.TP, x.n, x.what, c.Name)
 		}
 	}
+	// The widest activation (tokens × the widest row an op writes) is
+	// counted in int64 element counts: refuse what would wrap.
+	_, t := s.tokens()
+	widest := max(c.Hidden, c.Intermediate, (c.Heads+2*c.KVHeads)*c.HeadDim, c.Experts*max(c.MoEIntermediate, 1),
+		c.KVLoRARank+c.QKRopeDim, c.Vocab)
+	if n := float64(t) * float64(widest); n > maxElems {
+		return fmt.Errorf("%d tokens × %d-wide activations of %s are %.3g elements, beyond the %.0e gpucalc counts exactly: lower the batch or the prompt", t, widest, c.Name, n, float64(maxElems))
+	}
 	return nil
 }
+
+// maxElems is the most elements one activation may hold: 2^53, below which
+// int64 products and their float64 costs are exact.
+const maxElems = 1 << 53
 
 // beyondPositions warns of a sequence longer than the model supports. It
 // is a warning, not an error: memory and time still hold (the reference

@@ -19,19 +19,25 @@ type Params struct {
 	Total  int64 `json:"total"`
 }
 
+// MaxParams is the most parameters a config may describe: a thousand
+// times the largest published model, and below 2^53, so that counting in
+// float64 is exact and the counts fit int64. Parse refuses more.
+const MaxParams = 1e15
+
 // attentionParams is one layer's attention weights, biases and q/k norms.
-func (c Config) attentionParams() int64 {
-	d, h, kv, hd := c.Hidden, c.Heads, c.KVHeads, c.HeadDim
+// Counts are float64 so that an absurd config cannot wrap them (int64
+// would turn negative); below MaxParams they are exact.
+func (c Config) attentionParams() float64 {
+	d, h, kv, hd := float64(c.Hidden), float64(c.Heads), float64(c.KVHeads), float64(c.HeadDim)
 	if c.MLA() {
-		var q int64
-		if c.QLoRARank > 0 {
-			q = d*c.QLoRARank + c.QLoRARank + c.QLoRARank*h*c.HeadDim // q_a, its norm, q_b
-		} else {
-			q = d * h * c.HeadDim
+		ql, kvl, rope, nope, vd := float64(c.QLoRARank), float64(c.KVLoRARank), float64(c.QKRopeDim), float64(c.QKNopeDim), float64(c.VHeadDim)
+		q := d * h * hd
+		if ql > 0 {
+			q = d*ql + ql + ql*h*hd // q_a, its norm, q_b
 		}
-		kvA := d*(c.KVLoRARank+c.QKRopeDim) + c.KVLoRARank // kv_a_proj_with_mqa and its norm
-		kvB := c.KVLoRARank * h * (c.QKNopeDim + c.VHeadDim)
-		return q + kvA + kvB + h*c.VHeadDim*d
+		kvA := d*(kvl+rope) + kvl // kv_a_proj_with_mqa and its norm
+		kvB := kvl * h * (nope + vd)
+		return q + kvA + kvB + h*vd*d
 	}
 	n := d*h*hd + 2*d*kv*hd + h*hd*d
 	if c.QKVBias {
@@ -47,38 +53,53 @@ func (c Config) attentionParams() int64 {
 }
 
 // mlpParams is a gated MLP (gate, up, down) of width i.
-func (c Config) mlpParams(i int64) int64 {
-	n := 3 * c.Hidden * i
+func (c Config) mlpParams(i float64) float64 {
+	d := float64(c.Hidden)
+	n := 3 * d * i
 	if c.MLPBias {
-		n += 2*i + c.Hidden
+		n += 2*i + d
 	}
 	return n
 }
 
-// Params counts the model's parameters.
+// Params counts the model's parameters (exact: Parse refuses a config of
+// more than MaxParams).
 func (c Config) Params() Params {
-	var p Params
-	p.Embedding = c.Vocab * c.Hidden
-	if !c.TiedEmbeddings {
-		p.LMHead = c.Vocab * c.Hidden
+	p, _ := c.params()
+	return p
+}
+
+// params counts the parameters, and returns their total as a float64 that
+// cannot wrap, for Parse's range check.
+func (c Config) params() (Params, float64) {
+	d, v := float64(c.Hidden), float64(c.Vocab)
+	emb, head := v*d, v*d
+	if c.TiedEmbeddings {
+		head = 0
 	}
-	p.Norms = c.Hidden // final norm
-	var active int64
+	norms := d // final norm
+	var attn, mlp, experts, router, active float64
+	moe := float64(c.MoEIntermediate)
 	for i := range int(c.Layers) {
-		p.Attention += c.attentionParams()
-		p.Norms += c.NormsPerLayer * c.Hidden
+		attn += c.attentionParams()
+		norms += float64(c.NormsPerLayer) * d
 		if !c.MoE(i) {
-			p.MLP += c.mlpParams(c.Intermediate)
+			mlp += c.mlpParams(float64(c.Intermediate))
 			continue
 		}
-		p.Router += c.Experts * c.Hidden
-		p.Experts += c.Experts * c.mlpParams(c.MoEIntermediate)
-		active += c.TopK * c.mlpParams(c.MoEIntermediate)
+		router += float64(c.Experts) * d
+		experts += float64(c.Experts) * c.mlpParams(moe)
+		active += float64(c.TopK) * c.mlpParams(moe)
 		if c.SharedExperts > 0 {
-			p.MLP += c.mlpParams(c.SharedExperts * c.MoEIntermediate)
+			mlp += c.mlpParams(float64(c.SharedExperts) * moe)
 		}
 	}
-	p.Total = p.Embedding + p.LMHead + p.Attention + p.MLP + p.Experts + p.Router + p.Norms
-	p.Active = p.Total - p.Experts + active
-	return p
+	total := emb + head + attn + mlp + experts + router + norms
+	if total > MaxParams {
+		return Params{}, total
+	}
+	p := Params{Embedding: int64(emb), LMHead: int64(head), Attention: int64(attn), MLP: int64(mlp), Experts: int64(experts),
+		Router: int64(router), Norms: int64(norms), Total: int64(total)}
+	p.Active = p.Total - p.Experts + int64(active)
+	return p, total
 }

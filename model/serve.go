@@ -67,22 +67,37 @@ type Report struct {
 	// and so whose activation workspace it holds.
 	Memory      Memory `json:"memory"`
 	MemoryPhase Phase  `json:"memory_phase"`
-	SmallestTP  int64  `json:"smallest_tp"`
-	Prefill     Result `json:"prefill"`
-	Decode      Result `json:"decode"`
+	// SmallestTP is the smallest tensor-parallel degree at which both
+	// phases fit (0: none up to 64); above HostGPUs it spans hosts.
+	SmallestTP int64 `json:"smallest_tp"`
+	// Prefill and Decode are the priced steps, nil when the request does
+	// not fit: a model that does not fit gets no times.
+	Prefill *Result `json:"prefill"`
+	Decode  *Result `json:"decode"`
 	// TTFT is the prefill time; TPOT the decode step's, both expected (the
-	// eager engine's wall time).
-	TTFT float64 `json:"ttft_seconds"`
-	TPOT float64 `json:"tpot_seconds"`
+	// eager engine's wall time); nil when the request does not fit.
+	TTFT *float64 `json:"ttft_seconds"`
+	TPOT *float64 `json:"tpot_seconds"`
 	// EndToEnd is TTFT plus gen decode steps, each at its own context
-	// (their mean: the step at prompt + gen/2); 0 without gen.
+	// (their mean: the step at prompt + gen/2); 0 without gen or a fit.
 	EndToEnd float64 `json:"end_to_end_seconds,omitempty"`
 	// Warnings are what the numbers hold despite: a context beyond the
 	// model's positions.
 	Warnings []string `json:"warnings,omitempty"`
 }
 
-// Serve answers request q for model c on the roofline model m.
+// HostGPUs is the GPUs of one host (an HGX or DGX board): tensor
+// parallelism beyond them runs its all-reduces over the network between
+// hosts, not over the GPU-to-GPU link the times are priced on.
+const HostGPUs = 8
+
+// Fits says whether the request fits in each GPU's memory; only then does
+// the report carry times.
+func (r Report) Fits() bool { return r.Memory.Fits }
+
+// Serve answers request q for model c on the roofline model m. A request
+// that does not fit is answered with its memory and the smallest TP that
+// fits, and no times.
 func (c Config) Serve(q Request, m *roofline.Model) (Report, error) {
 	q, err := c.FillRequest(q)
 	if err != nil {
@@ -99,35 +114,50 @@ func (c Config) Serve(q Request, m *roofline.Model) (Report, error) {
 	if w := c.beyondPositions("a context", longest); w != "" {
 		r.Warnings = append(r.Warnings, w)
 	}
-	if r.Prefill, err = c.Analyze(q.shape(Prefill), m); err != nil {
-		return Report{}, err
+	if q.TP > HostGPUs {
+		r.Warnings = append(r.Warnings, fmt.Sprintf("tp=%d spans more than one host's %d GPUs: TP across nodes runs its all-reduces over the network, "+
+			"slower than the GPU-to-GPU link the times assume", q.TP, HostGPUs))
 	}
-	if r.Decode, err = c.Analyze(q.shape(Decode), m); err != nil {
-		return Report{}, err
-	}
-	r.TTFT, r.TPOT = r.Prefill.Step(), r.Decode.Step()
 	end := q.shape(Decode)
 	if q.Gen > 0 {
-		mid := end
-		mid.Ctx = q.Prompt + q.Gen/2
-		step, err := c.Analyze(mid, m)
-		if err != nil {
-			return Report{}, err
-		}
-		r.EndToEnd = r.TTFT + float64(q.Gen)*step.Step()
 		end.Ctx = max(end.Ctx, q.Prompt+q.Gen-1)
+	}
+	// Both steps are priced even when the request does not fit, so that
+	// what cannot run at all (an engine's unmodelled layers, a missing
+	// link) is an error either way.
+	p, err := c.Analyze(q.shape(Prefill), m)
+	if err != nil {
+		return Report{}, err
+	}
+	d, err := c.Analyze(q.shape(Decode), m)
+	if err != nil {
+		return Report{}, err
 	}
 	dm, err := c.Memory(end, m.Device())
 	if err != nil {
 		return Report{}, err
 	}
 	r.Memory, r.MemoryPhase = dm, Decode
-	if pm := r.Prefill.Memory; pm.Total > dm.Total {
-		r.Memory, r.MemoryPhase = pm, Prefill
+	if p.Memory.Total > dm.Total {
+		r.Memory, r.MemoryPhase = p.Memory, Prefill
 	}
 	// Both phases must fit.
 	if a, b := c.SmallestTP(end, m.Device()), c.SmallestTP(q.shape(Prefill), m.Device()); a > 0 && b > 0 {
 		r.SmallestTP = max(a, b)
+	}
+	if !r.Fits() {
+		return r, nil
+	}
+	ttft, tpot := p.Step(), d.Step()
+	r.Prefill, r.Decode, r.TTFT, r.TPOT = &p, &d, &ttft, &tpot
+	if q.Gen > 0 {
+		mid := q.shape(Decode)
+		mid.Ctx = q.Prompt + q.Gen/2
+		step, err := c.Analyze(mid, m)
+		if err != nil {
+			return Report{}, err
+		}
+		r.EndToEnd = ttft + float64(q.Gen)*step.Step()
 	}
 	return r, nil
 }

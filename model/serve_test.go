@@ -95,3 +95,33 @@ func TestMaxPositions(t *testing.T) {
 		t.Errorf("rope_scaling 4: %v, want an error naming the field", err)
 	}
 }
+
+// TestServeNoFit: a request that does not fit gets no times, only its
+// memory and the smallest TP that fits. Llama-3.1-70B's 70.55 G parameters
+// in bf16 are 131.4 GiB: 32.9 GiB per GPU at tp 4, over the L4's 23.75 GiB
+// usable (24 GiB less the driver's 1.03%); 16.4 GiB at tp 8.
+func TestServeNoFit(t *testing.T) {
+	c := builtin(t, "llama-3.1-70b")
+	r, err := c.Serve(Request{}, onDevice(t, "l4"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Fits() || r.TTFT != nil || r.TPOT != nil || r.Prefill != nil || r.Decode != nil || r.EndToEnd != 0 || r.SmallestTP != 8 {
+		t.Errorf("fits %v, ttft %v, tpot %v, smallest tp %d; want no fit, no times, tp 8", r.Fits(), r.TTFT, r.TPOT, r.SmallestTP)
+	}
+	r, err = c.Serve(Request{TP: 8, Gen: 16}, onDevice(t, "l4"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !r.Fits() || r.TTFT == nil || *r.TTFT <= 0 || r.TPOT == nil || *r.TPOT <= 0 || r.EndToEnd <= *r.TTFT {
+		t.Errorf("tp 8: fits %v, ttft %v, tpot %v, end to end %g; want times", r.Fits(), r.TTFT, r.TPOT, r.EndToEnd)
+	}
+	// Beyond one host's GPUs the all-reduces cross the network: a warning.
+	r, err = c.Serve(Request{TP: 16}, h100(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := strings.Join(r.Warnings, "; "); !strings.Contains(w, "more than one host's 8 GPUs") {
+		t.Errorf("tp 16: warnings %q; want the host's 8 GPUs", w)
+	}
+}

@@ -2,6 +2,7 @@ package ncu
 
 import (
 	"fmt"
+	"math"
 	"regexp"
 	"slices"
 	"sort"
@@ -241,8 +242,8 @@ func (rd *reader) launch() *Launch {
 			return nil
 		}
 	}
-	if v, ok := rd.value(mSmemConfig); ok {
-		l.SmemConfig = int(v)
+	if _, ok := rd.value(mSmemConfig); ok {
+		l.SmemConfig = rd.int(mSmemConfig)
 	}
 	if v, ok := rd.value(mClusterSize); ok {
 		l.ClusterSize = int(v)
@@ -263,7 +264,18 @@ func (rd *reader) optional(metric string) *float64 {
 	return &v
 }
 
-func (rd *reader) int(metric string) int { return int(rd.need(metric)) }
+// int reads a count or size: a whole number from 0 to MaxInt32 (a float64
+// beyond an int would convert to its most negative value), else an error.
+func (rd *reader) int(metric string) int {
+	v := rd.need(metric)
+	if v < 0 || v > math.MaxInt32 || v != math.Trunc(v) {
+		if rd.err == nil {
+			rd.err = fmt.Errorf("line %d: %s is %g; expected a whole number from 0 to %d", rd.r.Line, metric, v, math.MaxInt32)
+		}
+		return 0
+	}
+	return int(v)
+}
 
 func (e *Export) kernel(r Row) (Kernel, error) {
 	rd := &reader{e: e, r: r}

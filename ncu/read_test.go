@@ -268,7 +268,11 @@ func TestReadRejects(t *testing.T) {
 		"bom":           {"\ufeff" + build(smallHeader, smallUnits), "no kernels"},
 		"bad number":    {build(smallHeader, smallUnits, bad), `dram__bytes_read.sum: value "12abc" is not a number`},
 		"bad ID":        {build(smallHeader, smallUnits, noID), `ID "x"`},
-		"bad quote":     {build(smallHeader, smallUnits, smallRow) + "\"1,\"2\n", "line 4"},
+		// A size beyond an int once read as -9223372036854775808.
+		"huge smem": {build(append(slices.Clone(smallHeader), "launch__registers_per_thread", "launch__shared_mem_per_block_static", "launch__shared_mem_per_block_dynamic"),
+			append(slices.Clone(smallUnits), "register/thread", "byte", "byte"), append(slices.Clone(smallRow), "32", "0", "1e20")),
+			`launch__shared_mem_per_block_dynamic is 1e+20; expected a whole number from 0 to 2147483647`},
+		"bad quote": {build(smallHeader, smallUnits, smallRow) + "\"1,\"2\n", "line 4"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			e, err := Read(strings.NewReader(c.in))

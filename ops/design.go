@@ -35,6 +35,15 @@ type EntryDesign struct {
 	Inputs []string `json:"inputs,omitempty"`
 	// Kernel is the CUDA kernel that runs the op, when the file gives one.
 	Kernel *Kernel `json:"kernel,omitempty"`
+	// Label is the user's own name for the op where Name is long (a
+	// trace's aten op, whose Name adds its input shapes): findings' prose
+	// names the op by it, with no kind beside it, so that the shapes
+	// appear once, under the finding's Op.
+	Label string `json:"-"`
+	// Measured is the time one run of the op took (a trace's kernels),
+	// seconds; 0 when not measured. Findings quote it and cap what a fix
+	// saves by it.
+	Measured float64 `json:"-"`
 }
 
 // Kernel is what the compiler decided about a kernel and how it is launched

@@ -1,6 +1,8 @@
 package reports
 
 import (
+	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -19,15 +21,27 @@ func memSize(b float64) string {
 	return units.FormatSize(int64(b))
 }
 
-func tpText(tp int64) string {
-	if tp == 0 {
-		return "none up to 64"
+// tpText is the smallest tensor-parallel degree that fits on device dev:
+// the flag that runs it, and where it spans hosts, that the all-reduces then
+// cross the network.
+func tpText(tp int64, dev string) string {
+	switch {
+	case tp == 0:
+		return "none up to 64: hold weights and cache in fewer bytes (--weights fp8 or int4, --kv fp8) or shorten the context"
+	case tp == 1:
+		return "1"
+	case tp > model.HostGPUs:
+		return fmt.Sprintf("%d (%d × %s, --tp %d): more than one host's %d GPUs, so TP across nodes runs over the network", tp, tp, dev, tp, model.HostGPUs)
 	}
-	return strconv.FormatInt(tp, 10)
+	return fmt.Sprintf("%d (%d × %s, --tp %d)", tp, tp, dev, tp)
 }
 
+// notPriced is what a time cell holds for a request that does not fit.
+const notPriced = "none: does not fit"
+
 // ModelSummary is the answer for one device: memory per GPU, then prefill
-// and decode.
+// and decode. A request that does not fit gets its verdict and the
+// smallest TP that fits instead of times.
 func ModelSummary(title string, r model.Report, notes []string) Table {
 	q := r.Request
 	m := r.Memory
@@ -50,13 +64,16 @@ func ModelSummary(title string, r model.Report, notes []string) Table {
 	// small (MiB), a long prefill's large.
 	row("workspace ("+string(r.MemoryPhase)+")", memSize(m.Workspace))
 	row("memory per GPU", gib(m.Total)+" of "+gib(m.Usable)+" usable: "+fits)
-	row("smallest TP that fits", tpText(r.SmallestTP))
+	row("smallest TP that fits", tpText(r.SmallestTP, r.Device))
+	if !r.Fits() {
+		return t
+	}
 	p, d := r.Prefill, r.Decode
-	row("prefill (TTFT)", stepTime(r.TTFT, p)+", "+units.FormatDuration(p.LowerBound)+" lower bound; "+
+	row("prefill (TTFT)", stepTime(*r.TTFT, *p)+", "+units.FormatDuration(p.LowerBound)+" lower bound; "+
 		strconv.Itoa(p.Kernels)+" kernels, mostly "+prefillLabel(p.Dominant))
-	row("decode step (TPOT)", stepTime(r.TPOT, d)+", "+units.FormatDuration(d.LowerBound)+" lower bound at "+
+	row("decode step (TPOT)", stepTime(*r.TPOT, *d)+", "+units.FormatDuration(d.LowerBound)+" lower bound at "+
 		strconv.FormatInt(q.Ctx, 10)+" tokens of context")
-	row("decode dominated by", string(d.Dominant)+" ("+shares(d)+")")
+	row("decode dominated by", string(d.Dominant)+" ("+shares(*d)+")")
 	row("decode tokens/s", strconv.FormatFloat(d.PerSequence, 'f', 1, 64)+" per sequence, "+
 		strconv.FormatFloat(d.TokensPerSecond, 'f', 0, 64)+" for the batch")
 	if r.EndToEnd > 0 {
@@ -122,30 +139,50 @@ func ModelRows(rs []model.Report) Table {
 	for _, r := range rs {
 		q, m := r.Request, r.Memory
 		i := func(v int64) string { return strconv.FormatInt(v, 10) }
-		e2e := "" // no --gen: no end-to-end time
-		if r.EndToEnd > 0 {
-			e2e = num(r.EndToEnd * 1e3)
-		}
-		t.Rows = append(t.Rows, []string{r.Model, r.Device, i(q.Batch), i(q.Prompt), i(q.Ctx), i(q.Gen), i(q.TP), string(q.Weights), string(q.KV),
+		row := []string{r.Model, r.Device, i(q.Batch), i(q.Prompt), i(q.Ctx), i(q.Gen), i(q.TP), string(q.Weights), string(q.KV),
 			i(m.Params.Total), num(m.Weights), num(m.KVPerToken), num(m.KV), num(m.Workspace), string(r.MemoryPhase), num(m.Total), num(m.Usable), strconv.FormatBool(m.Fits),
-			i(r.SmallestTP), num(r.TTFT * 1e3), num(r.Prefill.LowerBound * 1e3), num(r.TPOT * 1e3), num(r.Decode.LowerBound * 1e3),
-			num(r.Decode.TokensPerSecond), string(r.Decode.Dominant), e2e})
+			i(r.SmallestTP)}
+		// A request that does not fit has empty times, as JSON's nulls.
+		times := make([]string, 7)
+		if r.Fits() {
+			times = []string{num(*r.TTFT * 1e3), num(r.Prefill.LowerBound * 1e3), num(*r.TPOT * 1e3), num(r.Decode.LowerBound * 1e3),
+				num(r.Decode.TokensPerSecond), string(r.Decode.Dominant), ""}
+			if r.EndToEnd > 0 { // no --gen: no end-to-end time
+				times[6] = num(r.EndToEnd * 1e3)
+			}
+		}
+		t.Rows = append(t.Rows, append(row, times...))
 	}
 	return t
 }
 
-// ModelCompare puts the reports of several devices side by side.
+// ModelCompare puts the reports of several devices side by side: every
+// device's summary rows, in order; a device that does not fit has no times
+// and says so in their cells.
 func ModelCompare(rs []model.Report) Table {
 	t := Table{Title: "Side by side", Header: []string{"Quantity"}}
-	var sum []Table
-	for _, r := range rs {
+	var keys []string
+	cells := map[string][]string{}
+	for d, r := range rs {
 		t.Header = append(t.Header, r.Device)
-		sum = append(sum, ModelSummary("", r, nil))
+		prev := -1 // a key first seen on a later device goes after its predecessor
+		for _, row := range ModelSummary("", r, nil).Rows {
+			k := row[0]
+			if _, ok := cells[k]; !ok {
+				keys = slices.Insert(keys, prev+1, k)
+				cells[k] = make([]string, len(rs))
+			}
+			cells[k][d] = row[1]
+			prev = slices.Index(keys, k)
+		}
 	}
-	for i, row := range sum[0].Rows {
-		out := []string{row[0]}
-		for _, s := range sum {
-			out = append(out, s.Rows[i][1])
+	for _, k := range keys {
+		out := []string{k}
+		for d, v := range cells[k] {
+			if v == "" && !rs[d].Fits() {
+				v = notPriced
+			}
+			out = append(out, v)
 		}
 		t.Rows = append(t.Rows, out)
 	}
@@ -159,13 +196,15 @@ func ModelList(rows [][]string) Table {
 }
 
 // ModelBatchOut are the columns model batch appends to its input.
-var ModelBatchOut = []string{"params", "weights_bytes", "kv_bytes_per_token", "memory_bytes", "fits", "lower_bound_ms", "expected_ms", "tokens_per_s", "error"}
+var ModelBatchOut = []string{"params", "weights_bytes", "kv_bytes_per_token", "memory_bytes", "fits", "smallest_tp", "lower_bound_ms", "expected_ms", "tokens_per_s", "error"}
 
-// ModelBatchRow is one evaluated batch row (Err set when it failed).
+// ModelBatchRow is one evaluated batch row (Err set when it failed): its
+// result, times only where it fits, and the smallest TP at which it fits.
 type ModelBatchRow struct {
-	Cells  []string
-	Result model.Result
-	Err    error
+	Cells      []string
+	Result     model.Result
+	SmallestTP int64
+	Err        error
 }
 
 // ModelBatch renders batch results: the input cells, then ModelBatchOut.
@@ -175,11 +214,16 @@ func ModelBatch(header []string, rows []ModelBatchRow) Table {
 		cells := make([]string, len(header), len(t.Header))
 		copy(cells, r.Cells)
 		if r.Err != nil {
-			cells = append(cells, "", "", "", "", "", "", "", "", r.Err.Error())
+			cells = append(cells, "", "", "", "", "", "", "", "", "", r.Err.Error())
 		} else {
 			x, m := r.Result, r.Result.Memory
 			cells = append(cells, strconv.FormatInt(m.Params.Total, 10), num(m.Weights), num(m.KVPerToken), num(m.Total), strconv.FormatBool(m.Fits),
-				num(x.LowerBound*1e3), num(x.Expected*1e3), num(x.TokensPerSecond), "")
+				strconv.FormatInt(r.SmallestTP, 10))
+			if m.Fits {
+				cells = append(cells, num(x.LowerBound*1e3), num(x.Expected*1e3), num(x.TokensPerSecond), "")
+			} else { // no times for what does not fit
+				cells = append(cells, "", "", "", "")
+			}
 		}
 		t.Rows = append(t.Rows, cells)
 	}
@@ -208,7 +252,11 @@ func ModelBatchJSON(header []string, rows []ModelBatchRow) []map[string]any {
 		} else {
 			x, m := r.Result, r.Result.Memory
 			o["params"], o["weights_bytes"], o["kv_bytes_per_token"], o["memory_bytes"] = m.Params.Total, m.Weights, m.KVPerToken, m.Total
-			o["fits"], o["lower_bound_ms"], o["expected_ms"], o["tokens_per_s"] = m.Fits, x.LowerBound*1e3, x.Expected*1e3, x.TokensPerSecond
+			o["fits"], o["smallest_tp"] = m.Fits, r.SmallestTP
+			o["lower_bound_ms"], o["expected_ms"], o["tokens_per_s"] = nil, nil, nil
+			if m.Fits {
+				o["lower_bound_ms"], o["expected_ms"], o["tokens_per_s"] = x.LowerBound*1e3, x.Expected*1e3, x.TokensPerSecond
+			}
 			o["error"] = nil
 		}
 		out = append(out, o)

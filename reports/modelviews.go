@@ -3,6 +3,7 @@ package reports
 import (
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/gpucalc/gpucalc/chart"
 	"github.com/gpucalc/gpucalc/devices"
@@ -34,19 +35,35 @@ func ModelTables(name string, q model.Request, rs []model.Report, origin string,
 		title += " (" + origin + ")"
 	}
 	tables := []Table{ModelSummary(title, r, notes)}
-	if ops {
-		tables = append(tables, ModelOps("Prefill ops ("+strconv.FormatInt(q.Batch, 10)+" × "+strconv.FormatInt(q.Prompt, 10)+" tokens)", r.Prefill),
-			ModelOps("Decode ops (batch "+strconv.FormatInt(q.Batch, 10)+", "+strconv.FormatInt(q.Ctx, 10)+" tokens of context)", r.Decode))
+	if ops && r.Fits() {
+		tables = append(tables, ModelOps("Prefill ops ("+strconv.FormatInt(q.Batch, 10)+" × "+strconv.FormatInt(q.Prompt, 10)+" tokens)", *r.Prefill),
+			ModelOps("Decode ops (batch "+strconv.FormatInt(q.Batch, 10)+", "+strconv.FormatInt(q.Ctx, 10)+" tokens of context)", *r.Decode))
 	}
 	return tables
 }
 
 // ModelDecodeChart is 'gpucalc model --plot': the decode step's ops on each
-// device's roofline (devs[i] is rs[i]'s device).
-func ModelDecodeChart(name string, q model.Request, devs []devices.Device, rs []model.Report) chart.Roofline {
+// device's roofline (devs[i] is rs[i]'s device), of the devices it fits
+// on; it is an error when it fits on none.
+func ModelDecodeChart(name string, q model.Request, devs []devices.Device, rs []model.Report) (chart.Roofline, error) {
 	var pts [][]roofline.Point
-	for _, r := range rs {
-		pts = append(pts, r.Decode.Points)
+	var fit []devices.Device
+	for i, r := range rs {
+		if r.Fits() {
+			pts, fit = append(pts, r.Decode.Points), append(fit, devs[i])
+		}
 	}
-	return RooflineChartOf(fmt.Sprintf("%s decode step: batch %d, %d tokens of context", name, q.Batch, q.Ctx), devs, pts)
+	if len(fit) == 0 {
+		return chart.Roofline{}, fmt.Errorf("no chart: %s does not fit on %s at tp %d, so its decode step has no times (raise --tp)", name, deviceNames(devs), q.TP)
+	}
+	return RooflineChartOf(fmt.Sprintf("%s decode step: batch %d, %d tokens of context", name, q.Batch, q.Ctx), fit, pts), nil
+}
+
+// deviceNames lists devices' names: "L4" or "L4, T4".
+func deviceNames(devs []devices.Device) string {
+	var names []string
+	for _, d := range devs {
+		names = append(names, d.Name)
+	}
+	return strings.Join(names, ", ")
 }

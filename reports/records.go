@@ -355,6 +355,9 @@ func RooflineRecords(views []RooflineView) []Table {
 		"ridge_flops_per_byte", "attainable_flops_per_second", "bound", "lower_bound_seconds", "expected_seconds", "expected_bound"}}
 	sum := Table{Key: "summary", Header: []string{"device", "ops", "flops", "bytes", "lower_bound_seconds", "expected_seconds", "memory_bound_share"}}
 	for _, v := range views {
+		if v.NotAvailable != "" {
+			continue // JSON says why
+		}
 		for _, p := range v.Points {
 			pts.Rows = append(pts.Rows, []string{v.Device, p.Name, p.Op.String(), integer(p.Count), num(p.FLOPs), num(p.MatrixFLOPs),
 				num(p.Transcendentals), num(p.Bytes), num(p.AI), p.PeakKey, num(p.ComputeCeiling), string(p.MemoryLevel), num(p.MemoryCeiling),

@@ -2,6 +2,7 @@ package reports
 
 import (
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -115,19 +116,25 @@ func RooflineSummary(title string, s roofline.Summary, pts []roofline.Point) Tab
 
 // RooflineCompare puts the same ops side by side on several devices: the
 // expected time and bound on each, and a total row. pts[d][i] is op i on
-// device d.
-func RooflineCompare(names []string, pts [][]roofline.Point) Table {
+// device d; a device with a reason in na cannot run the ops, and its cells
+// say why ("n/a: no fp8 tensor cores").
+func RooflineCompare(names []string, pts [][]roofline.Point, na []string) Table {
 	t := Table{Title: "Expected time by device", Header: []string{"Op"}}
 	for _, n := range names {
 		t.Header = append(t.Header, n, n+" bound")
 	}
-	if len(pts) == 0 {
+	first := slices.IndexFunc(na, func(s string) bool { return s == "" })
+	if first < 0 {
 		return t
 	}
 	totals := make([]float64, len(names))
-	for i := range pts[0] {
-		row := []string{label(pts[0][i])}
+	for i := range pts[first] {
+		row := []string{label(pts[first][i])}
 		for d := range names {
+			if na[d] != "" {
+				row = append(row, "n/a: "+na[d], "")
+				continue
+			}
 			p := pts[d][i]
 			tm := float64(max(p.Count, 1)) * p.Expected
 			totals[d] += tm
@@ -137,7 +144,11 @@ func RooflineCompare(names []string, pts [][]roofline.Point) Table {
 	}
 	row := []string{"total"}
 	for d := range names {
-		row = append(row, units.FormatDuration(totals[d]), "")
+		tot := units.FormatDuration(totals[d])
+		if na[d] != "" {
+			tot = "n/a"
+		}
+		row = append(row, tot, "")
 	}
 	t.Rows = append(t.Rows, row)
 	return t

@@ -1,6 +1,8 @@
 package reports
 
 import (
+	"errors"
+	"fmt"
 	"strings"
 
 	"github.com/gpucalc/gpucalc/chart"
@@ -23,6 +25,44 @@ func NewRooflineView(m *roofline.Model, origin string, w ops.Workload) (Roofline
 		v.Summary = &s
 	}
 	return v, nil
+}
+
+// NewRooflineViews prices the workload on each model (origins[i] says where
+// ms[i]'s device came from). Side by side, a device that cannot run an op
+// (roofline.UnsupportedError) gets a view that says why and the others
+// answer; it is an error when no device can.
+func NewRooflineViews(ms []*roofline.Model, origins []string, w ops.Workload) ([]RooflineView, error) {
+	views := make([]RooflineView, len(ms))
+	var gaps []string
+	for i, m := range ms {
+		v, err := NewRooflineView(m, origins[i], w)
+		var ue *roofline.UnsupportedError
+		if err != nil && (len(ms) == 1 || !errors.As(err, &ue)) {
+			return nil, err
+		}
+		if err != nil {
+			v = RooflineView{Device: m.Device().Name, Origin: origins[i], Points: []roofline.Point{}, NotAvailable: ue.Reason(), Error: err.Error()}
+			gaps = append(gaps, err.Error())
+		}
+		views[i] = v
+	}
+	if len(gaps) == len(ms) {
+		return nil, fmt.Errorf("no device can run the workload: %s", strings.Join(gaps, "; "))
+	}
+	return views, nil
+}
+
+// answered are the views with points: the devices that can run the
+// workload, and theirs (devs[i] is views[i]'s device).
+func answered(devs []devices.Device, views []RooflineView) ([]devices.Device, []RooflineView) {
+	var ds []devices.Device
+	var vs []RooflineView
+	for i, v := range views {
+		if v.NotAvailable == "" {
+			ds, vs = append(ds, devs[i]), append(vs, v)
+		}
+	}
+	return ds, vs
 }
 
 // RooflineModelNotes states the figures behind a device's expected times;
@@ -50,14 +90,23 @@ func RooflineModelNotes(m *roofline.Model, verbose bool) []string {
 func RooflineTables(workload string, views []RooflineView, notes [][]string) []Table {
 	var tables []Table
 	if len(views) > 1 {
-		var devs []string
+		var devs, na []string
 		var pts [][]roofline.Point
 		for _, v := range views {
-			devs, pts = append(devs, v.Device), append(pts, v.Points)
+			devs, pts, na = append(devs, v.Device), append(pts, v.Points), append(na, v.NotAvailable)
 		}
-		tables = append(tables, RooflineCompare(devs, pts))
+		t := RooflineCompare(devs, pts, na)
+		for _, v := range views {
+			if v.Error != "" {
+				t.Notes = append(t.Notes, v.Error+".")
+			}
+		}
+		tables = append(tables, t)
 	}
 	for i, v := range views {
+		if v.NotAvailable != "" {
+			continue
+		}
 		title := "Roofline on " + v.Device
 		if v.Origin != "" {
 			title += " (" + v.Origin + ")"
@@ -76,6 +125,7 @@ func RooflineTables(workload string, views []RooflineView, notes [][]string) []T
 // RooflineViewsChart is the chart of 'gpucalc roofline --plot': the views'
 // ops on their devices (devs[i] is views[i]'s device).
 func RooflineViewsChart(workload string, devs []devices.Device, views []RooflineView) chart.Roofline {
+	devs, views = answered(devs, views)
 	var pts [][]roofline.Point
 	var names []string
 	for _, v := range views {

@@ -45,6 +45,11 @@ type RooflineView struct {
 	Notes      []string           `json:"notes,omitempty"`
 	Points     []roofline.Point   `json:"points"`
 	Summary    *roofline.Summary  `json:"summary,omitempty"`
+	// NotAvailable is why the device cannot run the workload ("no fp8
+	// tensor cores"), in a side-by-side answer whose other devices can;
+	// Error the whole message. Such a view has no points.
+	NotAvailable string `json:"not_available,omitempty"`
+	Error        string `json:"error,omitempty"`
 }
 
 // RooflineComparison is 'gpucalc roofline --devices': one view per device.

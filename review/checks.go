@@ -60,17 +60,18 @@ func (c *checker) fusion() {
 			saved += in // the producer's write, when nothing else reads it
 		}
 		n := float64(e.Count)
-		per := math.Min(o.Point.Expected, c.m.FixedCost()+saved/c.m.Stream())
+		run, measured := runTime(e, o)
+		per := math.Min(run, c.m.FixedCost()+saved/c.m.Stream())
 		saves := n * per
-		how := fmt.Sprintf("%s writes it for this op alone", prod.Name)
+		how := fmt.Sprintf("%s writes it for this op alone", short(prod))
 		if !written {
-			how = fmt.Sprintf("%s still writes it, for %d readers", prod.Name, readers[prod.Name])
+			how = fmt.Sprintf("%s still writes it, for %d readers", short(prod), readers[prod.Name])
 		}
 		c.add(Finding{
 			Check: "fusion", Op: e.Name, Saves: saves,
-			Message: fmt.Sprintf("%s (%s) stands alone after %s: it reads %s's output (%s) back from DRAM, and %s. Fused, it saves %s of traffic and a launch: %s of its %s per run (%s of the workload).",
-				e.Name, e.Op.Kind, prod.Name, prod.Name, traffic(in), how, traffic(saved), dur(per), dur(o.Point.Expected), c.share(saves)),
-			Fix: fuseFix(e.Op.Kind, prod),
+			Message: fmt.Sprintf("%s stands alone after %s: it reads %s's output (%s) back from DRAM, and %s. Fused, it saves %s of traffic and a launch: %s of its %s%s per run (%s of the workload).",
+				called(e), prod.Name, short(prod), traffic(in), how, traffic(saved), dur(per), measured, dur(run), c.share(saves)),
+			Fix: fuseFix(e, prod),
 			Numbers: map[string]float64{
 				"intermediate_bytes": in, "saved_bytes": saved, "saved_seconds": saves,
 				"op_expected_seconds": o.Expected, "launch_seconds": c.m.FixedCost(),
@@ -79,19 +80,55 @@ func (c *checker) fusion() {
 	}
 }
 
-func fuseFix(k ops.Kind, prod ops.Entry) string {
+// called is how a finding's prose names entry e: its label, the user's own
+// name for the op (a trace's aten op, its shapes under the finding's Op),
+// else its name and what the op is: "mlp_act (silu)".
+func called(e ops.Entry) string {
+	if e.Label != "" {
+		return e.Label
+	}
+	return e.Name + " (" + string(e.Op.Kind) + ")"
+}
+
+// short names entry e once its shapes or kind have been given: its label,
+// else its name.
+func short(e ops.Entry) string {
+	if e.Label != "" {
+		return e.Label
+	}
+	return e.Name
+}
+
+// runTime is the time one run of entry e takes, as findings quote it: the
+// measured time where e has one (a trace), else the expected; the second
+// result is the word that says which ("measured " or "").
+func runTime(e ops.Entry, o Op) (float64, string) {
+	if e.Measured > 0 {
+		return e.Measured, "measured "
+	}
+	return o.Point.Expected, ""
+}
+
+// fuseFix is how to fuse entry e into its producer prod, in the user's
+// names for both.
+func fuseFix(e ops.Entry, prod ops.Entry) string {
+	k := e.Op.Kind
 	matrix := prod.Op.IsMatrix()
+	this := "the " + string(k) // a workload's entry, by what it does
+	if e.Label != "" {
+		this = e.Label
+	}
 	switch {
 	case k == ops.Softmax && matrix:
 		return "use fused attention (FlashAttention, PyTorch scaled_dot_product_attention): it never writes the scores"
 	case (k == ops.LayerNorm || k == ops.RMSNorm) && matrix:
-		return fmt.Sprintf("fuse the norm into %s's epilogue when one tile spans a row, else into the next op's prologue (torch.compile, a Triton kernel)", prod.Name)
+		return fmt.Sprintf("fuse %s into %s's epilogue when one tile spans a row, else into the next op's prologue (torch.compile, a Triton kernel)", this, short(prod))
 	case k == ops.LayerNorm || k == ops.RMSNorm:
-		return fmt.Sprintf("fuse %s and the norm into one kernel (a fused add+norm kernel such as vLLM's fused_add_rms_norm, or torch.compile)", prod.Name)
+		return fmt.Sprintf("fuse %s and %s into one kernel (a fused add+norm kernel such as vLLM's fused_add_rms_norm, or torch.compile)", short(prod), this)
 	case matrix:
-		return fmt.Sprintf("do the %s in %s's epilogue (cuBLASLt epilogues, CUTLASS epilogue visitor tree, torch.compile)", k, prod.Name)
+		return fmt.Sprintf("do %s in %s's epilogue (cuBLASLt epilogues, CUTLASS epilogue visitor tree, torch.compile)", this, short(prod))
 	}
-	return fmt.Sprintf("fuse %s and the %s into one kernel (torch.compile, a Triton or CUDA kernel)", prod.Name, k)
+	return fmt.Sprintf("fuse %s and %s into one kernel (torch.compile, a Triton or CUDA kernel)", short(prod), this)
 }
 
 // unaligned lists the contiguous dimensions of a tensor-core op that are
@@ -155,10 +192,14 @@ func (c *checker) gemm(i int) {
 		pp, err := c.m.Analyze(p)
 		if err == nil {
 			saves := n * math.Max(0, o.Point.Expected-pp.Expected)
+			took := ""
+			if e.Measured > 0 {
+				took = fmt.Sprintf(" (measured %s)", dur(e.Measured))
+			}
 			f := Finding{
 				Check: "gemm_alignment", Op: e.Name, Saves: saves,
-				Message: fmt.Sprintf("%s has %s: not multiples of 16 bytes, so tensor-core GEMMs fall back from their fast (TMA, wgmma) kernels. Expected %s per run; padded to %s, %s (%.1f× faster). Measured on an H100: bf16 %s took %s, %s %s (%.1f×).",
-					e.Name, strings.Join(bad, ", "), dur(o.Point.Expected), p, dur(pp.Expected), o.Point.Expected/pp.Expected,
+				Message: fmt.Sprintf("%s has %s: not multiples of 16 bytes, so tensor-core GEMMs fall back from their fast (TMA, wgmma) kernels. Expected %s per run%s; padded to %s, %s (%.1f× faster). Measured on an H100: bf16 %s took %s, %s %s (%.1f×).",
+					short(e), strings.Join(bad, ", "), dur(o.Point.Expected), took, p, dur(pp.Expected), o.Point.Expected/pp.Expected,
 					Unaligned.Shape, dur(Unaligned.Seconds), Unaligned.AlignedShape, dur(Unaligned.Aligned), Unaligned.Seconds/Unaligned.Aligned),
 				Fix: fmt.Sprintf("pad the dimensions to multiples of %g elements (16 bytes of %s) and ignore the padding: %s", 16/e.Op.DType.Size(), e.Op.DType, p),
 				Numbers: map[string]float64{
@@ -217,12 +258,13 @@ func (c *checker) quantization(i int) {
 		return
 	}
 	// The idle slots cost time only in the compute that runs on them.
-	saves := float64(e.Count) * o.Point.Expected * idle
+	run, measured := runTime(e, o)
+	saves := float64(e.Count) * run * idle
 	c.add(Finding{
 		Check: "wave_quantization", Op: e.Name, Saves: saves,
-		Message: fmt.Sprintf("%s is compute-bound on %d×%d tiles: %d tiles on %d SMs make %s, the last %d/%d full; %s of the tile slots compute nothing (%s in partial edge tiles, %s of the last wave idle), about %s per run.",
-			e.Name, best.tile.M, best.tile.N, best.tiles, sms, plural(best.waves.Waves, "wave"), best.waves.LastWaveBlocks, sms,
-			pct(idle), pct(edge), pct(lastIdle), dur(o.Point.Expected*idle)),
+		Message: fmt.Sprintf("%s is compute-bound on %d×%d tiles: %d tiles on %d SMs make %s, the last %d/%d full; %s of the tile slots compute nothing (%s in partial edge tiles, %s of the last wave idle), about %s of its %s%s per run.",
+			short(e), best.tile.M, best.tile.N, best.tiles, sms, plural(best.waves.Waves, "wave"), best.waves.LastWaveBlocks, sms,
+			pct(idle), pct(edge), pct(lastIdle), dur(run*idle), measured, dur(run)),
 		Fix: fmt.Sprintf("use a stream-K or split-K kernel (cuBLAS picks one for some shapes; CUTLASS has both), or change the shape (batch, tokens) so the tiles fill whole waves of %d", sms),
 		Numbers: map[string]float64{
 			"tiles": float64(best.tiles), "sms": float64(sms), "waves": float64(best.waves.Waves),

@@ -21,14 +21,46 @@ const (
 	allReduceLinkFrac = 263.7 / 450.0
 )
 
+// Collectives is NCCL's cost of a collective over the device's peer link:
+// Latency + bus bytes / BusBandwidth, bus bytes as nccl-tests counts them
+// (2(n−1)/n of the message for an all-reduce, (n−1)/n for an all-gather or
+// a reduce-scatter). Measured is set where the catalog has the device's
+// own all-reduce curve; otherwise Note says which defaults stand in.
+type Collectives struct {
+	Link         devices.Link
+	Latency      float64
+	BusBandwidth float64
+	Measured     bool
+	Note         string
+}
+
+// Time is the curve's time for a collective that moves busBytes per rank.
+func (c Collectives) Time(busBytes float64) float64 {
+	if c.BusBandwidth <= 0 {
+		return 0
+	}
+	return c.Latency + busBytes/c.BusBandwidth
+}
+
+// Collectives is the device's collective curve: its measured all-reduce
+// where the catalog has one (NVLink H100/H200), else the NCCL defaults
+// above applied to the link the catalog gives (NVLink, or PCIe through
+// the host link for parts without NVLink).
+func (m *Model) Collectives() Collectives {
+	link := m.dev.Peer()
+	if me := m.dev.Measured; me != nil && me.AllReduceBusBandwidth > 0 {
+		return Collectives{Link: link, Latency: me.AllReduceLatency, BusBandwidth: me.AllReduceBusBandwidth, Measured: true}
+	}
+	return Collectives{Link: link, Latency: allReduceLatency, BusBandwidth: link.BytesPerSecond * allReduceLinkFrac,
+		Note: fmt.Sprintf("no measured all-reduce on %s: NCCL's 2-H200 latency and %.0f%% of the %s rate assumed", m.dev.Name, 100*allReduceLinkFrac, link.Type)}
+}
+
 // allReduce prices an all-reduce over the device's peer link: the lower
 // bound sends the bus bytes at the link's datasheet rate per direction; the
-// expected time is the measured latency + bus bytes / measured bus
-// bandwidth where the device has them (NVLink H100/H200), else the NCCL
-// defaults above applied to the link the catalog gives (NVLink, or PCIe
-// through the host link for parts without NVLink).
+// expected time is the Collectives curve.
 func (m *Model) allReduce(op ops.Op, c ops.Cost) Point {
-	link := m.dev.Peer()
+	curve := m.Collectives()
+	link := curve.Link
 	p := Point{
 		Op: op, Device: m.dev.Name, Count: 1, Kernels: 1,
 		FLOPs: c.FLOPs(), Bytes: c.Bytes, AI: c.AI(),
@@ -38,20 +70,15 @@ func (m *Model) allReduce(op ops.Op, c ops.Cost) Point {
 	if op.Ranks <= 1 {
 		return p
 	}
-	lat, bus := allReduceLatency, link.BytesPerSecond*allReduceLinkFrac
-	if me := m.dev.Measured; me != nil && me.AllReduceBusBandwidth > 0 {
-		lat, bus = me.AllReduceLatency, me.AllReduceBusBandwidth
-	} else {
-		p.Notes = append(p.Notes, fmt.Sprintf("no measured all-reduce on %s: NCCL's 2-H200 latency and %.0f%% of the %s rate assumed", m.dev.Name, 100*allReduceLinkFrac, link.Type))
+	if curve.Note != "" {
+		p.Notes = append(p.Notes, curve.Note)
 	}
 	if link.BytesPerSecond > 0 {
 		p.LowerBound = c.Bytes / link.BytesPerSecond
 		p.Attainable = p.AI * link.BytesPerSecond
 	}
-	if bus > 0 {
-		p.Expected = lat + c.Bytes/bus
-	}
-	if lat > p.Expected/2 {
+	p.Expected = curve.Time(c.Bytes)
+	if curve.Latency > p.Expected/2 {
 		p.ExpectedBound = "latency"
 	}
 	return p

@@ -189,7 +189,7 @@ func (m *Model) ceiling(op ops.Op) (string, float64, []string, error) {
 	}
 	p, err := m.dev.Peak(dt, devices.CUDACores)
 	if err != nil {
-		return "", 0, nil, fmt.Errorf("%s cannot run %s: %w", m.dev.Name, op.Kind, err)
+		return "", 0, nil, unsupported(m.dev, string(op.Kind), dt, op.Path() == devices.Tensor)
 	}
 	return devices.PeakKey(dt, devices.CUDACores), p, notes, nil
 }

@@ -1,6 +1,7 @@
 package roofline
 
 import (
+	"errors"
 	"math"
 	"os"
 	"strings"
@@ -227,6 +228,30 @@ func BenchmarkAnalyze10k(b *testing.B) {
 			if _, err := m.Analyze(list[i%len(list)]); err != nil {
 				b.Fatal(err)
 			}
+		}
+	}
+}
+
+// TestUnsupported: an op whose type a device has no rate for is an
+// UnsupportedError that names the gap in the device's terms, and bf16 on a
+// part older than Ampere points at fp16, which its tensor cores run.
+func TestUnsupported(t *testing.T) {
+	for _, tc := range []struct {
+		dev, spec, reason string
+		suggest           devices.DType
+	}{
+		{"a100", "matmul m=64 n=64 k=64 dtype=fp8", "no fp8 tensor cores", ""},
+		{"v100", "matmul m=64 n=64 k=64 dtype=bf16", "no bf16 tensor cores", devices.FP16},
+		{"t4", "attention b=1 h=8 s=128 d=64 dtype=bf16", "no bf16 tensor cores", devices.FP16},
+	} {
+		o, err := ops.Parse(tc.spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = mustNew(t, device(t, tc.dev)).Analyze(o)
+		var ue *UnsupportedError
+		if !errors.As(err, &ue) || ue.Reason() != tc.reason || ue.Suggest != tc.suggest {
+			t.Errorf("%s %s: %v; want %q, suggesting %q", tc.dev, tc.spec, err, tc.reason, tc.suggest)
 		}
 	}
 }

@@ -41,6 +41,9 @@ func reviewed(rows []OpRow, d devices.Device) ([]review.Finding, float64, error)
 			continue
 		}
 		e := ops.Entry{Name: names[i], Op: r.Model[0], Count: r.Calls * len(r.Model)}
+		// Findings name the op as the trace does, its shapes once, and
+		// quote what its kernels took.
+		e.Label, e.Measured = r.Name, r.Measured/float64(e.Count)
 		e.Inputs = []string{}
 		best, most := -1, 0
 		for p, n := range r.after {
@@ -185,3 +188,71 @@ func limits(l occupancy.Limiter) string {
 }
 
 func pct(x float64) string { return fmt.Sprintf("%.0f%%", 100*x) }
+
+// exposedFix is what hides each collective kind behind compute.
+var exposedFix = map[string]string{
+	AllGather: "prefetch the next all-gather while this layer computes (FSDP2: set_modules_to_forward_prefetch and set_modules_to_backward_prefetch; FSDP1: forward_prefetch=True, backward_prefetch=BACKWARD_PRE), " +
+		"and shard larger units so each all-gather is larger and fewer",
+	ReduceScatter: "let the reduce-scatter overlap the rest of backward: shard larger units (fewer, larger reduce-scatters), keep backward_prefetch on, " +
+		"and with gradient accumulation skip it on all but the last micro-batch (FSDP2 set_requires_gradient_sync(False), FSDP1 no_sync())",
+	AllReduce: "DDP: larger buckets (bucket_cap_mb), gradient_as_bucket_view=True, no_sync() on all but the last micro-batch of gradient accumulation; " +
+		"tensor parallel: overlap the all-reduce with the next matmul (async tensor parallelism)",
+}
+
+// rankFindings are the multi-rank checks: each collective kind's
+// communication left exposed on the rank that waits least for the others
+// (what prefetching or larger buckets can hide; the other ranks' excess is
+// waiting for a straggler), and stragglers.
+func rankFindings(rs Ranks) []review.Finding {
+	out := []review.Finding{}
+	if len(rs.Ranks) == 0 {
+		return out
+	}
+	for _, kind := range []string{AllGather, ReduceScatter, AllReduce} {
+		var least *Rank
+		for i := range rs.Ranks {
+			if r := &rs.Ranks[i]; least == nil || r.ExposedBy[kind] < least.ExposedBy[kind] {
+				least = r
+			}
+		}
+		exp := least.ExposedBy[kind]
+		if least.Window <= 0 || exp < exposedShare*least.Window {
+			continue
+		}
+		words := strings.ReplaceAll(kind, "_", "-")
+		out = append(out, review.Finding{
+			Severity: review.Warning, Check: "exposed_" + kind,
+			Message: fmt.Sprintf("%s runs %s with no compute beside it on rank %d, %s of its GPU window (%s), the least of any rank: communication the step waits for.",
+				words, units.FormatDuration(exp), least.Rank, pct(exp/least.Window), units.FormatDuration(least.Window)),
+			Fix: exposedFix[kind], Saves: exp,
+			Numbers: map[string]float64{"rank": float64(least.Rank), "exposed_seconds": exp, "window_seconds": least.Window},
+		})
+	}
+	med := MedianWindow(rs.Ranks)
+	s := rs.Slowest
+	if len(rs.Ranks) > 1 && med > 0 && s.Own >= stragglerSpread*med {
+		what := map[string]string{"compute": "more compute", "idle": "more idle time: its host launched the work late"}[s.Because]
+		out = append(out, review.Finding{
+			Severity: review.Warning, Check: "straggler",
+			Message: fmt.Sprintf("rank %d holds the step back: it spends %s more than rank %d outside communication (compute %s, idle %s), %s of the median GPU window; %s. Rank %d waits for it inside its NCCL kernels (exposed communication %s).",
+				s.Rank, units.FormatDuration(s.Own), s.Reference, signed(s.Compute), signed(s.Idle), pct(s.Own/med), what, s.Reference, signed(-s.Exposed)),
+			Fix: "even out the ranks' work: the same batch shapes on every rank (pad or bucket sequence lengths), the data loader off the critical path (num_workers, pin_memory), " +
+				"no rank-0-only work inside the step (logging, checkpointing, evaluation); check the slow GPU's clocks and power (nvidia-smi -q -d PERFORMANCE)",
+			Saves:   s.Own,
+			Numbers: map[string]float64{"rank": float64(s.Rank), "reference_rank": float64(s.Reference), "own_delta_seconds": s.Own, "median_window_seconds": med},
+		})
+	}
+	return out
+}
+
+// signed writes a duration with its sign: +1.2 ms, -0.3 ms (ASCII: the
+// findings go to CSV too).
+func signed(x float64) string {
+	if x == 0 {
+		return "0"
+	}
+	if x < 0 {
+		return "-" + units.FormatDuration(-x)
+	}
+	return "+" + units.FormatDuration(x)
+}

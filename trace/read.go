@@ -27,6 +27,9 @@ import (
 // microseconds, as the trace has them.
 type Trace struct {
 	Devices []DeviceProps
+	// Distributed is the trace's distributedInfo (nil when absent): the
+	// rank that wrote it, in a multi-GPU run.
+	Distributed *Distributed
 	// RecordShapes is the trace's record_shapes flag (false when absent).
 	RecordShapes bool
 	Ops          []Op
@@ -46,6 +49,26 @@ type DeviceProps struct {
 	NumSMs       int    `json:"numSms"`
 }
 
+// Distributed is what a trace of one rank of a torch.distributed run says
+// of it.
+type Distributed struct {
+	Backend   string
+	Rank      int
+	WorldSize int
+}
+
+// Comm is the collective a record_param_comms op (and, in recent PyTorch,
+// the NCCL kernel it launched) describes: its "Collective name", message
+// sizes in elements, element type and process group.
+type Comm struct {
+	Name      string
+	InElems   int64
+	OutElems  int64
+	DType     string
+	GroupSize int
+	Group     string
+}
+
 // Op is a cpu_op event: an aten operator (or any recorded function) on a
 // CPU thread.
 type Op struct {
@@ -58,6 +81,8 @@ type Op struct {
 	Inputs   []Input
 	Types    []string
 	Concrete []string
+	// Comm is the collective the op records (nil for any other op).
+	Comm *Comm
 }
 
 // End is when the op returns.
@@ -196,6 +221,9 @@ type Kernel struct {
 	// EstOccupancy is the trace's "est. achieved occupancy %" (nil when
 	// absent).
 	EstOccupancy *float64
+	// Comm is the collective of an NCCL kernel, where the trace copied
+	// it onto the kernel (nil otherwise).
+	Comm *Comm
 }
 
 // Launch is a cuda_runtime or cuda_driver event (cudaLaunchKernel,
@@ -224,27 +252,53 @@ type Transfer struct {
 // event is one trace event as decoded; fields of other event kinds are
 // left zero.
 type event struct {
-	Ph   string  `json:"ph"`
-	Cat  string  `json:"cat"`
-	Name string  `json:"name"`
-	Tid  flexID  `json:"tid"`
-	Ts   float64 `json:"ts"`
-	Dur  float64 `json:"dur"`
-	Args struct {
-		ExternalID  int64     `json:"External id"`
-		Correlation int64     `json:"correlation"`
-		Dims        inputDims `json:"Input Dims"`
-		Types       []string  `json:"Input type"`
-		Concrete    []string  `json:"Concrete Inputs"`
-		Grid        []int     `json:"grid"`
-		Block       []int     `json:"block"`
-		Registers   int       `json:"registers per thread"`
-		Smem        int       `json:"shared memory"`
-		Stream      int       `json:"stream"`
-		Device      int       `json:"device"`
-		Occupancy   *float64  `json:"est. achieved occupancy %"`
-		Bytes       int64     `json:"bytes"`
-	} `json:"args"`
+	Ph   string    `json:"ph"`
+	Cat  string    `json:"cat"`
+	Name string    `json:"name"`
+	Tid  flexID    `json:"tid"`
+	Ts   float64   `json:"ts"`
+	Dur  float64   `json:"dur"`
+	Args eventArgs `json:"args"`
+}
+
+// eventArgs are the args of the events the reader keeps.
+type eventArgs struct {
+	ExternalID  int64     `json:"External id"`
+	Correlation int64     `json:"correlation"`
+	Dims        inputDims `json:"Input Dims"`
+	Types       []string  `json:"Input type"`
+	Concrete    []string  `json:"Concrete Inputs"`
+	Grid        []int     `json:"grid"`
+	Block       []int     `json:"block"`
+	Registers   int       `json:"registers per thread"`
+	Smem        int       `json:"shared memory"`
+	Stream      int       `json:"stream"`
+	Device      int       `json:"device"`
+	Occupancy   *float64  `json:"est. achieved occupancy %"`
+	Bytes       int64     `json:"bytes"`
+	// The collective's fields (record_param_comms, NCCL kernels).
+	Collective string `json:"Collective name"`
+	InElems    *int64 `json:"In msg nelems"`
+	OutElems   *int64 `json:"Out msg nelems"`
+	DType      string `json:"dtype"`
+	GroupSize  int    `json:"Group size"`
+	Group      flexID `json:"Process Group Name"`
+}
+
+// comm is the collective the args describe, or nil: an event is a
+// collective's when it names one or gives a message size.
+func (a *eventArgs) comm(in interner) *Comm {
+	if a.Collective == "" && a.InElems == nil && a.OutElems == nil {
+		return nil
+	}
+	c := &Comm{Name: in.get(a.Collective), DType: in.get(a.DType), GroupSize: a.GroupSize, Group: in.get(string(a.Group))}
+	if a.InElems != nil {
+		c.InElems = *a.InElems
+	}
+	if a.OutElems != nil {
+		c.OutElems = *a.OutElems
+	}
+	return c
 }
 
 // flexID is a pid or tid: a number, or a string ("Spans").
@@ -325,6 +379,22 @@ func decode(dec *json.Decoder) (*Trace, error) {
 			if err := t.events(dec, in); err != nil {
 				return t, err
 			}
+		case "distributedInfo":
+			// Kept only where it gives a rank; any other shape is skipped.
+			var d struct {
+				Backend   any  `json:"backend"`
+				Rank      *int `json:"rank"`
+				WorldSize int  `json:"world_size"`
+			}
+			var raw json.RawMessage
+			if err := dec.Decode(&raw); err != nil {
+				return t, jsonErr(err)
+			}
+			var te *json.UnmarshalTypeError
+			if err := json.Unmarshal(raw, &d); (err == nil || errors.As(err, &te)) && d.Rank != nil {
+				backend, _ := d.Backend.(string)
+				t.Distributed = &Distributed{Backend: backend, Rank: *d.Rank, WorldSize: d.WorldSize}
+			}
 		case "deviceProperties":
 			if err := dec.Decode(&t.Devices); err != nil {
 				return t, fmt.Errorf("deviceProperties: %w", jsonErr(err))
@@ -396,13 +466,13 @@ func (t *Trace) add(e *event, in interner) {
 		}
 		t.Ops = append(t.Ops, Op{
 			Name: in.get(e.Name), Thread: in.get(string(e.Tid)), Start: e.Ts, Dur: e.Dur,
-			ExternalID: a.ExternalID, Inputs: []Input(a.Dims), Types: types, Concrete: a.Concrete,
+			ExternalID: a.ExternalID, Inputs: []Input(a.Dims), Types: types, Concrete: a.Concrete, Comm: a.comm(in),
 		})
 	case "kernel":
 		t.Kernels = append(t.Kernels, Kernel{
 			Name: in.get(e.Name), Start: e.Ts, Dur: e.Dur, ExternalID: a.ExternalID, Correlation: a.Correlation,
 			Device: a.Device, Stream: a.Stream, Grid: dim3(a.Grid), Block: dim3(a.Block),
-			Registers: a.Registers, SharedMemory: a.Smem, EstOccupancy: a.Occupancy,
+			Registers: a.Registers, SharedMemory: a.Smem, EstOccupancy: a.Occupancy, Comm: a.comm(in),
 		})
 	case "cuda_runtime", "cuda_driver", "runtime":
 		t.Launches = append(t.Launches, Launch{

@@ -17,6 +17,7 @@ import (
 	"github.com/gpucalc/gpucalc/devices"
 	"github.com/gpucalc/gpucalc/occupancy"
 	"github.com/gpucalc/gpucalc/ops"
+	"github.com/gpucalc/gpucalc/review"
 	"github.com/gpucalc/gpucalc/roofline"
 )
 
@@ -432,6 +433,11 @@ func FuzzRead(f *testing.F) {
 	f.Add(gz([]byte(small)))
 	f.Add([]byte(`{"traceEvents":[{"ph":"X","cat":"cpu_op","args":{"Input Dims":[[[1,2],[3]],[]]}}]}`))
 	f.Add([]byte(`[1,2]`))
+	rank0, err := os.ReadFile("testdata/ranks/rank0.json")
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(rank0)
 	d, err := devices.Lookup("h100")
 	if err != nil {
 		f.Fatal(err)
@@ -442,6 +448,17 @@ func FuzzRead(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		tr, err := Read(bytes.NewReader(b))
+		if tr != nil && (err == nil || errors.Is(err, ErrNoShapes)) {
+			// The ranks' analysis takes traces without shapes too.
+			rs, err := AnalyzeRanks([]RankTrace{{Name: "a", Trace: tr}, {Name: "b", Trace: tr}}, m)
+			if err == nil {
+				for _, r := range rs.Ranks {
+					if math.Abs(r.Compute+r.Exposed+r.Idle-r.Window) > 1e-6*max(r.Window, 1) {
+						t.Fatalf("rank %d: compute %g + exposed %g + idle %g != window %g", r.Rank, r.Compute, r.Exposed, r.Idle, r.Window)
+					}
+				}
+			}
+		}
 		if err != nil {
 			if strings.Contains(err.Error(), "\n") {
 				t.Fatalf("error of several lines: %q", err)
@@ -578,5 +595,42 @@ func TestInputDims(t *testing.T) {
 		if err := json.Unmarshal([]byte(bad), &d); err == nil {
 			t.Errorf("%s: no error", bad)
 		}
+	}
+}
+
+// TestFindingsInUsersWords: findings on a trace name the ops as the trace
+// does (the aten op, never gpucalc's model of it: ResNet-50's batch-norm
+// backward is priced as an add, and was called "(add)"), quote the
+// measured time (220 µs per call of the [64,256,56,56] batch-norm
+// backward), and give each shape list once.
+func TestFindingsInUsersWords(t *testing.T) {
+	a := analyze(t, read(t, "testdata/trace_resnet50_train.json.gz"))
+	var bn *review.Finding
+	for i, f := range a.Findings {
+		text := f.Op + " " + f.Message + " " + f.Fix
+		for _, r := range a.Ops {
+			if n := r.Name + " " + r.Shapes; r.Shapes != "" && strings.Count(text, n) > 1 {
+				t.Errorf("finding %d gives %s more than once: %s", i+1, n, text)
+			}
+		}
+		for _, k := range []string{"(add)", "(relu)", "(batchnorm)", "the add ", "the relu "} {
+			if strings.Contains(f.Message+f.Fix, k) {
+				t.Errorf("finding %d names gpucalc's model %q: %s %s", i+1, k, f.Message, f.Fix)
+			}
+		}
+		if f.Check == "fusion" && strings.HasPrefix(f.Op, "aten::native_batch_norm_backward [64,256,56,56]") {
+			bn = &a.Findings[i]
+		}
+	}
+	if bn == nil {
+		t.Fatal("no fusion finding on aten::native_batch_norm_backward [64,256,56,56]")
+	}
+	for _, want := range []string{"aten::native_batch_norm_backward stands alone after aten::threshold_backward [64,256,56,56] [64,256,56,56]", "of its measured 220 µs per run"} {
+		if !strings.Contains(bn.Message, want) {
+			t.Errorf("message %q; want %q", bn.Message, want)
+		}
+	}
+	if want := "fuse aten::threshold_backward and aten::native_batch_norm_backward into one kernel"; !strings.HasPrefix(bn.Fix, want) {
+		t.Errorf("fix %q; want %q", bn.Fix, want)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
@@ -11,15 +12,54 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/chromedp/cdproto/emulation"
+	cdppage "github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 )
 
 var screenshots = flag.String("screenshots", "", "write a screenshot of each page to `DIR`/serve-*.png (docs/ in the repository: go test ./web -run Browser -screenshots ../docs)")
+
+// newBrowser starts headless Chromium with a fresh profile, with nothing
+// of its own on the network; it ends with the test, and its profile is
+// removed (Chromium's helper processes may write to it for a moment after
+// the browser exits, so the removal is retried).
+func newBrowser(t *testing.T, exe string, timeout time.Duration) context.Context {
+	t.Helper()
+	profile, err := os.MkdirTemp("", "gpucalc-chromium-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := append(slices.Clone(chromedp.DefaultExecAllocatorOptions[:]),
+		chromedp.ExecPath(exe), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
+		chromedp.Flag("disable-quic", true), chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true),
+		chromedp.Flag("disable-dev-shm-usage", true), chromedp.UserDataDir(profile), chromedp.WindowSize(1400, 1000))
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancelTab := chromedp.NewContext(actx)
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	t.Cleanup(func() {
+		cancel()
+		cancelTab()
+		cancelAlloc()
+		for range 50 {
+			if err = os.RemoveAll(profile); err == nil {
+				return
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		t.Logf("the browser's profile %s is left: %v", profile, err)
+	})
+	return ctx
+}
+
+// cspBlocked lists what the page's policy blocked, in the page and in the
+// report's frame.
+const cspBlocked = `[...(window.cspBlocked || []), ...((document.getElementById("report") || {}).contentWindow || {}).cspBlocked || []]`
 
 // browser finds Chromium, or skips the test.
 func browser(t *testing.T) string {
@@ -45,15 +85,17 @@ func TestBrowser(t *testing.T) {
 	srv := httptest.NewServer(newTestServer(t, true))
 	defer srv.Close()
 
-	opts := append(slices.Clone(chromedp.DefaultExecAllocatorOptions[:]),
-		chromedp.ExecPath(exe), chromedp.NoSandbox, chromedp.DisableGPU,
-		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-dev-shm-usage", true), chromedp.WindowSize(1400, 1000))
-	actx, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
-	defer cancel()
-	ctx, cancel := chromedp.NewContext(actx)
-	defer cancel()
-	ctx, cancel = context.WithTimeout(ctx, 3*time.Minute)
-	defer cancel()
+	ctx := newBrowser(t, exe, 3*time.Minute)
+	// Record what the Content-Security-Policy blocks, in every frame.
+	run0 := func(a chromedp.Action) {
+		if err := chromedp.Run(ctx, a); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run0(chromedp.ActionFunc(func(ctx context.Context) error {
+		_, err := cdppage.AddScriptToEvaluateOnNewDocument(`window.cspBlocked = []; document.addEventListener("securitypolicyviolation", e => window.cspBlocked.push(e.violatedDirective + " " + e.blockedURI));`).Do(ctx)
+		return err
+	}))
 
 	run := func(what string, actions ...chromedp.Action) {
 		t.Helper()
@@ -160,6 +202,11 @@ func TestBrowser(t *testing.T) {
 		t.Errorf("regs 300: error %q (aria-invalid %v), blocks %q; want the 255 limit beside the field and the last answer kept", msg, invalid, cell("blocks per SM"))
 	}
 	typeInto("regs", "64")
+	var blocked []string
+	run("read what the policy blocked", chromedp.Evaluate(cspBlocked, &blocked))
+	if len(blocked) > 0 {
+		t.Errorf("occupancy: the Content-Security-Policy blocked %q", blocked)
+	}
 	shot(t, ctx, "occupancy")
 	keyboard(t, ctx, srv.URL+"/")
 
@@ -179,7 +226,11 @@ func TestBrowser(t *testing.T) {
 	run("load the model page", chromedp.Navigate(srv.URL+"/model?model=llama-3.1-70b&devices=h100&tp=4&batch=16&ctx=8192"))
 	waitAnswer(0)
 	var fits string
-	run("read the model", chromedp.Evaluate(`document.getElementById("tables").innerText`, &fits), chromedp.OuterHTML("#chart-model", &svg, chromedp.ByQuery))
+	run("read the model", chromedp.Evaluate(`document.getElementById("tables").innerText`, &fits), chromedp.OuterHTML("#chart-model", &svg, chromedp.ByQuery),
+		chromedp.Evaluate(cspBlocked, &blocked))
+	if len(blocked) > 0 {
+		t.Errorf("model: the Content-Security-Policy blocked %q", blocked)
+	}
 	if !strings.Contains(fits, "llama-3.1-70b on H100 SXM") || !strings.Contains(svg, "<svg") {
 		t.Errorf("model: tables %.200q, chart %.60q", fits, svg)
 	}
@@ -195,6 +246,15 @@ func TestBrowser(t *testing.T) {
 		t.Errorf("reports: the check page is missing: %.100q", srcdoc)
 	}
 	run("let the report draw", chromedp.Sleep(500*time.Millisecond))
+	var shown string
+	run("read the report's frame", chromedp.Evaluate(`document.getElementById("report").contentDocument.body.innerText`, &shown))
+	if !strings.Contains(shown, "Llama-3-8B") {
+		t.Errorf("reports: the check page does not show in its frame under the page's policy: %.100q", shown)
+	}
+	run("read what the policy blocked", chromedp.Evaluate(cspBlocked, &blocked))
+	if len(blocked) > 0 {
+		t.Errorf("reports: the Content-Security-Policy blocked %q", blocked)
+	}
 	shot(t, ctx, "reports")
 
 	// Reports: an uploaded Nsight Compute export gives gpucalc ncu's tables
@@ -273,3 +333,125 @@ func shot(t *testing.T, ctx context.Context, name string) {
 		t.Fatal(err)
 	}
 }
+
+// TestBrowserCrossSite: a page on a second local origin (another port of
+// 127.0.0.1, same-site to the browser; and localhost, cross-site) tries what
+// a malicious page can against gpucalc serve in the user's browser: simple
+// GETs and POSTs by fetch, an image tag, a form posted with a file, and
+// fetches with the app's header (which need a preflight). Every request
+// that reaches the server is refused with 403 and no calculation starts.
+func TestBrowserCrossSite(t *testing.T) {
+	exe := browser(t)
+	s, h := newLimitedServer(t, defaultLimits)
+	var mu sync.Mutex
+	var arrived []string
+	gpucalc := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, r)
+		if strings.HasPrefix(r.URL.Path, "/api/") {
+			mu.Lock()
+			arrived = append(arrived, fmt.Sprintf("%s %s (Sec-Fetch-Site %q, Origin %q): %d", r.Method, r.URL.Path, r.Header.Get("Sec-Fetch-Site"), r.Header.Get("Origin"), rec.Code))
+			mu.Unlock()
+		}
+		for k, v := range rec.Header() {
+			w.Header()[k] = v
+		}
+		w.WriteHeader(rec.Code)
+		w.Write(rec.Body.Bytes())
+	}))
+	defer gpucalc.Close()
+	attacker := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		fmt.Fprint(w, strings.ReplaceAll(attackPage, "GPUCALC", gpucalc.URL))
+	}))
+	defer attacker.Close()
+	_, port, _ := strings.Cut(strings.TrimPrefix(attacker.URL, "http://"), ":")
+
+	ctx := newBrowser(t, exe, 2*time.Minute)
+	for _, origin := range []string{attacker.URL, "http://localhost:" + port} {
+		mu.Lock()
+		arrived = nil
+		mu.Unlock()
+		var outcome string
+		if err := chromedp.Run(ctx, chromedp.Navigate(origin+"/"),
+			chromedp.Poll(`document.body.dataset.done`, nil, chromedp.WithPollingTimeout(60*time.Second)),
+			chromedp.Evaluate(`document.body.dataset.done`, &outcome)); err != nil {
+			t.Fatalf("%s: the attacking page did not run: %v", origin, err)
+		}
+		// The image, the form and the preflights arrive on their own time.
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			mu.Lock()
+			n := len(arrived)
+			mu.Unlock()
+			if n >= 8 || time.Now().After(deadline) {
+				break
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		mu.Lock()
+		got := slices.Clone(arrived)
+		mu.Unlock()
+		t.Logf("from %s: %s; at the server: %q", origin, outcome, got)
+		if len(got) < 8 {
+			t.Errorf("from %s: %d requests reached the server, want at least 8 (4 simple requests, the image, the form, 2 preflights): %q", origin, len(got), got)
+		}
+		for _, a := range got {
+			if !strings.HasSuffix(a, ": 403") {
+				t.Errorf("from %s: not refused: %s", origin, a)
+			}
+		}
+		if strings.Contains(outcome, ": read ") {
+			t.Errorf("from %s: the page read an answer: %s", origin, outcome)
+		}
+	}
+	if n := s.started.Load(); n != 0 {
+		t.Errorf("%d calculations started for pages of other origins, want 0", n)
+	}
+}
+
+// attackPage is a page of another origin that tries to make gpucalc serve
+// (at GPUCALC) work. It records in body[data-done] what each attempt got.
+const attackPage = `<!DOCTYPE html>
+<html><body>
+<img src="GPUCALC/api/model?devices=h100,h200,a100&source=builtin&model=llama-3.1-70b">
+<form id="form" method="POST" action="GPUCALC/api/report" enctype="multipart/form-data" target="sink">
+<input type="file" name="file" id="file"><input type="hidden" name="device" value="h100">
+</form>
+<iframe name="sink"></iframe>
+<script>
+const api = "GPUCALC";
+const workload = "name: x\nops:\n  - {name: a, op: matmul m=4096 n=4096 k=4096}\n";
+function formData() {
+  const fd = new FormData();
+  fd.append("file", new Blob([workload]), "w.yaml");
+  fd.append("device", "h100");
+  return fd;
+}
+async function attempt(name, p) {
+  try {
+    const res = await p;
+    if (res.type === "opaque") return name + ": sent, answer unreadable";
+    const body = await res.text();
+    return name + ": read " + res.status + " " + body.slice(0, 80);
+  } catch (e) {
+    return name + ": " + e.name;
+  }
+}
+(async () => {
+  const out = await Promise.all([
+    attempt("GET no-cors", fetch(api + "/api/roofline?source=ops&ops=matmul+m%3D8192+n%3D8192+k%3D8192&devices=h100", {mode: "no-cors"})),
+    attempt("GET cors", fetch(api + "/api/occupancy?device=h100")),
+    attempt("POST no-cors", fetch(api + "/api/report", {method: "POST", body: formData(), mode: "no-cors"})),
+    attempt("POST text/plain", fetch(api + "/api/report", {method: "POST", body: workload, mode: "no-cors", headers: {"Content-Type": "text/plain"}})),
+    attempt("POST with the header", fetch(api + "/api/report", {method: "POST", body: formData(), headers: {"X-Gpucalc-Request": "1"}})),
+    attempt("GET with the header", fetch(api + "/api/occupancy?device=h100", {headers: {"X-Gpucalc-Request": "1"}})),
+  ]);
+  const dt = new DataTransfer();
+  dt.items.add(new File([workload], "w.yaml"));
+  document.getElementById("file").files = dt.files;
+  document.getElementById("form").submit();
+  document.body.dataset.done = out.join("; ");
+})();
+</script>
+</body></html>`

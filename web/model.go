@@ -1,6 +1,7 @@
 package web
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -30,9 +31,9 @@ func (s *server) modelPage(w http.ResponseWriter, r *http.Request) {
 	s.render(w, "model.html", p)
 }
 
-// apiModel answers the model form: the view of `gpucalc model --format
+// model answers the model form: the view of `gpucalc model --format
 // json`, its tables and the decode step's roofline chart.
-func (s *server) apiModel(w http.ResponseWriter, r *http.Request) {
+func (s *server) model(r *http.Request) (answer, error) {
 	q := query(r, modelDefaults)
 	errs := fieldErrors{}
 	args := []string{"gpucalc", "model"}
@@ -47,7 +48,9 @@ func (s *server) apiModel(w http.ResponseWriter, r *http.Request) {
 		}
 		args = append(args, shellQuote(q["model"]))
 	case "config":
-		if c, err = model.Parse("config.json", []byte(q["config"])); err != nil {
+		if err := configLayers([]byte(q["config"])); err != nil {
+			errs.add("config", err)
+		} else if c, err = model.Parse("config.json", []byte(q["config"])); err != nil {
 			errs.add("config", err)
 		}
 		args = append(args, "config.json")
@@ -110,19 +113,19 @@ func (s *server) apiModel(w http.ResponseWriter, r *http.Request) {
 		cli = "# save the config as config.json, then:\n" + cli
 	}
 	if len(errs) > 0 {
-		reply(w, answer{Errors: errs, CLI: cli})
-		return
+		return answer{Errors: errs, CLI: cli}, nil
 	}
 	if req, err = c.FillRequest(req); err != nil {
-		reply(w, answer{Errors: fieldErrors{"weights": err.Error()}, CLI: cli})
-		return
+		return answer{Errors: fieldErrors{"weights": err.Error()}, CLI: cli}, nil
 	}
 	var rs []model.Report
 	for _, d := range devs {
+		if err := r.Context().Err(); err != nil {
+			return answer{CLI: cli}, err
+		}
 		m, err := roofline.New(d)
 		if err != nil {
-			fail(w, err)
-			return
+			return answer{}, err
 		}
 		rep, err := c.Serve(req, m)
 		if err != nil {
@@ -132,8 +135,7 @@ func (s *server) apiModel(w http.ResponseWriter, r *http.Request) {
 		rs = append(rs, rep)
 	}
 	if len(errs) > 0 {
-		reply(w, answer{Errors: errs, CLI: cli})
-		return
+		return answer{Errors: errs, CLI: cli}, nil
 	}
 	a := answer{Tables: tablesOf(reports.ModelTables(c.Name, req, rs, "", ops)), CLI: cli}
 	if len(rs) == 1 {
@@ -141,14 +143,31 @@ func (s *server) apiModel(w http.ResponseWriter, r *http.Request) {
 	} else {
 		a.View = rs
 	}
-	ch := reports.ModelDecodeChart(c.Name, req, devs, rs)
-	fig, err := newFigure("model", ch.Title, ch, rooflineSize)
-	if err != nil {
-		fail(w, err)
-		return
+	// A model that fits on none of the devices has no times to draw.
+	if ch, err := reports.ModelDecodeChart(c.Name, req, devs, rs); err == nil {
+		fig, err := newFigure("model", ch.Title, ch, rooflineSize)
+		if err != nil {
+			return answer{}, err
+		}
+		a.Charts = []figure{fig}
 	}
-	a.Charts = []figure{fig}
-	reply(w, a)
+	return a, nil
+}
+
+// configLayers refuses a pasted config of more than maxLayers layers before
+// it is parsed: the model is built and priced layer by layer, so a short
+// config could otherwise ask for minutes of work and gigabytes.
+func configLayers(data []byte) error {
+	var c struct {
+		Layers json.Number `json:"num_hidden_layers"`
+	}
+	if json.Unmarshal(data, &c) != nil {
+		return nil // model.Parse says what is wrong with it
+	}
+	if n, err := c.Layers.Float64(); err == nil && n > maxLayers {
+		return fmt.Errorf("config.json: num_hidden_layers %s: the server prices at most %d layers (the largest published models have under 130); run the command line for more", c.Layers, maxLayers)
+	}
+	return nil
 }
 
 // devicesOf resolves a comma-separated list of devices; the second result

@@ -185,17 +185,8 @@ func (s *server) occupancyCLI(q map[string]string, in occupancyInput) string {
 	return strings.Join(args, " ")
 }
 
-// Occupancy answers the occupancy form: the view of `gpucalc occupancy
+// occupancy answers the occupancy form: the view of `gpucalc occupancy
 // --format json`, its tables, and the three sweeps as charts.
-func (s *server) apiOccupancy(w http.ResponseWriter, r *http.Request) {
-	a, err := s.occupancy(occupancyQuery(r))
-	if err != nil {
-		fail(w, err)
-		return
-	}
-	reply(w, a)
-}
-
 func (s *server) occupancy(q map[string]string) (answer, error) {
 	in, errs := s.parseOccupancy(q)
 	if len(errs) > 0 {

@@ -2,8 +2,7 @@ package web
 
 import (
 	"bytes"
-	"compress/gzip"
-	"errors"
+	"context"
 	"fmt"
 	"io"
 	"io/fs"
@@ -18,6 +17,7 @@ import (
 	"github.com/gpucalc/gpucalc/reports"
 	"github.com/gpucalc/gpucalc/review"
 	"github.com/gpucalc/gpucalc/roofline"
+	"github.com/gpucalc/gpucalc/rows"
 	"github.com/gpucalc/gpucalc/trace"
 )
 
@@ -34,148 +34,49 @@ func (s *server) reportsPage(w http.ResponseWriter, r *http.Request) {
 	s.render(w, "reports.html", p)
 }
 
-// apiReport turns an uploaded (POST, field "file") or example (GET,
+// report turns an uploaded (POST, field "file") or example (GET,
 // ?example=) workload into the page of `gpucalc check --format html`, an
 // Nsight Compute export into the tables and chart of `gpucalc ncu`, and a
 // torch.profiler trace into those of `gpucalc trace`.
-func (s *server) apiReport(w http.ResponseWriter, r *http.Request) {
-	errs := fieldErrors{}
-	var name, device string
-	var data []byte
+func (s *server) report(r *http.Request) (answer, error) {
+	var u upload
 	if r.Method == http.MethodPost {
-		name, data = upload(r, errs)
-		device = r.FormValue("device")
+		var refused *answer
+		if u, refused = readUpload(r); refused != nil {
+			return *refused, nil
+		}
 	} else {
 		q := query(r, nil)
-		device = q["device"]
-		name = path.Base(q["example"])
+		u.device = q["device"]
+		name := path.Base(q["example"])
 		var err error
-		if data, err = fs.ReadFile(examples.FS, name); err != nil {
-			errs.add("example", fmt.Errorf("no example %q; pick one of %s", q["example"], strings.Join(exampleNames(), ", ")))
+		if u.data, err = fs.ReadFile(examples.FS, name); err != nil {
+			return answer{Errors: fieldErrors{"example": fmt.Sprintf("no example %q; pick one of %s", q["example"], strings.Join(exampleNames(), ", "))}}, nil
 		}
-		name = "examples/" + name
-	}
-	if len(errs) > 0 {
-		reply(w, answer{Errors: errs})
-		return
+		u.name = "examples/" + name
 	}
 	var d devices.Device
-	if device != "" {
+	if u.device != "" {
 		var err error
-		if d, err = s.device(device); err != nil {
-			reply(w, answer{Errors: fieldErrors{"device": err.Error()}})
-			return
+		if d, err = s.device(u.device); err != nil {
+			return answer{Errors: fieldErrors{"device": err.Error()}}, nil
 		}
 	}
-	var a answer
-	var err error
-	switch kindOf(name, data) {
+	in, err := open(r.Context(), u.data)
+	if err != nil {
+		return answer{Errors: fieldErrors{"file": fmt.Sprintf("%s: %v", u.name, err)}}, nil
+	}
+	switch kindOf(u.name, u.data) {
 	case "ncu":
-		a, err = s.ncuReport(name, data, d)
+		return s.ncuReport(r.Context(), u.name, in, d)
 	case "trace":
-		a, err = s.traceReport(name, data, d)
-	default:
-		if data, err = inflate(data, MaxUpload); err != nil {
-			reply(w, answer{Errors: fieldErrors{"file": fmt.Sprintf("%s: %v", name, err)}})
-			return
-		}
-		a, err = s.checkReport(name, data, d)
+		return s.traceReport(r.Context(), u.name, in, d)
 	}
+	data, err := rows.ReadAll(in, MaxUpload)
 	if err != nil {
-		fail(w, err)
-		return
+		return answer{Errors: fieldErrors{"file": fmt.Sprintf("%s: %v", u.name, err)}}, nil
 	}
-	reply(w, a)
-}
-
-// upload reads the form's file, within MaxUpload.
-func upload(r *http.Request, errs fieldErrors) (string, []byte) {
-	f, hdr, err := r.FormFile("file")
-	if err != nil {
-		var tooBig *http.MaxBytesError
-		switch {
-		case errors.As(err, &tooBig):
-			errs.add("file", fmt.Errorf("the file is larger than the %d MiB allowed", MaxUpload>>20))
-		case errors.Is(err, http.ErrMissingFile):
-			errs.add("file", errors.New("choose or drop a file: an Nsight Compute CSV export, a torch.profiler trace or a workload YAML"))
-		default:
-			errs.add("file", err)
-		}
-		return "", nil
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, MaxUpload+1))
-	if err == nil && len(data) > MaxUpload {
-		err = fmt.Errorf("the file is larger than the %d MiB allowed", MaxUpload>>20)
-	}
-	if err != nil {
-		errs.add("file", err)
-	}
-	return path.Base(hdr.Filename), data
-}
-
-// isGzip tells gzip by its first bytes, as the CLI's inputs are told.
-func isGzip(data []byte) bool { return len(data) >= 2 && data[0] == 0x1f && data[1] == 0x8b }
-
-// inflate returns data decompressed when it is gzip (at most limit bytes),
-// else data itself.
-func inflate(data []byte, limit int64) ([]byte, error) {
-	if !isGzip(data) {
-		return data, nil
-	}
-	z, err := gzip.NewReader(bytes.NewReader(data))
-	if err != nil {
-		return nil, fmt.Errorf("starts like gzip but is not: %w", err)
-	}
-	out, err := io.ReadAll(io.LimitReader(z, limit+1))
-	if err != nil {
-		return nil, fmt.Errorf("reading the gzip: %w", err)
-	}
-	if int64(len(out)) > limit {
-		return nil, fmt.Errorf("decompresses to more than %d MiB", limit>>20)
-	}
-	return out, nil
-}
-
-// sniffBytes is how much of a file kindOf reads to tell its kind.
-const sniffBytes = 4096
-
-// kindOf tells an Nsight Compute export ("ncu"), a torch.profiler trace
-// ("trace") and a workload ("workload") apart: by the file's extension,
-// else by its first bytes. A gzip file is told by the name under .gz and by
-// its content after decompression, as the CLI reads it.
-func kindOf(name string, data []byte) string {
-	if isGzip(data) {
-		if strings.EqualFold(path.Ext(name), ".gz") {
-			name = strings.TrimSuffix(name, path.Ext(name))
-		}
-		z, err := gzip.NewReader(bytes.NewReader(data))
-		if err != nil {
-			return "trace" // the trace reader says what is wrong with it
-		}
-		data, _ = io.ReadAll(io.LimitReader(z, sniffBytes))
-	}
-	switch strings.ToLower(path.Ext(name)) {
-	case ".csv":
-		return "ncu"
-	case ".json":
-		return "trace"
-	case ".yaml", ".yml":
-		return "workload"
-	}
-	for _, line := range strings.Split(string(data[:min(len(data), sniffBytes)]), "\n") {
-		t := strings.TrimSpace(line)
-		switch {
-		case t == "" || strings.HasPrefix(t, "#"):
-			continue
-		case strings.HasPrefix(t, "{") || strings.HasPrefix(t, "["):
-			return "trace"
-		case strings.HasPrefix(t, `"`) || strings.HasPrefix(t, "=="): // ==PROF==, ==WARNING==
-			return "ncu"
-		}
-		break
-	}
-	return "workload"
+	return s.checkReport(u.name, data, d)
 }
 
 // checkReport is `gpucalc check FILE --format html`.
@@ -183,6 +84,9 @@ func (s *server) checkReport(name string, data []byte, d devices.Device) (answer
 	wl, err := ops.ParseWorkload(name, data)
 	if err != nil {
 		return answer{Errors: fieldErrors{"file": err.Error()}}, nil
+	}
+	if msg := tooMany(len(wl.Entries), "ops in the workload", "gpucalc check "+shellQuote(name)); msg != "" {
+		return answer{Errors: fieldErrors{"file": msg}}, nil
 	}
 	rv := reports.Review{}
 	if d.Name == "" {
@@ -218,24 +122,19 @@ func (s *server) checkReport(name string, data []byte, d devices.Device) (answer
 const defaultDevice = "h100"
 
 // ncuReport is `gpucalc ncu FILE`, with its chart.
-func (s *server) ncuReport(name string, data []byte, d devices.Device) (answer, error) {
-	var in io.Reader = bytes.NewReader(data)
-	if isGzip(data) {
-		z, err := gzip.NewReader(in)
-		if err != nil {
-			return answer{Errors: fieldErrors{"file": fmt.Sprintf("%s: starts like gzip but is not: %v", name, err)}}, nil
-		}
-		in = z
-	}
+func (s *server) ncuReport(ctx context.Context, name string, in io.Reader, d devices.Device) (answer, error) {
 	exp, err := ncu.Read(in)
 	if err != nil {
 		return answer{Errors: fieldErrors{"file": fmt.Sprintf("%s: %v", name, err)}}, nil
+	}
+	cli := "gpucalc ncu " + shellQuote(name)
+	if msg := tooMany(len(exp.Rows), "kernels in the export", cli); msg != "" {
+		return answer{Errors: fieldErrors{"file": msg}}, nil
 	}
 	ks, err := exp.Kernels()
 	if err != nil {
 		return answer{Errors: fieldErrors{"file": fmt.Sprintf("%s: %v", name, err)}}, nil
 	}
-	cli := "gpucalc ncu " + shellQuote(name)
 	origin := "from --device"
 	if d.Name == "" {
 		c, err := ncu.ExportDevice(s.Catalog, ks)
@@ -254,6 +153,9 @@ func (s *server) ncuReport(name string, data []byte, d devices.Device) (answer, 
 	}
 	as := make([]ncu.Analysis, len(ks))
 	for i, k := range ks {
+		if err := ctx.Err(); err != nil {
+			return answer{CLI: cli}, err
+		}
 		as[i] = ncu.Analyze(k, d)
 	}
 	a := answer{View: reports.NCUView{Device: d.Name, DeviceOrigin: origin, Kernels: as}, Tables: tablesOf(reports.NCU(as, d.Name, origin)), CLI: cli}
@@ -270,8 +172,8 @@ func (s *server) ncuReport(name string, data []byte, d devices.Device) (answer, 
 }
 
 // traceReport is `gpucalc trace FILE`, with its chart.
-func (s *server) traceReport(name string, data []byte, d devices.Device) (answer, error) {
-	tr, err := trace.Read(bytes.NewReader(data))
+func (s *server) traceReport(ctx context.Context, name string, in io.Reader, d devices.Device) (answer, error) {
+	tr, err := trace.Read(in)
 	if err != nil {
 		return answer{Errors: fieldErrors{"file": fmt.Sprintf("%s: %v", name, err)}}, nil
 	}
@@ -299,9 +201,15 @@ func (s *server) traceReport(name string, data []byte, d devices.Device) (answer
 	if err != nil {
 		return answer{Errors: fieldErrors{"device": err.Error()}}, nil
 	}
+	if err := ctx.Err(); err != nil {
+		return answer{CLI: cli}, err
+	}
 	an, err := trace.Analyze(tr, m, arch)
 	if err != nil {
 		return answer{Errors: fieldErrors{"file": fmt.Sprintf("%s: %v", name, err)}}, nil
+	}
+	if msg := tooMany(len(an.Ops), "distinct ops in the trace", cli); msg != "" {
+		return answer{Errors: fieldErrors{"file": msg}}, nil
 	}
 	a := answer{View: reports.TraceView{DeviceOrigin: origin, Analysis: an}, Tables: tablesOf(reports.Trace(an, origin, 10)), CLI: cli}
 	fig, err := newFigure("trace", "Ops of the trace on the roofline", reports.TraceChart(an, d), rooflineSize)

@@ -82,9 +82,9 @@ func workload(q map[string]string, errs fieldErrors) (ops.Workload, []string) {
 	return ops.Workload{}, nil
 }
 
-// Roofline answers the roofline form: the view of `gpucalc roofline
+// roofline answers the roofline form: the view of `gpucalc roofline
 // --format json`, its tables and the chart.
-func (s *server) apiRoofline(w http.ResponseWriter, r *http.Request) {
+func (s *server) roofline(r *http.Request) (answer, error) {
 	q := query(r, rooflineDefaults)
 	errs := fieldErrors{}
 	wl, flags := workload(q, errs)
@@ -102,25 +102,36 @@ func (s *server) apiRoofline(w http.ResponseWriter, r *http.Request) {
 	if q["source"] == "workload" {
 		cli = "# save the YAML as workload.yaml, then:\n" + cli
 	}
-	if len(errs) > 0 {
-		reply(w, answer{Errors: errs, CLI: cli})
-		return
+	if len(errs) == 0 {
+		if msg := tooMany(len(wl.Entries)*len(devs), fmt.Sprintf("rows (%d ops × %d devices)", len(wl.Entries), len(devs)), cli); msg != "" {
+			errs.add(q["source"], errors.New(msg))
+		}
 	}
-	views := make([]reports.RooflineView, len(devs))
+	if len(errs) > 0 {
+		return answer{Errors: errs, CLI: cli}, nil
+	}
+	var ms []*roofline.Model
 	notes := make([][]string, len(devs))
 	for i, d := range devs {
-		m, err := roofline.New(d)
-		if err == nil {
-			views[i], err = reports.NewRooflineView(m, "", wl)
-			notes[i] = reports.RooflineModelNotes(m, false)
+		if err := r.Context().Err(); err != nil {
+			return answer{CLI: cli}, err
 		}
+		m, err := roofline.New(d)
 		if err != nil {
 			errs.add("devices", fmt.Errorf("%s: %w", d.Name, err))
+			continue
+		}
+		ms, notes[i] = append(ms, m), reports.RooflineModelNotes(m, false)
+	}
+	var views []reports.RooflineView
+	if len(errs) == 0 {
+		var err error
+		if views, err = reports.NewRooflineViews(ms, make([]string, len(ms)), wl); err != nil {
+			errs.add("devices", err)
 		}
 	}
 	if len(errs) > 0 {
-		reply(w, answer{Errors: errs, CLI: cli})
-		return
+		return answer{Errors: errs, CLI: cli}, nil
 	}
 	a := answer{Tables: tablesOf(reports.RooflineTables(wl.Name, views, notes)), CLI: cli}
 	if len(views) == 1 {
@@ -131,12 +142,11 @@ func (s *server) apiRoofline(w http.ResponseWriter, r *http.Request) {
 	c := reports.RooflineViewsChart(wl.Name, devs, views)
 	fig, err := newFigure("roofline", c.Title, c, rooflineSize)
 	if err != nil {
-		fail(w, err)
-		return
+		return answer{}, err
 	}
 	a.Charts = []figure{fig}
 	if u := c.Unplaced(); len(u) > 0 {
 		a.Tables[0].Notes = append(a.Tables[0].Notes, "not on the chart: "+strings.Join(u, "; "))
 	}
-	reply(w, a)
+	return a, nil
 }

@@ -7,33 +7,25 @@ package web
 
 import (
 	"bytes"
+	"context"
 	"embed"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"html/template"
 	"io/fs"
-	"net"
 	"net/http"
 	"strings"
+	"sync/atomic"
 
 	"github.com/gpucalc/gpucalc/chart"
 	"github.com/gpucalc/gpucalc/devices"
 	"github.com/gpucalc/gpucalc/reports"
+	"github.com/gpucalc/gpucalc/units"
 )
 
 //go:embed assets
 var assets embed.FS
-
-// Limits on what a request may carry.
-const (
-	// MaxUpload is the largest file the reports page takes: as much as the
-	// CLI reads from a file (a torch.profiler trace of a training step can
-	// be tens of MiB).
-	MaxUpload = 64 << 20
-	// maxQuery bounds a GET request's query: a pasted workload travels in it.
-	maxQuery = 256 << 10
-)
 
 // Options configure the server.
 type Options struct {
@@ -50,11 +42,25 @@ type Options struct {
 
 type server struct {
 	Options
-	pages *template.Template
+	pages  *template.Template
+	limits limits
+	// busy holds a token for each API request running.
+	busy chan struct{}
+	// started counts the API requests that got past the guards: the work
+	// done (a refused request must leave it unchanged).
+	started atomic.Int64
 }
 
 // New returns the app's handler.
 func New(o Options) (http.Handler, error) {
+	s, err := newServer(o, defaultLimits)
+	if err != nil {
+		return nil, err
+	}
+	return s.handler()
+}
+
+func newServer(o Options, l limits) (*server, error) {
 	if o.Catalog == nil {
 		return nil, errors.New("web: no device catalog")
 	}
@@ -62,7 +68,12 @@ func New(o Options) (http.Handler, error) {
 	if err != nil {
 		return nil, fmt.Errorf("web: %w", err)
 	}
-	s := &server{Options: o, pages: pages}
+	return &server{Options: o, pages: pages, limits: l, busy: make(chan struct{}, l.busy)}, nil
+}
+
+// handler routes the pages and the API; every API call runs under the
+// server's limits.
+func (s *server) handler() (http.Handler, error) {
 	static, err := fs.Sub(assets, "assets")
 	if err != nil {
 		return nil, err
@@ -73,47 +84,65 @@ func New(o Options) (http.Handler, error) {
 	mux.HandleFunc("GET /model", s.modelPage)
 	mux.HandleFunc("GET /reports", s.reportsPage)
 	mux.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(static)))
-	mux.HandleFunc("GET /api/occupancy", s.apiOccupancy)
-	mux.HandleFunc("GET /api/roofline", s.apiRoofline)
-	mux.HandleFunc("GET /api/model", s.apiModel)
-	mux.HandleFunc("GET /api/report", s.apiReport)
-	mux.HandleFunc("POST /api/report", s.apiReport)
+	mux.Handle("GET /api/occupancy", s.api(func(r *http.Request) (answer, error) { return s.occupancy(occupancyQuery(r)) }))
+	mux.Handle("GET /api/roofline", s.api(s.roofline))
+	mux.Handle("GET /api/model", s.api(s.model))
+	mux.Handle("GET /api/report", s.api(s.report))
+	mux.Handle("POST /api/report", s.api(s.report))
 	return s.guard(mux), nil
 }
 
-// guard applies the Host check and the size limits, and the headers that
-// keep the pages self-contained.
-func (s *server) guard(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if s.LoopbackOnly && !loopbackHost(r.Host) {
-			http.Error(w, fmt.Sprintf("gpucalc serve: refused a request for host %q: this server answers only localhost, 127.0.0.1 and [::1] (start it with --addr to listen elsewhere)", r.Host), http.StatusMisdirectedRequest)
+// api turns a calculation into an API handler, under the server's limits
+// (see limit). The answer is JSON of at most limits.answer bytes; a
+// request past its deadline gets 503, one whose client left nothing.
+func (s *server) api(calc func(*http.Request) (answer, error)) http.Handler {
+	return s.limit(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		a, err := calc(r)
+		if ctxErr := r.Context().Err(); ctxErr != nil {
+			if errors.Is(ctxErr, context.DeadlineExceeded) {
+				refuse(w, http.StatusServiceUnavailable, fmt.Sprintf("gpucalc serve: the request took more than %v, the server's limit per request; ask for less, or run the command line%s", s.limits.deadline, cliHint(a.CLI)))
+			}
 			return
 		}
-		if len(r.URL.RawQuery) > maxQuery {
-			http.Error(w, fmt.Sprintf("gpucalc serve: the query is %d KiB, more than the %d KiB allowed; upload the workload on the Reports page instead", len(r.URL.RawQuery)>>10, maxQuery>>10), http.StatusRequestURITooLong)
+		if err != nil {
+			writeAnswer(w, http.StatusInternalServerError, answer{Errors: fieldErrors{"": "gpucalc: " + err.Error()}})
 			return
 		}
-		r.Body = http.MaxBytesReader(w, r.Body, MaxUpload+64<<10)
-		h := w.Header()
-		h.Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data:; font-src 'self' data:; style-src 'self' 'unsafe-inline'; frame-src 'self' data: about:; connect-src 'self'")
-		h.Set("X-Content-Type-Options", "nosniff")
-		h.Set("Referrer-Policy", "no-referrer")
-		next.ServeHTTP(w, r)
-	})
+		status := a.status
+		if status == 0 {
+			status = http.StatusOK
+			if len(a.Errors) > 0 {
+				status = http.StatusUnprocessableEntity
+			}
+		}
+		body, err := encode(a)
+		if err != nil {
+			writeAnswer(w, http.StatusInternalServerError, answer{Errors: fieldErrors{"": "gpucalc: " + err.Error()}})
+			return
+		}
+		if len(body) > s.limits.answer {
+			refuse(w, http.StatusUnprocessableEntity, fmt.Sprintf("gpucalc serve: the answer is %s, more than the %s the server sends; ask for fewer ops or devices, or run the command line%s", units.FormatSize(int64(len(body))), units.FormatSize(int64(s.limits.answer)), cliHint(a.CLI)))
+			return
+		}
+		writeJSON(w, status, body)
+	}))
 }
 
-// loopbackHost reports whether a Host header names this machine by a
-// loopback name or address.
-func loopbackHost(host string) bool {
-	if h, _, err := net.SplitHostPort(host); err == nil {
-		host = h
+// cliHint is ": CLI" for a message that ends by pointing at the command line.
+func cliHint(cli string) string {
+	if cli == "" {
+		return ""
 	}
-	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
-	if strings.EqualFold(host, "localhost") {
-		return true
+	return ": " + cli
+}
+
+// tooMany says why n rows of what are more than an answer takes ("" when
+// they are not), pointing at the command line that has no such limit.
+func tooMany(n int, what, cli string) string {
+	if n <= maxRows {
+		return ""
 	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
+	return fmt.Sprintf("%d %s: the server answers at most %d rows (ops × devices) per request; ask for fewer, or run the command line%s", n, what, maxRows, cliHint(cli))
 }
 
 // answer is what every API call returns. View is the CLI's JSON view;
@@ -126,6 +155,9 @@ type answer struct {
 	HTML   string            `json:"html,omitempty"`
 	CLI    string            `json:"cli,omitempty"`
 	Errors map[string]string `json:"errors,omitempty"`
+	// status is the HTTP status when not the usual: 200, or 422 with
+	// Errors.
+	status int
 }
 
 type table struct {
@@ -181,23 +213,26 @@ func (e fieldErrors) add(field string, err error) {
 	}
 }
 
-func reply(w http.ResponseWriter, a answer) {
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Cache-Control", "no-store")
-	if len(a.Errors) > 0 {
-		w.WriteHeader(http.StatusUnprocessableEntity)
-	}
-	enc := json.NewEncoder(w)
+func encode(a answer) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
-	_ = enc.Encode(a)
+	err := enc.Encode(a)
+	return buf.Bytes(), err
 }
 
-// fail answers an error of the form as a whole (a failure of gpucalc, not
-// of an input).
-func fail(w http.ResponseWriter, err error) {
+// writeAnswer writes an answer that is small by construction (a refusal,
+// an error).
+func writeAnswer(w http.ResponseWriter, status int, a answer) {
+	body, _ := encode(a)
+	writeJSON(w, status, body)
+}
+
+func writeJSON(w http.ResponseWriter, status int, body []byte) {
 	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(http.StatusInternalServerError)
-	_ = json.NewEncoder(w).Encode(answer{Errors: map[string]string{"": "gpucalc: " + err.Error()}})
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	_, _ = w.Write(body)
 }
 
 // device looks a device up, as the CLI's --device does (with --datasheet).

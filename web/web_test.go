@@ -32,6 +32,7 @@ func newTestServer(t testing.TB, loopbackOnly bool) http.Handler {
 func get(h http.Handler, host, target string) *httptest.ResponseRecorder {
 	r := httptest.NewRequest(http.MethodGet, target, nil)
 	r.Host = host
+	r.Header.Set(markerHeader, "1")
 	w := httptest.NewRecorder()
 	h.ServeHTTP(w, r)
 	return w
@@ -200,6 +201,7 @@ func post(t *testing.T, h http.Handler, name string, data []byte, device string)
 	mw.Close()
 	r := httptest.NewRequest(http.MethodPost, "/api/report", &body)
 	r.Host = "127.0.0.1:8080"
+	r.Header.Set(markerHeader, "1")
 	r.Header.Set("Content-Type", mw.FormDataContentType())
 	w := httptest.NewRecorder()
 	h.ServeHTTP(w, r)
@@ -320,6 +322,7 @@ func FuzzAPI(f *testing.F) {
 			r := httptest.NewRequest(http.MethodGet, "/", nil)
 			r.URL.Path, r.URL.RawQuery = api, q
 			r.Host = "localhost"
+			r.Header.Set(markerHeader, "1")
 			w := httptest.NewRecorder()
 			h.ServeHTTP(w, r)
 			var a answer

@@ -49,8 +49,11 @@ func argsError(cmd *cobra.Command, a []string, err error) error {
 	if w := strings.Fields(cmd.Use); len(w) > 1 {
 		what += ", " + strings.TrimPrefix(w[1], "(")
 	}
-	if strings.Contains(err.Error(), "at most") {
+	switch {
+	case strings.Contains(err.Error(), "at most"):
 		what = "at most " + what
+	case strings.Contains(err.Error(), "at least"):
+		what = strings.Replace(what, "one argument", "one or more arguments", 1)
 	}
 	if len(a) == 0 {
 		return fmt.Errorf("%s takes %s; none given", path, what)

@@ -94,8 +94,14 @@ func TestExitCodes(t *testing.T) {
 			// Arguments a command does not take, and none where it needs
 			// one, read like the other usage errors, not cobra's "accepts 1
 			// arg(s), received 0".
+			// A command that reads several files ('trace FILE [FILE...]')
+			// takes them as files: a missing one is a failure.
 			code, _, stderr = runCLI(append(path, "x", "y")...)
-			oneLine(t, "two stray arguments", code, exitUsage, stderr)
+			if strings.Contains(c.Use, "[FILE...]") {
+				oneLine(t, "two missing files", code, exitFailure, stderr)
+			} else {
+				oneLine(t, "two stray arguments", code, exitUsage, stderr)
+			}
 			if strings.Contains(stderr, "arg(s)") {
 				t.Errorf("two stray arguments: cobra's wording: %q", stderr)
 			}

@@ -125,6 +125,9 @@ func (o *chartFlags) check() error {
 	if o.opt.Format, err = chart.FileFormat(o.file); err != nil {
 		return usageError{fmt.Errorf("--plot: %w", err)}
 	}
+	if _, err := chart.TargetMode(o.file); err != nil {
+		return usageError{fmt.Errorf("--plot: %w", err)}
+	}
 	if o.opt.Size, err = chart.ParseSize(o.size); err != nil {
 		return usageError{fmt.Errorf("--size: %w", err)}
 	}

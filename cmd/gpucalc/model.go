@@ -26,6 +26,7 @@ type modelOptions struct {
 	kv      string
 	engine  string
 	ops     bool
+	failOn  string
 	chart   chartFlags
 }
 
@@ -96,7 +97,7 @@ Model types: ` + strings.Join(model.ModelTypes, ", ") + `.
 	f.addDeviceFlags(cmd, &opts.devices, true)
 	f.addChartFlags(cmd, &opts.chart, "the decode step's ops on the roofline", chart.DefaultSize)
 	fl := cmd.Flags()
-	fl.Int64Var(&opts.req.TP, "tp", 1, "tensor-parallel `GPUs` of one host")
+	fl.Int64Var(&opts.req.TP, "tp", 1, "tensor-parallel `GPUs` (one host holds 8; more run their all-reduces over the network)")
 	fl.Int64Var(&opts.req.Batch, "batch", model.DefaultBatch, "`sequences` in the batch")
 	fl.Int64Var(&opts.req.Prompt, "prompt", model.DefaultPrompt, "prompt `tokens` per sequence (prefill)")
 	fl.Int64Var(&opts.req.Ctx, "ctx", 0, "`tokens` in the KV cache for the decode step, at least the prompt (default: the prompt); beyond the model's max_position_embeddings gets a warning")
@@ -108,6 +109,8 @@ Model types: ` + strings.Join(model.ModelTypes, ", ") + `.
 	fl.StringVar(&opts.engine, "engine", string(model.Graph), "`engine` that runs the steps: graph (a serving engine: CUDA-graph decode, split-KV attention) or eager (transformers from Python)")
 	_ = cmd.RegisterFlagCompletionFunc("engine", cobra.FixedCompletions([]string{string(model.Graph), string(model.Eager)}, cobra.ShellCompDirectiveNoFileComp))
 	fl.BoolVar(&opts.ops, "ops", false, "also list every op of the prefill and decode steps")
+	fl.StringVar(&opts.failOn, "fail-on", "", "exit 1 when the `condition` holds on any device: no-fit (the model does not fit at --tp)")
+	_ = cmd.RegisterFlagCompletionFunc("fail-on", cobra.FixedCompletions([]string{"no-fit"}, cobra.ShellCompDirectiveNoFileComp))
 	fl.BoolVar(&opts.req.FullCache, "full-cache", false, fullCacheHelp)
 	for _, n := range []string{"dtype", "weights", "kv"} {
 		_ = cmd.RegisterFlagCompletionFunc(n, cobra.FixedCompletions([]string{"bf16", "fp16", "fp8", "int4"}, cobra.ShellCompDirectiveNoFileComp))
@@ -190,6 +193,9 @@ func (opts *modelOptions) request() (model.Request, error) {
 	if q.Engine, err = model.ParseEngine(opts.engine); err != nil {
 		return q, usagef("--engine: %w", err)
 	}
+	if opts.failOn != "" && opts.failOn != "no-fit" {
+		return q, usagef("--fail-on %q: expected no-fit", opts.failOn)
+	}
 	return q, nil
 }
 
@@ -231,18 +237,31 @@ func modelRun(opts *modelOptions) error {
 		f.Warn("%s", w)
 	}
 	notes, err := opts.chart.draw(func() (chart.Chart, error) {
-		return reports.ModelDecodeChart(c.Name, q, devicesOf(ts), rs), nil
+		return reports.ModelDecodeChart(c.Name, q, devicesOf(ts), rs)
 	})
 	if err != nil {
 		return err
+	}
+	var unfit []string
+	for _, r := range rs {
+		if !r.Fits() {
+			unfit = append(unfit, r.Device)
+		}
+	}
+	if len(unfit) > 0 && opts.chart.file != "" {
+		notes = append(notes, "Not drawn: "+strings.Join(unfit, ", ")+" (does not fit).")
 	}
 	var view any = rs
 	if len(rs) == 1 {
 		view = rs[0]
 	}
-	return f.OutputNotes(form, nil, notes, view,
+	err = f.OutputNotes(form, nil, notes, view,
 		func() []reports.Table { return reports.ModelTables(c.Name, q, rs, ts[0].Origin, opts.ops) },
 		func() []reports.Table { return []reports.Table{reports.ModelRows(rs)} })
+	if err == nil && opts.failOn != "" && len(unfit) > 0 {
+		err = fmt.Errorf("%s does not fit on %s at tp %d (--fail-on no-fit)", c.Name, strings.Join(unfit, ", "), q.TP)
+	}
+	return err
 }
 
 func newCmdModelList(f *factory, runF func(*factory) error) *cobra.Command {
@@ -414,6 +433,9 @@ func evaluateBatch(f *factory, rows []model.BatchRow) []reports.ModelBatchRow {
 			o.Result, o.Err = l.c.Analyze(r.Shape, d.m)
 			// The batch reports totals; drop the per-op detail.
 			o.Result.Ops, o.Result.Points = nil, nil
+			if o.Err == nil {
+				o.SmallestTP = l.c.SmallestTP(o.Result.Shape, d.m.Device())
+			}
 		}
 		if o.Err != nil {
 			o.Err = fmt.Errorf("line %d: %w", r.Line, o.Err)

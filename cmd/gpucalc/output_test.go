@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -38,6 +39,17 @@ var outputInputs = map[string]struct {
 	"gpucalc model batch":          {args: []string{"--input", "-"}, stdin: "model.txtar:phi.csv"},
 	"gpucalc train":                {args: []string{"llama-3.1-8b", "--batch", "8", "--seq", "1024", "--devices", "h100,h200"}},
 	"gpucalc train batch":          {args: []string{"--input", "-"}, stdin: "train.txtar:setups.csv"},
+}
+
+// modeInputs are the arguments of another mode of a command, which
+// writes CSV sections that its outputInputs run does not (only): several
+// ranks' traces for 'trace'. Its JSON and these sections are checked.
+var modeInputs = map[string]struct {
+	args           []string
+	only, sections []string
+}{
+	"gpucalc trace": {args: []string{filepath.Join(repoRoot, "trace", "testdata", "ranks")},
+		only: []string{"ranks", "collectives", "slowest"}, sections: []string{"ranks", "collectives", "slowest", "findings"}},
 }
 
 // dataKeyMaps are JSON objects whose keys are data, not field names: the
@@ -125,45 +137,56 @@ func TestMachineOutput(t *testing.T) {
 			stdin = readInput(t, in.stdin)
 		}
 		args := append(append([]string{}, path[1:]...), in.args...)
-		t.Run(strings.Join(path[1:], "_")+"/json", func(t *testing.T) {
-			out, errOut, code := runInput(stdin, append(args, "--format", "json")...)
-			// A batch exits 1 when some of its rows failed (the input has
-			// bad rows, to check the error column); it still writes them all.
-			if code != 0 && !(batches[c.CommandPath()] && code == 1) {
-				t.Fatalf("exit %d: %s(add the command's input to outputInputs)", code, errOut)
-			}
-			var v any
-			if err := json.Unmarshal([]byte(out), &v); err != nil {
-				t.Fatalf("not JSON: %v", err)
-			}
-			for _, p := range jsonProblems("", v) {
-				t.Error(p)
-			}
-			if !batches[c.CommandPath()] {
-				for _, p := range nullProblems("", v) {
-					t.Error(p)
-				}
-			}
-		})
 		secs := []string{""}
 		if c.Flags().Lookup("section") != nil {
 			secs = sections(path[1:])
 		}
-		for _, s := range secs {
-			a := append(append([]string{}, args...), "--format", "csv")
-			if s != "" {
-				a = append(a, "--section", s)
-			}
-			t.Run(strings.Join(path[1:], "_")+"/csv"+s, func(t *testing.T) {
-				out, errOut, code := runInput(stdin, a...)
-				if code != 0 && !(batches[c.CommandPath()] && code == 1) {
-					t.Fatalf("exit %d: %s(add the command's input to outputInputs)", code, errOut)
-				}
-				for _, p := range csvProblems(out, batches[c.CommandPath()]) {
-					t.Error(p)
-				}
-			})
+		mode, hasMode := modeInputs[c.CommandPath()]
+		secs = slices.DeleteFunc(secs, func(s string) bool { return slices.Contains(mode.only, s) })
+		name := strings.Join(path[1:], "_")
+		checkOutput(t, name, batches[c.CommandPath()], args, stdin, secs)
+		if hasMode {
+			checkOutput(t, name+"_mode", false, append(append([]string{}, path[1:]...), mode.args...), nil, mode.sections)
 		}
+	}
+}
+
+// checkOutput checks a run's JSON and its CSV sections. A batch may exit 1
+// (its input has bad rows, to check the error column); it still writes
+// them all.
+func checkOutput(t *testing.T, name string, batch bool, args []string, stdin []byte, secs []string) {
+	t.Run(name+"/json", func(t *testing.T) {
+		out, errOut, code := runInput(stdin, append(args, "--format", "json")...)
+		if code != 0 && !(batch && code == 1) {
+			t.Fatalf("exit %d: %s(add the command's input to outputInputs)", code, errOut)
+		}
+		var v any
+		if err := json.Unmarshal([]byte(out), &v); err != nil {
+			t.Fatalf("not JSON: %v", err)
+		}
+		for _, p := range jsonProblems("", v) {
+			t.Error(p)
+		}
+		if !batch {
+			for _, p := range nullProblems("", v) {
+				t.Error(p)
+			}
+		}
+	})
+	for _, s := range secs {
+		a := append(append([]string{}, args...), "--format", "csv")
+		if s != "" {
+			a = append(a, "--section", s)
+		}
+		t.Run(name+"/csv"+s, func(t *testing.T) {
+			out, errOut, code := runInput(stdin, a...)
+			if code != 0 && !(batch && code == 1) {
+				t.Fatalf("exit %d: %s(add the command's input to outputInputs)", code, errOut)
+			}
+			for _, p := range csvProblems(out, batch) {
+				t.Error(p)
+			}
+		})
 	}
 }
 

@@ -101,15 +101,20 @@ type analysis struct {
 	model *roofline.Model
 }
 
-// analyzeOn analyses w on each device ts with its roofline model ms.
+// analyzeOn analyses w on each device ts with its roofline model ms (side
+// by side, a device that cannot run it says why and the others answer).
 func analyzeOn(ts []target, ms []*roofline.Model, w ops.Workload) ([]analysis, error) {
-	var out []analysis
-	for i, m := range ms {
-		v, err := reports.NewRooflineView(m, ts[i].Origin, w)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, analysis{model: m, RooflineView: v})
+	origins := make([]string, len(ts))
+	for i, t := range ts {
+		origins[i] = t.Origin
+	}
+	views, err := reports.NewRooflineViews(ms, origins, w)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]analysis, len(views))
+	for i, v := range views {
+		out[i] = analysis{model: ms[i], RooflineView: v}
 	}
 	return out, nil
 }
@@ -141,6 +146,17 @@ func rooflineRun(opts *rooflineOptions) error {
 	})
 	if err != nil {
 		return err
+	}
+	for _, v := range views {
+		if v.NotAvailable == "" {
+			continue
+		}
+		if opts.chart.file != "" {
+			notes = append(notes, "Not drawn: "+v.Device+" ("+v.NotAvailable+").")
+		}
+		if form == reports.FormatCSV { // the table says so under it, JSON in the view
+			f.Warn("%s", v.Error)
+		}
 	}
 	var view any = reports.RooflineComparison{Devices: views}
 	if len(views) == 1 {

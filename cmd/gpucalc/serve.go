@@ -43,10 +43,14 @@ gpucalc command, and its URL holds every input, so a link reproduces the view.
 
 The app is self-contained (nothing is fetched from the network) and listens
 on 127.0.0.1:8080 by default, answering only requests addressed to localhost,
-127.0.0.1 or [::1] (against DNS rebinding). --addr listens elsewhere; on an
-address other than loopback the Host check is off and anyone who can reach
-the port can use the calculators: gpucalc says so. Uploads are limited to
-64 MiB. --device-file and --datasheet apply as in the other commands.`,
+127.0.0.1 or [::1] (against DNS rebinding). Its API answers only its own
+pages: a request from a page of another origin, or without the header
+X-Gpucalc-Request, is refused before any work. --addr listens elsewhere; on
+an address other than loopback the Host check is off and anyone who can
+reach the port can use the calculators: gpucalc says so. Uploads are limited
+to 64 MiB (decompressed too), a request to 30 s and 5000 rows, four at once;
+docs/serve.md lists the limits. --device-file and --datasheet apply as in
+the other commands.`,
 		Example: `  gpucalc serve
   gpucalc serve --open
   gpucalc serve --addr 127.0.0.1:9000
@@ -109,7 +113,7 @@ func serveRun(opts *serveOptions) error {
 			fmt.Fprintf(f.ErrOut, "gpucalc serve: could not open a browser (%v); open %s yourself\n", err, url)
 		}
 	}
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, MaxHeaderBytes: 512 << 10}
+	srv := web.HTTPServer(h)
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ln) }()
 	select {

@@ -128,6 +128,7 @@ func compareWithCLI(t *testing.T, h http.Handler, r *http.Request, wantCLI strin
 	t.Helper()
 	path := r.URL.String()
 	r.Host = "localhost:8080"
+	r.Header.Set("X-Gpucalc-Request", "1")
 	w := httptest.NewRecorder()
 	h.ServeHTTP(w, r)
 	var a struct {

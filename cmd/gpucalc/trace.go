@@ -15,7 +15,7 @@ import (
 type traceOptions struct {
 	f       *factory
 	devices deviceFlags
-	file    string
+	files   []string // one trace, or one per rank (files or a folder)
 	top     int
 	chart   chartFlags
 	section sectionFlag
@@ -25,7 +25,7 @@ type traceOptions struct {
 func newCmdTrace(f *factory, runF func(*traceOptions) error) *cobra.Command {
 	opts := &traceOptions{f: f}
 	cmd := &cobra.Command{
-		Use:   "trace FILE|-",
+		Use:   "trace FILE|DIR|- [FILE...]",
 		Short: "Set every op of a torch.profiler trace against its roofline, every kernel against its occupancy",
 		Long: `Read a Chrome trace exported by torch.profiler (.json or .json.gz, gzip told by
 its content) and show, for each top-level aten op with GPU kernels: its input
@@ -50,6 +50,15 @@ are listed as unattributed; the output states that ops and unattributed time
 add up to the total kernel time. The device comes from the trace's
 deviceProperties; --device overrides it. Rates are decimal (1 TB/s = 1e12 B/s).
 
+Several traces, one per rank of a torch.distributed run (several files, or
+a folder of .json and .json.gz files), are analysed together instead: each
+rank's GPU time split into compute, communication (NCCL kernels) and their
+overlap, idle time and exposed communication; the NCCL kernels tied to
+their collectives (record_param_comms) with message sizes and algorithm
+and bus bandwidth against the device link's curve; the slowest rank and
+why; exposed all-gathers, reduce-scatters and all-reduces, and stragglers.
+Ranks come from each trace's distributedInfo, else the order given.
+
 --on DEVICE[,DEVICE...] projects every kernel's measured time to other GPUs:
 each kernel scales by what limits it on the trace's GPU (the launch floor;
 DRAM, or L2 where an op's data fit; the compute ceiling of its data type;
@@ -64,17 +73,19 @@ catalog's efficiencies and are flagged as not validated.`,
   gpucalc trace trace.json --format csv --section kernels > kernels.csv
   gunzip -c trace.json.gz | gpucalc trace - --format json
   gpucalc trace trace.json --device h200 --plot ops.png
-  gpucalc trace trace.json.gz --on h200,a100-sxm4-80gb,b200`,
-		Args: args(cobra.ExactArgs(1)),
+  gpucalc trace trace.json.gz --on h200,a100-sxm4-80gb,b200
+  gpucalc trace traces/                      # one trace per rank
+  gpucalc trace rank0.json.gz rank1.json.gz --format csv --section collectives`,
+		Args: args(cobra.MinimumNArgs(1)),
 		RunE: func(_ *cobra.Command, argv []string) error {
-			opts.file = argv[0]
+			opts.files = argv
 			return execute(opts, runF, traceRun)
 		},
 	}
 	f.addMeasuredDeviceFlag(cmd, &opts.devices, "trace")
 	f.addChartFlags(cmd, &opts.chart, "the ops on the device's roofline at their achieved rate (with --on, also on each target's at their projected rate)", chart.DefaultSize)
-	f.addSectionFlag(cmd, &opts.section, projectionSections, "ops", "kernels", "streams", "transfers", "unattributed", "findings", "summary",
-		"projected_ops", "projected_bounds", "projected_summary")
+	f.addSectionFlag(cmd, &opts.section, traceSectionNeeds, "ops", "kernels", "streams", "transfers", "unattributed", "findings", "summary",
+		"projected_ops", "projected_bounds", "projected_summary", "ranks", "collectives", "slowest")
 	addOnFlag(f, cmd, opts)
 	cmd.Flags().IntVar(&opts.top, "top", 10, "list the `N` costliest ops, kernels and findings in tables (0: all; JSON has all)")
 	return cmd
@@ -93,17 +104,14 @@ func traceRun(opts *traceOptions) error {
 	if opts.top < 0 {
 		return usagef("--top %d: give 0 (all) or more", opts.top)
 	}
-	in, name, err := f.Open(opts.file)
+	if files, several, err := rankFiles(opts.files); err != nil {
+		return err
+	} else if several {
+		return traceRanksRun(opts, form, files)
+	}
+	tr, name, err := readTrace(f, opts.files[0])
 	if err != nil {
 		return err
-	}
-	defer in.Close()
-	if st, err := os.Stat(opts.file); err == nil && opts.file != "-" && st.Size() >= progressBytes {
-		fmt.Fprintf(f.ErrOut, "gpucalc: reading %s (%d MB)…\n", name, st.Size()/1e6)
-	}
-	tr, err := trace.Read(in)
-	if err != nil {
-		return fmt.Errorf("%s: %w", name, err)
 	}
 	d, origin, err := traceDevice(opts, tr)
 	if err != nil {
@@ -142,6 +150,24 @@ func traceRun(opts *traceOptions) error {
 			return reports.Trace(a, origin, opts.top)
 		},
 		func() []reports.Table { return traceRecords(a, proj) })
+}
+
+// readTrace reads one trace file (or standard input), announcing a large
+// one on stderr.
+func readTrace(f *factory, file string) (*trace.Trace, string, error) {
+	in, name, err := f.Open(file)
+	if err != nil {
+		return nil, "", err
+	}
+	defer in.Close()
+	if st, err := os.Stat(file); err == nil && file != "-" && st.Size() >= progressBytes {
+		fmt.Fprintf(f.ErrOut, "gpucalc: reading %s (%d MB)…\n", name, st.Size()/1e6)
+	}
+	tr, err := trace.Read(in)
+	if err != nil {
+		return tr, name, fmt.Errorf("%s: %w", name, err)
+	}
+	return tr, name, nil
 }
 
 // traceDevice picks the device: --device, else the one deviceProperties

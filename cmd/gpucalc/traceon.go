@@ -11,8 +11,11 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// projectionSections are the CSV sections only 'trace --on' has.
-var projectionSections = map[string]string{"projected_ops": "--on", "projected_bounds": "--on", "projected_summary": "--on"}
+// traceSectionNeeds are the CSV sections only some 'trace' runs have: --on's
+// projection, and the analysis of several ranks' traces.
+var traceSectionNeeds = map[string]string{"projected_ops": "--on", "projected_bounds": "--on", "projected_summary": "--on",
+	"ranks": "one trace per rank (several files or a folder)", "collectives": "one trace per rank (several files or a folder)",
+	"slowest": "one trace per rank (several files or a folder)"}
 
 // addOnFlag registers --on, the devices 'trace' projects the trace to.
 func addOnFlag(f *factory, cmd *cobra.Command, opts *traceOptions) {

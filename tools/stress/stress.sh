@@ -86,4 +86,80 @@ for c in "${commands[@]}"; do
 		printf '%-34s %-26s %4s %7.2f  %s: %s\n' "${c//$work/\$WORK}" "$in" "$rc" "$secs" "$verdict" "${msg//$work/\$WORK}"
 	done
 done
+# The server: gpucalc serve fed what a page of another site or a hostile
+# local client can send. Each request must be answered (a refusal is an
+# answer) within 10 s, the server must stay up and answer the next one, and
+# its peak resident memory must stay under 1 GiB. Its address space is
+# limited to 4 GiB, not 2: a long-lived Go process with its threads reserves
+# about 1.7 GiB of address space it never touches.
+SERVE_LIMIT_KB=$((4 * 1024 * 1024))
+SERVE_RSS_KB=$((1024 * 1024))
+(
+	ulimit -v $SERVE_LIMIT_KB
+	exec "$work/gpucalc" serve --addr 127.0.0.1:0 2>"$work/serve.err"
+) &
+serve_pid=$!
+url=
+for _ in $(seq 100); do
+	url=$(grep -o 'http://127.0.0.1:[0-9]*/' "$work/serve.err" | head -n 1)
+	[ -n "$url" ] && break
+	sleep 0.1
+done
+api="${url}api"
+# A gzip member of 64 MiB of one byte, repeated: a 6 MiB file that expands
+# to 6 GiB.
+srv_bomb() { # HEAD FILLBYTE
+	printf '%s' "$1" | gzip -9 >"$work/bomb"
+	head -c 64M /dev/zero | tr '\0' "$2" | gzip -9 >"$work/member"
+	for _ in $(seq 96); do cat "$work/member"; done >>"$work/bomb"
+}
+all_devices=$("$work/gpucalc" devices --format csv | awk -F, 'NR > 1 {print $1}' | head -n 17 | paste -sd, -)
+H='X-Gpucalc-Request: 1'
+srv_case() { # NAME then curl arguments
+	local name=$1
+	shift
+	start=$(date +%s.%N)
+	code=$(timeout -k 1 $TIMEOUT curl -s -o "$work/body" -w '%{http_code}' "$@")
+	rc=$?
+	secs=$(echo "$(date +%s.%N) - $start" | bc)
+	rss=$(awk '/^VmHWM/ {print $2}' "/proc/$serve_pid/status" 2>/dev/null)
+	msg="peak RSS $((${rss:-0} / 1024)) MiB; $(head -c 90 "$work/body" | tr '\n' ' ')"
+	verdict=ok
+	if ! kill -0 "$serve_pid" 2>/dev/null || grep -qE '^(fatal error|panic:|goroutine )|runtime: out of memory' "$work/serve.err"; then
+		verdict=CRASH
+	elif [ $rc -ne 0 ]; then
+		verdict=TIMEOUT
+	elif [ "${rss:-0}" -gt $SERVE_RSS_KB ]; then
+		verdict=MEMORY
+	elif [ "$code" -lt 400 ] && [ "$name" != still-answers ]; then
+		verdict=SERVED
+	fi
+	[ "$verdict" = ok ] || failed=1
+	printf '%-34s %-26s %4s %7.2f  %s: %s\n' "serve" "$name" "$code" "$secs" "$verdict" "$msg"
+}
+if [ -z "$url" ]; then
+	echo "serve: did not start: $(head -n 1 "$work/serve.err")"
+	failed=1
+else
+	srv_bomb '{"traceEvents": [{"name": "' a
+	srv_case gzip-bomb-trace-string -H "$H" -F "file=@$work/bomb;filename=step.json.gz" "$api/report"
+	srv_bomb '{"traceEvents": [' ' '
+	srv_case gzip-bomb-trace-spaces -H "$H" -F "file=@$work/bomb;filename=step.json.gz" "$api/report"
+	srv_bomb '' '\n'
+	srv_case gzip-bomb-ncu-newlines -H "$H" -F "file=@$work/bomb;filename=profile.csv.gz" "$api/report"
+	srv_case cross-site-form -H 'Origin: http://attacker.example' -H 'Sec-Fetch-Site: cross-site' -F "file=@$work/bomb;filename=step.json.gz" "$api/report"
+	srv_case other-port-fetch -H "$H" -H "Origin: http://127.0.0.1:1" -H 'Sec-Fetch-Site: same-site' "$api/occupancy?device=h100"
+	srv_case no-header-read "$api/model?devices=h100"
+	srv_case layers-16M-all-devices -G -H "$H" --data-urlencode source=config --data-urlencode "devices=$all_devices" \
+		--data-urlencode 'config={"model_type": "llama", "hidden_size": 4096, "num_hidden_layers": 16777216, "num_attention_heads": 32, "num_key_value_heads": 8, "vocab_size": 128256, "intermediate_size": 14336}' "$api/model"
+	srv_case ops-9000x17-devices -G -H "$H" --data-urlencode source=ops --data-urlencode "devices=$all_devices" \
+		--data-urlencode "ops=$(yes 'copy n=1' | head -n 9000)" "$api/roofline"
+	srv_case not-multipart -H "$H" -H 'Content-Type: application/x-www-form-urlencoded' --data 'file=x' "$api/report"
+	head -c 65M /dev/zero | tr '\0' x >"$work/big"
+	srv_case upload-over-64M -H "$H" -F "file=@$work/big;filename=big.csv" "$api/report"
+	srv_case still-answers -H "$H" "$api/occupancy?device=h100&regs=64"
+	[ "$code" = 200 ] || { echo "serve: the last, valid request got status $code"; failed=1; }
+fi
+kill "$serve_pid" 2>/dev/null
+wait "$serve_pid" 2>/dev/null
 exit $failed

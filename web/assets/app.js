@@ -8,6 +8,9 @@
   const api = form.dataset.api;
   let seq = 0;
   let pending = null;
+  // The server answers its API only with this header, which no page of
+  // another site can send it (see docs/serve.md, Safety).
+  const headers = { "X-Gpucalc-Request": "1" };
 
   // params serializes the form; a fieldset with data-join sends its checked
   // boxes as one comma-separated value.
@@ -110,11 +113,11 @@
           const body = new FormData();
           body.append("file", file.files[0]);
           body.append("device", form.elements.device.value);
-          res = await fetch(api, { method: "POST", body: body, signal: pending.signal });
+          res = await fetch(api, { method: "POST", body: body, headers: headers, signal: pending.signal });
         } else if (form.elements.example.value) {
           const p = new URLSearchParams({ example: form.elements.example.value, device: form.elements.device.value });
           history.replaceState(null, "", location.pathname + "?" + p);
-          res = await fetch(api + "?" + p, { signal: pending.signal });
+          res = await fetch(api + "?" + p, { headers: headers, signal: pending.signal });
         } else {
           if (!init) showErrors({ file: "choose or drop a file, or pick an example" });
           return;
@@ -122,7 +125,7 @@
       } else {
         const p = params();
         history.replaceState(null, "", location.pathname + "?" + p);
-        res = await fetch(api + "?" + p, { signal: pending.signal });
+        res = await fetch(api + "?" + p, { headers: headers, signal: pending.signal });
       }
       const a = await res.json();
       if (id !== seq) return;

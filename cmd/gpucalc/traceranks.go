@@ -1,0 +1,97 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/gpucalc/gpucalc/reports"
+	"github.com/gpucalc/gpucalc/roofline"
+	"github.com/gpucalc/gpucalc/trace"
+)
+
+// rankFiles reads the arguments of 'trace': one file (or -) is one trace;
+// several files, or a folder of .json and .json.gz files, are one trace
+// per rank (several is then true).
+func rankFiles(argv []string) (files []string, several bool, err error) {
+	if len(argv) == 1 {
+		st, err := os.Stat(argv[0])
+		if argv[0] == "-" || err != nil || !st.IsDir() {
+			return argv, false, nil // Open says what is wrong with a file
+		}
+		dir := argv[0]
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			return nil, false, fmt.Errorf("reading the folder %s: %w", dir, err)
+		}
+		for _, e := range entries {
+			n := strings.ToLower(e.Name())
+			if e.Type().IsRegular() && (strings.HasSuffix(n, ".json") || strings.HasSuffix(n, ".json.gz")) {
+				files = append(files, filepath.Join(dir, e.Name()))
+			}
+		}
+		if len(files) == 0 {
+			return nil, false, fmt.Errorf("%s holds no .json or .json.gz files: give a folder of torch.profiler traces, one per rank", dir)
+		}
+		return files, true, nil
+	}
+	seen := map[string]bool{}
+	for _, a := range argv {
+		if a == "-" {
+			return nil, false, usagef("- (standard input) is one trace; give the ranks' traces as files or a folder")
+		}
+		if st, err := os.Stat(a); err == nil && st.IsDir() {
+			return nil, false, usagef("%s is a folder: give one folder, or several trace files", a)
+		}
+		if seen[filepath.Clean(a)] {
+			return nil, false, usagef("%s is given twice: give one trace per rank", a)
+		}
+		seen[filepath.Clean(a)] = true
+	}
+	return argv, true, nil
+}
+
+// traceRanksRun analyses one trace per rank: each rank's compute,
+// communication, overlap and idle time, the collectives against the
+// device's link, the slowest rank and the findings.
+func traceRanksRun(opts *traceOptions, form reports.Format, files []string) error {
+	f := opts.f
+	if len(opts.on) > 0 {
+		return usagef("--on projects one trace: give one rank's file to project it")
+	}
+	if opts.chart.file != "" {
+		return usagef("--plot draws one trace's ops: give one rank's file to draw it")
+	}
+	rts := make([]trace.RankTrace, 0, len(files))
+	for _, file := range files {
+		tr, name, err := readTrace(f, file)
+		// Shapes price ops; the ranks' times need none.
+		if err != nil && !errors.Is(err, trace.ErrNoShapes) {
+			return err
+		}
+		rts = append(rts, trace.RankTrace{Name: name, Trace: tr})
+	}
+	// The device comes from the first trace that names one.
+	first := rts[0].Trace
+	if i := slices.IndexFunc(rts, func(rt trace.RankTrace) bool { return rt.Trace.DeviceName() != "" }); i >= 0 {
+		first = rts[i].Trace
+	}
+	d, origin, err := traceDevice(opts, first)
+	if err != nil {
+		return err
+	}
+	m, err := roofline.New(d)
+	if err != nil {
+		return err
+	}
+	rs, err := trace.AnalyzeRanks(rts, m)
+	if err != nil {
+		return err
+	}
+	return f.Output(form, &opts.section, reports.TraceRanksView{DeviceOrigin: origin, Ranks: rs},
+		func() []reports.Table { return reports.TraceRanks(rs, origin, opts.top) },
+		func() []reports.Table { return reports.TraceRanksRecords(rs) })
+}
