@@ -136,3 +136,26 @@ func BenchmarkBatch10k(b *testing.B) {
 		b.ReportMetric(float64(timed), "timed_rows")
 	}
 }
+
+// FuzzReadBatch: any input reads without a panic, every row either parses
+// into a request or carries its error, and parsed rows answer without a
+// panic.
+func FuzzReadBatch(f *testing.F) {
+	f.Add("model,device,method,precision,ckpt,batch,seq,gpus,zero,tp,lora_rank\nllama-3.2-1b,h100,lora,bf16,1,4,1024,2,1,1,8\n")
+	f.Add("model,device,method,precision,ckpt,batch,seq\nllama-3.2-1b,,full,mixed,none,-1,x\n\"broken\n")
+	f.Add("model,device\n")
+	m := h100(f)
+	c := builtin(f, "llama-3.2-1b")
+	f.Fuzz(func(t *testing.T, in string) {
+		_, rows, _ := ReadBatch(strings.NewReader(in))
+		for _, r := range rows {
+			if r.Err != nil {
+				continue
+			}
+			if r.Request.Batch > 64 || r.Request.Seq > 1<<14 || r.Request.GPUs > 64 {
+				continue // keep each run short
+			}
+			_, _ = Analyze(c, r.Request, m)
+		}
+	})
+}
