@@ -70,6 +70,25 @@ func trainSummary(r train.Result, origin string) Table {
 	} else if !m.Fits {
 		row("smallest change that fits", "none of micro-batch, checkpointing, LoRA, ZeRO or up to 8× the GPUs alone")
 	}
+	if t == nil {
+		row("step", notPriced)
+	} else {
+		trainTimes(row, *t)
+	}
+	note := "Memory per allocation as PyTorch, transformers (sdpa, full-vocabulary fp32 loss) and peft make it; time: kernels at measured ceilings, each phase at least its kernels × " + units.FormatDuration(model.EagerCPUPerKernel) + " of eager launches."
+	if origin != "" {
+		note += " Device: " + origin + "."
+	}
+	tb.Notes = append(tb.Notes, note)
+	tb.Notes = append(tb.Notes, r.Notes...)
+	if len(tb.Notes) > 2 {
+		tb.Notes = append(tb.Notes[:1], strings.Join(tb.Notes[1:], " "))
+	}
+	return tb
+}
+
+// trainTimes adds the step's time rows.
+func trainTimes(row func(k, v string), t train.Time) {
 	step := units.FormatDuration(t.Step)
 	if t.LaunchBound {
 		step += " (launch-bound: " + units.FormatDuration(t.GPU) + " GPU, " + strconv.Itoa(t.Kernels) + " kernels launched eagerly)"
@@ -87,16 +106,6 @@ func trainSummary(r train.Result, origin string) Table {
 	}
 	row("dominated by", t.Dominant+" ("+trainShares(t)+")")
 	row("tokens/s", strconv.FormatFloat(t.TokensPerSecond, 'f', 0, 64)+fmt.Sprintf(", MFU %.1f%%", 100*t.MFU))
-	note := "Memory per allocation as PyTorch, transformers (sdpa, full-vocabulary fp32 loss) and peft make it; time: kernels at measured ceilings, each phase at least its kernels × " + units.FormatDuration(model.EagerCPUPerKernel) + " of eager launches."
-	if origin != "" {
-		note += " Device: " + origin + "."
-	}
-	tb.Notes = append(tb.Notes, note)
-	tb.Notes = append(tb.Notes, r.Notes...)
-	if len(tb.Notes) > 2 {
-		tb.Notes = append(tb.Notes[:1], strings.Join(tb.Notes[1:], " "))
-	}
-	return tb
 }
 
 // trainShares lists the parts of the step's GPU time, largest first.
@@ -132,12 +141,17 @@ func TrainRecords(rs []train.Result) []Table {
 		if len(r.Changes) > 0 {
 			change = r.Changes[0].What
 		}
-		t.Rows = append(t.Rows, []string{r.Model, r.Device, string(q.Method), string(q.Precision), string(q.Optimizer), string(q.Ckpt),
+		row := []string{r.Model, r.Device, string(q.Method), string(q.Precision), string(q.Optimizer), string(q.Ckpt),
 			i64(q.Batch), i64(q.Seq), i64(q.GPUs), i64(q.TP), i64(q.ZeRO),
 			i64(r.Params.Total), i64(r.Params.Trainable), num(m.Weights), num(m.Grads), num(m.Optimizer), num(m.Copies), num(m.Activations),
-			num(m.Logits), num(m.Transient), num(m.Other), num(m.Peak), m.At, num(m.Usable), boolean(m.Fits), i64(r.MaxBatch), change,
-			num(x.Forward), num(x.Backward), num(x.Recompute), num(x.Optimizer), num(x.Comm), num(x.GPU), num(x.Step), integer(x.Kernels),
-			boolean(x.LaunchBound), num(x.TokensPerSecond), num(x.MFU), x.Dominant})
+			num(m.Logits), num(m.Transient), num(m.Other), num(m.Peak), m.At, num(m.Usable), boolean(m.Fits), i64(r.MaxBatch), change}
+		if x != nil {
+			row = append(row, num(x.Forward), num(x.Backward), num(x.Recompute), num(x.Optimizer), num(x.Comm), num(x.GPU), num(x.Step),
+				integer(x.Kernels), boolean(x.LaunchBound), num(x.TokensPerSecond), num(x.MFU), x.Dominant)
+		} else { // no times for what does not fit
+			row = append(row, make([]string, 12)...)
+		}
+		t.Rows = append(t.Rows, row)
 	}
 	return []Table{t}
 }
@@ -163,7 +177,12 @@ func TrainBatch(header []string, rows []train.BatchResult) Table {
 		} else {
 			x, m := r.Result, r.Result.Memory
 			cells = append(cells, i64(x.Params.Total), i64(x.Params.Trainable), num(m.Weights), num(m.GradsHeld), num(m.Optimizer),
-				num(m.Saved), num(m.Peak), boolean(m.Fits), num(x.Time.Step*1e3), num(x.Time.TokensPerSecond), num(x.Time.MFU), "")
+				num(m.Saved), num(m.Peak), boolean(m.Fits))
+			if t := x.Time; t != nil {
+				cells = append(cells, num(t.Step*1e3), num(t.TokensPerSecond), num(t.MFU), "")
+			} else { // no times for what does not fit
+				cells = append(cells, "", "", "", "")
+			}
 		}
 		t.Rows = append(t.Rows, cells)
 	}
@@ -193,7 +212,10 @@ func TrainBatchJSON(header []string, rows []train.BatchResult) []map[string]any 
 			x, m := r.Result, r.Result.Memory
 			o["params"], o["trainable_params"], o["weights_bytes"], o["grads_bytes"] = x.Params.Total, x.Params.Trainable, m.Weights, m.GradsHeld
 			o["optimizer_bytes"], o["activations_bytes"], o["peak_bytes"], o["fits"] = m.Optimizer, m.Saved, m.Peak, m.Fits
-			o["step_ms"], o["tokens_per_s"], o["mfu"], o["error"] = x.Time.Step*1e3, x.Time.TokensPerSecond, x.Time.MFU, nil
+			o["step_ms"], o["tokens_per_s"], o["mfu"], o["error"] = nil, nil, nil, nil
+			if t := x.Time; t != nil {
+				o["step_ms"], o["tokens_per_s"], o["mfu"] = t.Step*1e3, t.TokensPerSecond, t.MFU
+			}
 		}
 		out = append(out, o)
 	}

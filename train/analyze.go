@@ -15,7 +15,9 @@ type Result struct {
 	Request Request    `json:"request"`
 	Params  ParamCount `json:"params"`
 	Memory  Memory     `json:"memory"`
-	Time    Time       `json:"time"`
+	// Time is the step's time, nil when the step does not fit (a time
+	// for a step that cannot run would mislead).
+	Time *Time `json:"time,omitempty"`
 	// MaxBatch is the largest micro-batch of this sequence length that
 	// fits (0: not even one sequence).
 	MaxBatch int64 `json:"max_batch"`
@@ -53,13 +55,14 @@ func analyze(c model.Config, r Request, pr pricer) (Result, error) {
 	l := newLayout(c, r)
 	res := Result{Model: c.Name, Device: d.Name, Request: r, Params: l.n, Memory: l.memory(usable)}
 	res.MaxBatch = l.maxBatch(usable)
-	t, err := l.time(pr)
-	if err != nil {
-		return Result{}, err
-	}
-	res.Time = t
 	if !res.Memory.Fits {
 		res.Changes = changes(c, r, usable, res.MaxBatch)
+	} else {
+		t, err := l.time(pr)
+		if err != nil {
+			return Result{}, err
+		}
+		res.Time = &t
 	}
 	if c.MaxPositions > 0 && r.Seq > c.MaxPositions {
 		res.Notes = append(res.Notes, fmt.Sprintf("%d tokens per sequence is beyond the %d positions of %s: memory and time hold, the model's output does not", r.Seq, c.MaxPositions, c.Name))

@@ -34,11 +34,13 @@ func Review(c model.Config, r Request, m *roofline.Model) (review.Report, error)
 	r = res.Request
 	rep := review.Report{
 		Workload: fmt.Sprintf("%s training step (%s, micro-batch %d × %d)", c.Name, r.Method, r.Batch, r.Seq),
-		Device:   res.Device, Expected: res.Time.Step, LowerBound: res.Time.MFU * res.Time.Step,
-		Notes: res.Notes,
+		Device:   res.Device, Notes: res.Notes,
 	}
-	if peak, err := m.Device().Peak(devices.BF16, devices.Tensor); err == nil {
-		rep.FLOPs = rep.LowerBound * peak // the model FLOPs MFU counts
+	if t := res.Time; t != nil {
+		rep.Expected, rep.LowerBound = t.Step, t.MFU*t.Step
+		if peak, err := m.Device().Peak(devices.BF16, devices.Tensor); err == nil {
+			rep.FLOPs = rep.LowerBound * peak // the model FLOPs MFU counts
+		}
 	}
 	rep.Findings = Findings(c, res)
 	return rep, nil
@@ -51,7 +53,11 @@ func Review(c model.Config, r Request, m *roofline.Model) (review.Report, error)
 // hidden, checkpointing would buy a larger micro-batch.
 func Findings(c model.Config, res Result) []review.Finding {
 	var out []review.Finding
-	m, t, r := res.Memory, res.Time, res.Request
+	m, r := res.Memory, res.Request
+	t := res.Time
+	if t == nil {
+		t = &Time{} // a step that does not fit has no time to review
+	}
 	size := func(b float64) string { return units.FormatSize(int64(b)) }
 	if !m.Fits {
 		fix := "no single change fits: combine checkpointing, LoRA and ZeRO-3 over more GPUs"

@@ -360,9 +360,11 @@ func (l layout) memory(usable float64) Memory {
 	tiedExtra := 0.0
 	if c.TiedEmbeddings && r.Method == Full {
 		// The embedding's backward makes a fresh table gradient, summed
-		// with the LM head's: out of place for bf16 (the LM head's
-		// arrives as the matmul backward's transposed view), in place
-		// for autocast's fp32 (the cast's backward made it fresh).
+		// with the LM head's in autograd's input buffer. Under autocast
+		// the LM head's arrives fresh from the cast's backward and is
+		// summed in place; for bf16 the sum is taken to be a new tensor
+		// (the LM head's arrives straight from the matmul's backward, a
+		// view autograd does not reuse: assumed, not traced).
 		tiedExtra = vocab * l.train.g
 		if !l.autocast() {
 			tiedExtra *= 2

@@ -60,6 +60,7 @@ With --phase train the workload is a training step (see 'gpucalc train':
 --batch sequences of --prompt tokens, --method, --precision, --ckpt, --gpus,
 --zero, --tp) and the checks are:
   memory_capacity    the step does not fit, and the smallest change that does
+  allocator_headroom it fits with less room than its largest tensor
   checkpointing      checkpointing would fit a micro-batch twice as large
   logits_memory      the logits and the loss's fp32 buffers dominate the peak
   optimizer_memory   optimizer states dominate the peak (ZeRO, 8-bit states)
