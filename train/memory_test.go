@@ -1,9 +1,7 @@
 package train
 
 import (
-	"encoding/csv"
 	"math"
-	"os"
 	"strconv"
 	"testing"
 
@@ -132,20 +130,8 @@ func TestValidate(t *testing.T) {
 func TestUsableLessCommunicator(t *testing.T) {
 	d := deviceFor(t, "")
 	outside := map[string]map[string]float64{}
-	f, err := os.Open("testdata/nccl_memory_2gpu_h100.csv")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	recs, err := csv.NewReader(f).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
-	col := map[string]int{}
-	for i, h := range recs[0] {
-		col[h] = i
-	}
-	for _, rec := range recs[1:] {
+	recs, col := readCSV(t, "testdata/nccl_memory_2gpu_h100.csv")
+	for _, rec := range recs {
 		rank, stage := rec[col["rank"]], rec[col["stage"]]
 		if outside[rank] == nil {
 			outside[rank] = map[string]float64{}

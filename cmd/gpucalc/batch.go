@@ -6,6 +6,10 @@ import (
 	"github.com/gpucalc/gpucalc/reports"
 )
 
+// batchRowsHelp is model and train batch's help on bad rows.
+const batchRowsHelp = `A bad row gets its error in the error column and never stops the batch; the
+exit code is 1 if any row failed.`
+
 // noBatchRows is the error of a batch input with no rows to answer: the
 // reading error that stopped it, else that it has only a header; nil when
 // it has rows.

@@ -29,8 +29,7 @@ default device); phase prefill (uses seq) or decode (uses ctx); tp 1 when
 empty. bf16 throughout, except weights a config's quantization_config ships
 quantized (DeepSeek-V3: fp8). Write the input columns followed by
 ` + strings.Join(reports.ModelBatchOut, ",") + `.
-A bad row gets its error in the error column and never stops the batch; the
-exit code is 1 if any row failed.
+` + batchRowsHelp + `
 
 ` + modelHow,
 		Example: `  gpucalc model batch --input shapes.csv --format csv

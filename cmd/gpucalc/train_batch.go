@@ -27,8 +27,7 @@ method full or lora; precision bf16 or mixed; ckpt none or full (0 and 1
 too); gpus, zero and tp 1, 0 and 1 when empty; LoRA on every projection
 (rank 16 unless lora_rank says), AdamW. Write the input columns followed by
 ` + strings.Join(reports.TrainBatchOut, ",") + `.
-A bad row gets its error in the error column and never stops the batch; the
-exit code is 1 if any row failed.
+` + batchRowsHelp + `
 
 ` + trainHow,
 		Example: `  gpucalc train batch --input setups.csv --format csv
