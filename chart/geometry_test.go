@@ -1,8 +1,6 @@
 package chart_test
 
 import (
-	"compress/gzip"
-	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -43,16 +41,7 @@ func docCharts(t *testing.T) map[string]chart.Chart {
 // projectionChart is docs/trace.md's figure: ResNet-50's training step
 // traced on an H100, projected to an H200.
 func projectionChart(t *testing.T) chart.Roofline {
-	f, err := os.Open("../project/testdata/resnet50_train_h100.json.gz")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	z, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr, err := trace.Read(z)
+	tr, err := trace.Read(gunzipped(t, "../project/testdata/resnet50_train_h100.json.gz"))
 	if err != nil {
 		t.Fatal(err)
 	}

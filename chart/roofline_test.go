@@ -4,6 +4,7 @@ import (
 	"compress/gzip"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -54,16 +55,7 @@ func exampleChart(t testing.TB, file string, names ...string) chart.Roofline {
 // ncuChart charts the H100 Nsight Compute export in ncu/testdata.
 func ncuChart(t testing.TB) (chart.Roofline, []string) {
 	t.Helper()
-	f, err := os.Open("../ncu/testdata/ncu_raw.csv.gz")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	z, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ks, err := ncu.Read(z)
+	ks, err := ncu.Read(gunzipped(t, "../ncu/testdata/ncu_raw.csv.gz"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,4 +97,20 @@ func TestLabelPlacement(t *testing.T) {
 			t.Logf("%d sites, %d labels, numbered %v, %d keys left off", sites, n, numbered, skipped)
 		})
 	}
+}
+
+// gunzipped is the gzip file name, decompressed (closed when the test
+// ends).
+func gunzipped(t testing.TB, name string) io.Reader {
+	t.Helper()
+	f, err := os.Open(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	z, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return z
 }

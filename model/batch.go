@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -54,34 +53,18 @@ func ReadBatch(r io.Reader) ([]BatchRow, error) {
 			return nil, fmt.Errorf("line 1: column %d is %s; expected the header %s", i+1, rows.Quote(head[i]), strings.Join(BatchColumns, ","))
 		}
 	}
-	var out []BatchRow
-	for {
-		rec, err := cr.Read()
-		if err == io.EOF {
-			break
+	out, err := rows.Records(cr, MaxBatchRows, func(line int, cells []string, err error) (BatchRow, error) {
+		r := BatchRow{Line: line, Cells: cells, Err: err}
+		if err == nil {
+			r.Err = r.parse()
 		}
-		var re *rows.RowError
-		if errors.As(err, &re) {
-			out = append(out, BatchRow{Line: re.Line, Cells: slices.Clone(rec), Err: re.Err})
-			continue
-		}
-		var se *rows.SizeError
-		if errors.As(err, &se) {
-			return out, fmt.Errorf("%w; split the file", err)
-		}
-		if err != nil {
-			return out, err
-		}
-		if len(out) == MaxBatchRows {
-			return out, fmt.Errorf("line %d: more than %d rows; split the file", cr.Line(), MaxBatchRows)
-		}
-		row := BatchRow{Line: cr.Line(), Cells: slices.Clone(rec)}
-		if row.Err = row.parse(); row.Err != nil {
-			cr.Bad()
-		}
-		out = append(out, row)
+		return r, r.Err
+	})
+	var se *rows.SizeError
+	if errors.As(err, &se) {
+		err = fmt.Errorf("%w; split the file", err)
 	}
-	return out, nil
+	return out, err
 }
 
 func (r *BatchRow) parse() error {

@@ -220,8 +220,7 @@ type ModelBatchRow struct {
 func ModelBatch(header []string, rows []ModelBatchRow) Table {
 	t := Table{Header: append(append([]string(nil), header...), ModelBatchOut...), Rows: make([][]string, 0, len(rows))}
 	for _, r := range rows {
-		cells := make([]string, len(header), len(t.Header))
-		copy(cells, r.Cells)
+		cells := inputCells(header, r.Cells, len(ModelBatchOut))
 		if r.Err != nil {
 			cells = append(cells, "", "", "", "", "", "", "", "", "", r.Err.Error())
 		} else {
@@ -244,21 +243,8 @@ func ModelBatch(header []string, rows []ModelBatchRow) Table {
 func ModelBatchJSON(header []string, rows []ModelBatchRow) []map[string]any {
 	out := make([]map[string]any, 0, len(rows))
 	for _, r := range rows {
-		o := map[string]any{}
-		for i, h := range header {
-			if i >= len(r.Cells) {
-				o[h] = nil
-				continue
-			}
-			if v, err := strconv.ParseInt(strings.TrimSpace(r.Cells[i]), 10, 64); err == nil {
-				o[h] = v
-			} else {
-				o[h] = r.Cells[i]
-			}
-		}
-		if r.Err != nil {
-			o["error"] = r.Err.Error()
-		} else {
+		o := inputJSON(header, r.Cells, r.Err)
+		if r.Err == nil {
 			x, m := r.Result, r.Result.Memory
 			o["params"], o["weights_bytes"], o["kv_bytes_per_token"], o["memory_bytes"] = m.Params.Total, m.Weights, m.KVPerToken, m.Total
 			o["fits"], o["smallest_tp"] = m.Fits, r.SmallestTP
@@ -266,7 +252,6 @@ func ModelBatchJSON(header []string, rows []ModelBatchRow) []map[string]any {
 			if m.Fits {
 				o["lower_bound_ms"], o["expected_ms"], o["tokens_per_s"] = x.LowerBound*1e3, x.Expected*1e3, x.TokensPerSecond
 			}
-			o["error"] = nil
 		}
 		out = append(out, o)
 	}

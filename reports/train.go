@@ -169,8 +169,7 @@ var TrainBatchOut = []string{"params", "trainable_params", "weights_bytes", "gra
 func TrainBatch(header []string, rows []train.BatchResult) Table {
 	t := Table{Header: append(append([]string(nil), header...), TrainBatchOut...), Rows: make([][]string, 0, len(rows))}
 	for _, r := range rows {
-		cells := make([]string, len(header), len(t.Header))
-		copy(cells, r.Cells)
+		cells := inputCells(header, r.Cells, len(TrainBatchOut))
 		if r.Err != nil {
 			cells = append(cells, make([]string, len(TrainBatchOut)-1)...)
 			cells = append(cells, r.Err.Error())
@@ -194,25 +193,12 @@ func TrainBatch(header []string, rows []train.BatchResult) Table {
 func TrainBatchJSON(header []string, rows []train.BatchResult) []map[string]any {
 	out := make([]map[string]any, 0, len(rows))
 	for _, r := range rows {
-		o := map[string]any{}
-		for i, h := range header {
-			if i >= len(r.Cells) {
-				o[h] = nil
-				continue
-			}
-			if v, err := strconv.ParseInt(strings.TrimSpace(r.Cells[i]), 10, 64); err == nil {
-				o[h] = v
-			} else {
-				o[h] = r.Cells[i]
-			}
-		}
-		if r.Err != nil {
-			o["error"] = r.Err.Error()
-		} else {
+		o := inputJSON(header, r.Cells, r.Err)
+		if r.Err == nil {
 			x, m := r.Result, r.Result.Memory
 			o["params"], o["trainable_params"], o["weights_bytes"], o["grads_bytes"] = x.Params.Total, x.Params.Trainable, m.Weights, m.GradsHeld
 			o["optimizer_bytes"], o["activations_bytes"], o["peak_bytes"], o["fits"] = m.Optimizer, m.Saved, m.Peak, m.Fits
-			o["step_ms"], o["tokens_per_s"], o["mfu"], o["error"] = nil, nil, nil, nil
+			o["step_ms"], o["tokens_per_s"], o["mfu"] = nil, nil, nil
 			if t := x.Time; t != nil {
 				o["step_ms"], o["tokens_per_s"], o["mfu"] = t.Step*1e3, t.TokensPerSecond, t.MFU
 			}

@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"unicode/utf8"
 )
@@ -222,6 +223,39 @@ func (c *CSV) Read() ([]string, error) {
 		return nil, &RowError{c.line, errors.New(`a " inside a field that does not start with one (quote the whole field, and write the " as "")`)}
 	}
 	return nil, &Error{c.line, ErrQuote}
+}
+
+// Records reads c's records to the end, one row each, in order: row
+// builds it from the record's line and cells (a copy), with the error of a
+// record bad alone (a *RowError's) or nil, and returns the row's own error
+// for a record read whole, which marks it bad (Bad). Past max rows (0: no
+// limit), or at an error after which the input cannot be read, it returns
+// the rows before it and the error.
+func Records[T any](c *CSV, max int, row func(line int, cells []string, err error) (T, error)) ([]T, error) {
+	var out []T
+	for {
+		rec, err := c.Read()
+		if err == io.EOF {
+			return out, nil
+		}
+		var re *RowError
+		if errors.As(err, &re) {
+			r, _ := row(re.Line, slices.Clone(rec), re.Err)
+			out = append(out, r)
+			continue
+		}
+		if err != nil {
+			return out, err
+		}
+		if max > 0 && len(out) == max {
+			return out, fmt.Errorf("line %d: more than %d rows; split the file", c.Line(), max)
+		}
+		r, err := row(c.Line(), slices.Clone(rec), nil)
+		if err != nil {
+			c.Bad()
+		}
+		out = append(out, r)
+	}
 }
 
 // feed hands lines to encoding/csv, counting the bytes of the current

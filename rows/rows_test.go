@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -208,6 +209,50 @@ func TestBadRows(t *testing.T) {
 			}
 			if n != tt.rows {
 				t.Errorf("%d rows, want %d", n, tt.rows)
+			}
+		})
+	}
+}
+
+// TestRecords: one row per record in order, a row error's record kept with
+// its error, the caller's bad rows counted toward MaxBadRows, and a limit
+// on the rows.
+func TestRecords(t *testing.T) {
+	type row struct {
+		line  int
+		cells string
+		err   bool
+	}
+	build := func(line int, cells []string, err error) (row, error) {
+		if err == nil && cells[0] == "x" {
+			err = errors.New("x is bad")
+		}
+		return row{line, strings.Join(cells, "|"), err != nil}, err
+	}
+	for _, tt := range []struct {
+		name string
+		in   string
+		max  int
+		want []row
+		err  string
+	}{
+		{"rows in order", "1,2\nx\"y,3\nx,4\n", 0, []row{{1, "1|2", false}, {2, "", true}, {3, "x|4", true}}, ""},
+		{"the limit", "1\n2\n3\n", 2, []row{{1, "1", false}, {2, "2", false}}, "line 3: more than 2 rows; split the file"},
+		{"the caller's bad rows stop it", strings.Repeat("x\n", MaxBadRows+1), 0, nil, "bad rows in a row"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := Records(NewCSV(strings.NewReader(tt.in)), tt.max, build)
+			if tt.err == "" && err != nil || tt.err != "" && (err == nil || !strings.Contains(err.Error(), tt.err)) {
+				t.Fatalf("error %v; want %q", err, tt.err)
+			}
+			if tt.want == nil {
+				if len(got) != MaxBadRows {
+					t.Errorf("%d rows before the stop; want %d", len(got), MaxBadRows)
+				}
+				return
+			}
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("rows %v; want %v", got, tt.want)
 			}
 		})
 	}

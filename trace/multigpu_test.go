@@ -12,9 +12,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-
-	"github.com/gpucalc/gpucalc/devices"
-	"github.com/gpucalc/gpucalc/roofline"
 )
 
 // The measured multi-GPU steps (testdata/multigpu/README.md): Llama-3.2-1B
@@ -161,22 +158,7 @@ func multiGPU(t *testing.T, dir string) ([]string, Ranks) {
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no traces in %s: %v", dir, err)
 	}
-	var rts []RankTrace
-	for _, f := range files {
-		rts = append(rts, RankTrace{Name: f, Trace: read(t, f)})
-	}
-	d, err := devices.Lookup(rts[0].Trace.DeviceName())
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := roofline.New(d)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rs, err := AnalyzeRanks(rts, m)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rs, _ := analyzeFiles(t, files)
 	return files, rs
 }
 

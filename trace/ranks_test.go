@@ -65,9 +65,16 @@ func sampled(r fixtureRank) (window, compute, comm, both, idle float64) {
 
 func readRanks(t *testing.T) (Ranks, *roofline.Model) {
 	t.Helper()
-	var rts []RankTrace
 	// Rank 1's file first: distributedInfo, not the order, numbers them.
-	for _, f := range []string{"testdata/ranks/rank1.json", "testdata/ranks/rank0.json"} {
+	return analyzeFiles(t, []string{"testdata/ranks/rank1.json", "testdata/ranks/rank0.json"})
+}
+
+// analyzeFiles analyzes the ranks of the trace files on the roofline of
+// the first one's device.
+func analyzeFiles(t *testing.T, files []string) (Ranks, *roofline.Model) {
+	t.Helper()
+	var rts []RankTrace
+	for _, f := range files {
 		rts = append(rts, RankTrace{Name: f, Trace: read(t, f)})
 	}
 	d, err := devices.Lookup(rts[0].Trace.DeviceName())

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 
+	"github.com/gpucalc/gpucalc/devices"
 	"github.com/gpucalc/gpucalc/model"
 	"github.com/gpucalc/gpucalc/roofline"
 )
@@ -51,12 +52,12 @@ func analyze(c model.Config, r Request, pr pricer) (Result, error) {
 		return Result{}, err
 	}
 	d := m.Device()
-	usable := model.UsableMemory(d)
+	usable := Usable(d, r)
 	l := newLayout(c, r)
 	res := Result{Model: c.Name, Device: d.Name, Request: r, Params: l.n, Memory: l.memory(usable)}
 	res.MaxBatch = l.maxBatch(usable)
 	if !res.Memory.Fits {
-		res.Changes = changes(c, r, usable, res.MaxBatch)
+		res.Changes = changes(c, r, d, res.MaxBatch)
 	} else {
 		t, err := l.time(pr)
 		if err != nil {
@@ -91,13 +92,13 @@ func (l layout) maxBatch(usable float64) int64 {
 // micro-batch (the same global batch through gradient accumulation),
 // checkpointing, LoRA, a ZeRO stage over the GPUs there are, then more
 // GPUs sharded with ZeRO-3 (FSDP).
-func changes(c model.Config, r Request, usable float64, maxB int64) []Change {
+func changes(c model.Config, r Request, d devices.Device, maxB int64) []Change {
 	var out []Change
 	try := func(what string, n Request) {
 		if n.Validate(c) != nil {
 			return
 		}
-		if m := newLayout(c, n).memory(usable); m.Fits {
+		if m := newLayout(c, n).memory(Usable(d, n)); m.Fits {
 			out = append(out, Change{What: what, Request: n, Peak: m.Peak})
 		}
 	}

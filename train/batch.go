@@ -1,7 +1,6 @@
 package train
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"runtime"
@@ -65,27 +64,14 @@ func ReadBatch(r io.Reader) ([]string, []BatchRow, error) {
 			optional[h] = i
 		}
 	}
-	var out []BatchRow
-	for {
-		rec, err := cr.Read()
-		if err == io.EOF {
-			break
+	out, err := rows.Records(cr, 0, func(line int, cells []string, err error) (BatchRow, error) {
+		r := BatchRow{Line: line, Cells: cells, Err: err}
+		if err == nil {
+			r.Err = r.parse(optional)
 		}
-		var re *rows.RowError
-		if errors.As(err, &re) {
-			out = append(out, BatchRow{Line: re.Line, Cells: slices.Clone(rec), Err: re.Err})
-			continue
-		}
-		if err != nil {
-			return head, out, err
-		}
-		row := BatchRow{Line: cr.Line(), Cells: slices.Clone(rec)}
-		if row.Err = row.parse(optional); row.Err != nil {
-			cr.Bad()
-		}
-		out = append(out, row)
-	}
-	return head, out, nil
+		return r, r.Err
+	})
+	return head, out, err
 }
 
 func (r *BatchRow) parse(optional map[string]int) error {

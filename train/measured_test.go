@@ -31,27 +31,35 @@ type measuredRow struct {
 	gpus, zero, rank int64
 }
 
-func readMeasured(t testing.TB, name string) []measuredRow {
+// readCSV reads a measurement's CSV: its records after the header and
+// each column's index by name.
+func readCSV(t testing.TB, name string) (recs [][]string, col map[string]int) {
 	t.Helper()
 	f, err := os.Open(name)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	recs, err := csv.NewReader(f).ReadAll()
+	all, err := csv.NewReader(f).ReadAll()
 	if err != nil {
 		t.Fatal(err)
 	}
-	col := map[string]int{}
-	for i, h := range recs[0] {
+	col = map[string]int{}
+	for i, h := range all[0] {
 		col[h] = i
 	}
+	return all[1:], col
+}
+
+func readMeasured(t testing.TB, name string) []measuredRow {
+	t.Helper()
+	recs, col := readCSV(t, name)
 	num := func(rec []string, k string) float64 {
 		v, _ := strconv.ParseFloat(rec[col[k]], 64)
 		return v
 	}
 	var out []measuredRow
-	for _, rec := range recs[1:] {
+	for _, rec := range recs {
 		r := measuredRow{gpu: rec[col["gpu"]], model: rec[col["model"]], mode: rec[col["mode"]], status: rec[col["status"]],
 			ckpt: rec[col["ckpt"]] == "1", batch: int64(num(rec, "batch")), seq: int64(num(rec, "seq")),
 			params: int64(num(rec, "params")), trainable: int64(num(rec, "trainable_params")),

@@ -51,8 +51,9 @@ type Memory struct {
 	// layer's input).
 	PerLayer     float64 `json:"activations_per_layer_bytes"`
 	PerLayerCkpt float64 `json:"activations_per_layer_ckpt_bytes"`
-	Usable       float64 `json:"usable_bytes"`
-	Fits         bool    `json:"fits"`
+	// Usable is what PyTorch's allocator can take on one GPU (see Usable).
+	Usable float64 `json:"usable_bytes"`
+	Fits   bool    `json:"fits"`
 	// Tight: it fits with less room to spare than the step's largest
 	// tensor (an fp32 logits buffer). PyTorch's caching allocator reserves
 	// more than it allocates (freed blocks split and kept for reuse), so
@@ -81,6 +82,30 @@ func (m Memory) Items() []struct {
 // 32 MiB workspace per handle on Hopper, one handle for the forward's
 // thread and one for autograd's backward thread.
 const cublasWorkspace = 2 * 32 << 20
+
+// ncclCommunicator is the memory NCCL's communicator holds on each rank,
+// outside PyTorch's caching allocator (cudaMemGetInfo's used bytes less
+// PyTorch's reserved bytes, less the CUDA context): 1,027,670,016 bytes
+// once a DDP model's first backward has run, the same after all-gathers
+// and reduce-scatters (0.83 GiB after NCCL's init and a first
+// all-reduce); rank 0's, 64 KiB more than rank 1's. Measured on two H100s
+// with NCCL 2.28.9 as PyTorch 2.11 ships it
+// (tools/multigpu/results/nccl_memory_2gpu_h100.csv); it is applied to
+// any GPU and rank count, as no other was measured.
+const ncclCommunicator = 1676541952 - 648871936
+
+// Usable is what PyTorch's allocator can take on each of r's GPUs of d:
+// what CUDA can allocate (model.UsableMemory), less NCCL's communicator
+// when the step runs on more than one GPU. The CUDA context (0.60 GiB per
+// rank in the same measurement) stays out on any GPU count, as
+// model.UsableMemory leaves it out.
+func Usable(d devices.Device, r Request) float64 {
+	u := model.UsableMemory(d)
+	if r.GPUs > 1 {
+		u -= ncclCommunicator
+	}
+	return u
+}
 
 // bytesPer is what one parameter costs, by role.
 type bytesPer struct{ w, g, o float64 }
@@ -284,7 +309,7 @@ func PeakMemory(c model.Config, r Request, d devices.Device) (Memory, error) {
 	if err := r.Validate(c); err != nil {
 		return Memory{}, err
 	}
-	return newLayout(c, r).memory(model.UsableMemory(d)), nil
+	return newLayout(c, r).memory(Usable(d, r)), nil
 }
 
 func (l layout) memory(usable float64) Memory {

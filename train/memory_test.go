@@ -2,6 +2,7 @@ package train
 
 import (
 	"math"
+	"strconv"
 	"testing"
 
 	"github.com/gpucalc/gpucalc/model"
@@ -117,5 +118,44 @@ func TestValidate(t *testing.T) {
 	}
 	if _, err := PeakMemory(builtin(t, "mixtral-8x7b-v0.1"), Request{}, deviceFor(t, "")); err == nil {
 		t.Error("MoE: no error")
+	}
+}
+
+// TestUsableLessCommunicator: on more than one GPU, each rank can allocate
+// what CUDA hands out less what NCCL's communicator holds outside
+// PyTorch's allocator, as measured on two H100s
+// (testdata/nccl_memory_2gpu_h100.csv: outside_bytes after a DDP model's
+// first backward less outside_bytes after the CUDA context, the larger of
+// the two ranks).
+func TestUsableLessCommunicator(t *testing.T) {
+	d := deviceFor(t, "")
+	outside := map[string]map[string]float64{}
+	recs, col := readCSV(t, "testdata/nccl_memory_2gpu_h100.csv")
+	for _, rec := range recs {
+		rank, stage := rec[col["rank"]], rec[col["stage"]]
+		if outside[rank] == nil {
+			outside[rank] = map[string]float64{}
+		}
+		v, err := strconv.ParseFloat(rec[col["outside_bytes"]], 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		outside[rank][stage] = v
+	}
+	if len(outside) != 2 {
+		t.Fatalf("%d ranks in the measurement, want 2", len(outside))
+	}
+	comm := 0.0
+	for _, o := range outside {
+		comm = max(comm, o["ddp"]-o["context"])
+	}
+	one := Usable(d, Request{}.Defaults())
+	if one != model.UsableMemory(d) {
+		t.Errorf("one GPU: usable %.0f bytes, want CUDA's %.0f", one, model.UsableMemory(d))
+	}
+	for _, r := range []Request{{GPUs: 2}, {GPUs: 2, TP: 2}, {GPUs: 8, ZeRO: 3}} {
+		if got := Usable(d, r.Defaults()); got != one-comm {
+			t.Errorf("%d GPUs (tp %d): usable %.0f bytes, want %.0f less the communicator's %.0f", r.GPUs, r.TP, got, one, comm)
+		}
 	}
 }

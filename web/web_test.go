@@ -5,7 +5,6 @@ import (
 	"compress/gzip"
 	"encoding/json"
 	"io"
-	"mime/multipart"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -190,19 +189,11 @@ func TestModelAPI(t *testing.T) {
 
 func post(t *testing.T, h http.Handler, name string, data []byte, device string) *httptest.ResponseRecorder {
 	t.Helper()
-	var body bytes.Buffer
-	mw := multipart.NewWriter(&body)
-	fw, err := mw.CreateFormFile("file", name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	fw.Write(data)
-	mw.WriteField("device", device)
-	mw.Close()
-	r := httptest.NewRequest(http.MethodPost, "/api/report", &body)
+	body, kind := multipartBody(t, name, data, device)
+	r := httptest.NewRequest(http.MethodPost, "/api/report", bytes.NewReader(body))
 	r.Host = "127.0.0.1:8080"
 	r.Header.Set(markerHeader, "1")
-	r.Header.Set("Content-Type", mw.FormDataContentType())
+	r.Header.Set("Content-Type", kind)
 	w := httptest.NewRecorder()
 	h.ServeHTTP(w, r)
 	return w

@@ -102,7 +102,7 @@ Model types: ` + strings.Join(model.ModelTypes, ", ") + `.
 	fl.Int64Var(&opts.req.Gen, "gen", 0, "`tokens` to generate, for an end-to-end time")
 	fl.StringVar(&opts.dtype, "dtype", "bf16", "activation (compute) data `type`; also the default of --weights and --kv")
 	fl.StringVar(&opts.weights, "weights", "", "linear weights' `type`: bf16, fp8 (fp8 GEMMs), int8 (int8 GEMMs) or int4 (weight-only, group 128) (default: the config's quantization_config, else --dtype)")
-	fl.StringVar(&opts.name, "name", "", "`label` of the model in the output (default: the built-in name or the config's path)")
+	fl.StringVar(&opts.name, "name", "", nameHelp)
 	fl.StringVar(&opts.kv, "kv", "", "KV cache `type`: bf16 or fp8 (default: --dtype)")
 	fl.StringVar(&opts.engine, "engine", string(model.Graph), "`engine` that runs the steps: graph (a serving engine: CUDA-graph decode, split-KV attention) or eager (transformers from Python)")
 	_ = cmd.RegisterFlagCompletionFunc("engine", cobra.FixedCompletions([]string{string(model.Graph), string(model.Eager)}, cobra.ShellCompDirectiveNoFileComp))
@@ -141,6 +141,16 @@ func (f *factory) loadModel(arg string) (model.Config, error) {
 		return model.Config{}, err
 	}
 	return model.Parse(shown, data)
+}
+
+// loadNamed loads the model arg names (loadModel) under label, when one
+// is given (--name).
+func (f *factory) loadNamed(arg, label string) (model.Config, error) {
+	c, err := f.loadModel(arg)
+	if err == nil && label != "" {
+		c.Name = label
+	}
+	return c, err
 }
 
 // looksLikeFile tells a file name from a model name or a Hugging Face id
@@ -207,12 +217,9 @@ func modelRun(opts *modelOptions) error {
 	if err != nil {
 		return err
 	}
-	c, err := f.loadModel(opts.model)
+	c, err := f.loadNamed(opts.model, opts.name)
 	if err != nil {
 		return err
-	}
-	if opts.name != "" {
-		c.Name = opts.name
 	}
 	// The config's quantization_config gives the weight type --weights
 	// does not.
@@ -279,3 +286,6 @@ func modelRun(opts *modelOptions) error {
 
 // fullCacheHelp describes --full-cache.
 const fullCacheHelp = "size sliding-window layers' KV cache for the whole context, as a decoder that preallocates its cache does (default: only the window, as transformers keeps)"
+
+// nameHelp describes --name, the label of a loaded model.
+const nameHelp = "`label` of the model in the output (default: the built-in name or the config's path)"

@@ -29,8 +29,7 @@ default device); phase prefill (uses seq) or decode (uses ctx); tp 1 when
 empty. bf16 throughout, except weights a config's quantization_config ships
 quantized (DeepSeek-V3: fp8). Write the input columns followed by
 ` + strings.Join(reports.ModelBatchOut, ",") + `.
-A bad row gets its error in the error column and never stops the batch; the
-exit code is 1 if any row failed.
+` + batchRowsHelp + `
 
 ` + modelHow,
 		Example: `  gpucalc model batch --input shapes.csv --format csv
@@ -59,37 +58,16 @@ func modelBatchRun(opts *modelBatchOptions) error {
 	}
 	// The rows before a break in the input are still answered.
 	rows, name, readErr := parseInput(f, opts.input, model.ReadBatch)
-	if readErr != nil && len(rows) == 0 {
-		return readErr
-	}
-	if len(rows) == 0 {
-		return fmt.Errorf("%s: the batch has a header but no rows", name)
+	if err := noBatchRows(len(rows), name, readErr); err != nil {
+		return err
 	}
 	for i := range rows {
 		rows[i].Shape.FullCache, rows[i].Shape.Engine = opts.fullCache, engine
 	}
 	out := evaluateBatch(f, rows)
-	failed := 0
-	for _, r := range out {
-		if r.Err != nil {
-			failed++
-		}
-	}
-	if form == reports.FormatJSON {
-		err = f.JSON(reports.ModelBatchJSON(model.BatchColumns, out))
-	} else {
-		err = f.Render(form, reports.ModelBatch(model.BatchColumns, out))
-	}
-	if err != nil {
-		return err
-	}
-	if readErr != nil {
-		return batchFailures(failed, len(out), readErr)
-	}
-	if failed > 0 {
-		return fmt.Errorf("%s: %d of %d rows failed (see the error column)", name, failed, len(out))
-	}
-	return nil
+	return writeBatch(f, form, name, out, func(r reports.ModelBatchRow) error { return r.Err }, readErr,
+		func() any { return reports.ModelBatchJSON(model.BatchColumns, out) },
+		func() reports.Table { return reports.ModelBatch(model.BatchColumns, out) })
 }
 
 // evaluateBatch answers every row, loading each model and device once.

@@ -116,19 +116,6 @@ Exit status: 0 success, 1 failure, 2 usage error.`,
 	return root
 }
 
-// batchFailures is a batch command's closing error: the reading error that
-// cut the input short, else how many rows failed (their messages are in the
-// output's error column), else nil.
-func batchFailures(failed, rows int, readErr error) error {
-	if readErr != nil {
-		return fmt.Errorf("%w (the %d rows before it are written)", readErr, rows)
-	}
-	if failed > 0 {
-		return fmt.Errorf("%d of %d rows failed; see the error column", failed, rows)
-	}
-	return nil
-}
-
 // flagError rewrites the flag parser's number and boolean errors, which
 // quote strconv ("strconv.ParseInt: parsing "abc": invalid syntax"), into
 // what the flag takes.

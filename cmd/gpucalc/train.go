@@ -93,7 +93,7 @@ and what dominates the step.
 	fl.Int64Var(&opts.req.GPUs, "gpus", 1, "`GPUs` in all (data parallel × tensor parallel)")
 	fl.Int64Var(&opts.req.ZeRO, "zero", 0, "ZeRO/FSDP `stage` over the data-parallel GPUs: 0, 1 (optimizer states), 2 (and gradients), 3 (and parameters)")
 	fl.Int64Var(&opts.req.TP, "tp", 1, "tensor-parallel `GPUs` of one host")
-	fl.StringVar(&opts.name, "name", "", "`label` of the model in the output (default: the built-in name or the config's path)")
+	fl.StringVar(&opts.name, "name", "", nameHelp)
 	for flag, vals := range map[string][]string{"method": {"full", "lora"}, "precision": {"bf16", "mixed"}, "optimizer": {"adamw", "sgd"}, "ckpt": {"none", "full"}} {
 		_ = cmd.RegisterFlagCompletionFunc(flag, cobra.FixedCompletions(vals, cobra.ShellCompDirectiveNoFileComp))
 	}
@@ -135,12 +135,9 @@ func trainRun(opts *trainOptions) error {
 	if err != nil {
 		return err
 	}
-	c, err := f.loadModel(opts.model)
+	c, err := f.loadNamed(opts.model, opts.name)
 	if err != nil {
 		return err
-	}
-	if opts.name != "" {
-		c.Name = opts.name
 	}
 	if err := q.Defaults().Validate(c); err != nil {
 		return usageError{err}

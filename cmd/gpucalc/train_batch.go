@@ -1,7 +1,6 @@
 package main
 
 import (
-	"fmt"
 	"io"
 	"strings"
 
@@ -28,8 +27,7 @@ method full or lora; precision bf16 or mixed; ckpt none or full (0 and 1
 too); gpus, zero and tp 1, 0 and 1 when empty; LoRA on every projection
 (rank 16 unless lora_rank says), AdamW. Write the input columns followed by
 ` + strings.Join(reports.TrainBatchOut, ",") + `.
-A bad row gets its error in the error column and never stops the batch; the
-exit code is 1 if any row failed.
+` + batchRowsHelp + `
 
 ` + trainHow,
 		Example: `  gpucalc train batch --input setups.csv --format csv
@@ -58,11 +56,8 @@ func trainBatchRun(opts *trainBatchOptions) error {
 		h, rows, err := train.ReadBatch(r)
 		return read{h, rows}, err
 	})
-	if readErr != nil && len(in.rows) == 0 {
-		return readErr
-	}
-	if len(in.rows) == 0 {
-		return fmt.Errorf("%s: the batch has a header but no rows", name)
+	if err := noBatchRows(len(in.rows), name, readErr); err != nil {
+		return err
 	}
 	device := func(n string) (*roofline.Model, error) {
 		name, _ := f.deviceName(n)
@@ -73,25 +68,7 @@ func trainBatchRun(opts *trainBatchOptions) error {
 		return roofline.New(d)
 	}
 	out := train.RunBatch(in.rows, f.loadModel, device)
-	failed := 0
-	for _, r := range out {
-		if r.Err != nil {
-			failed++
-		}
-	}
-	if form == reports.FormatJSON {
-		err = f.JSON(reports.TrainBatchJSON(in.head, out))
-	} else {
-		err = f.Render(form, reports.TrainBatch(in.head, out))
-	}
-	if err != nil {
-		return err
-	}
-	if readErr != nil {
-		return batchFailures(failed, len(out), readErr)
-	}
-	if failed > 0 {
-		return fmt.Errorf("%s: %d of %d rows failed (see the error column)", name, failed, len(out))
-	}
-	return nil
+	return writeBatch(f, form, name, out, func(r train.BatchResult) error { return r.Err }, readErr,
+		func() any { return reports.TrainBatchJSON(in.head, out) },
+		func() reports.Table { return reports.TrainBatch(in.head, out) })
 }
