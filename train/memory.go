@@ -94,13 +94,18 @@ const cublasWorkspace = 2 * 32 << 20
 // any GPU and rank count, as no other was measured.
 const ncclCommunicator = 1676541952 - 648871936
 
+// cudaContext is the memory the CUDA context holds on each GPU once
+// PyTorch has made it (a 1-element tensor: cudaMemGetInfo's used bytes less
+// PyTorch's reserved bytes). It is inside what CUDA reports as its total, and
+// the caching allocator can never have it: 648,871,936 bytes on rank 0 of the
+// same measurement (64 KiB more on rank 1).
+const cudaContext = 648871936
+
 // Usable is what PyTorch's allocator can take on each of r's GPUs of d:
-// what CUDA can allocate (model.UsableMemory), less NCCL's communicator
-// when the step runs on more than one GPU. The CUDA context (0.60 GiB per
-// rank in the same measurement) stays out on any GPU count, as
-// model.UsableMemory leaves it out.
+// what CUDA can allocate (model.UsableMemory) less the CUDA context, and
+// less NCCL's communicator when the step runs on more than one GPU.
 func Usable(d devices.Device, r Request) float64 {
-	u := model.UsableMemory(d)
+	u := model.UsableMemory(d) - cudaContext
 	if r.GPUs > 1 {
 		u -= ncclCommunicator
 	}
