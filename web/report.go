@@ -123,7 +123,7 @@ const defaultDevice = "h100"
 
 // ncuReport is `gpucalc ncu FILE`, with its chart.
 func (s *server) ncuReport(ctx context.Context, name string, in io.Reader, d devices.Device) (answer, error) {
-	exp, err := ncu.Read(in)
+	exp, err := ncu.Read(newLineLimit(in, maxRows+100)) // a kernel a line, and the header, units and ncu's notes
 	if err != nil {
 		return answer{Errors: fieldErrors{"file": fmt.Sprintf("%s: %v", name, err)}}, nil
 	}
