@@ -46,6 +46,11 @@ func newBrowser(t *testing.T, exe string, timeout time.Duration) context.Context
 		cancel()
 		cancelTab()
 		cancelAlloc()
+		// The killed browser leaves its singleton socket in a directory
+		// of its own, which the profile links to.
+		if sock, err := os.Readlink(filepath.Join(profile, "SingletonSocket")); err == nil && strings.Contains(filepath.Base(filepath.Dir(sock)), "Chromium") {
+			os.RemoveAll(filepath.Dir(sock))
+		}
 		for range 50 {
 			if err = os.RemoveAll(profile); err == nil {
 				return

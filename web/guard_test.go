@@ -347,6 +347,21 @@ func TestWorkBounds(t *testing.T) {
 	if a := decode(t, w); w.Code != http.StatusUnprocessableEntity || !strings.Contains(a.Errors["file"], "at most 5000 rows") {
 		t.Errorf("a workload of %d ops: status %d, errors %.300q", maxRows+1, w.Code, a.Errors)
 	}
+	// An export of more kernels than an answer takes stops as its lines
+	// stream, before its rows are held.
+	// (A million narrow rows: 16 MiB that the CSV reader would hold as a
+	// million records.)
+	export := "\"ID\",\"Kernel Name\",\"gpu__time_duration.sum\"\n\"\",\"\",\"nsecond\"\n" + strings.Repeat("\"1\",\"k\",\"1000\"\n", 1_000_000)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	w = post(t, h, "many.csv", []byte(export), "h100")
+	runtime.ReadMemStats(&after)
+	if a := decode(t, w); w.Code != http.StatusUnprocessableEntity || !strings.Contains(a.Errors["file"], "at most 5000 kernels") {
+		t.Errorf("an export of a million kernels: status %d, errors %.300q", w.Code, a.Errors)
+	}
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 8*uint64(len(export)) {
+		t.Errorf("an export of a million kernels, %d MiB: %d MiB allocated before the refusal", len(export)>>20, alloc>>20)
+	}
 	// At the limit the answer comes.
 	if w := get(h, "localhost", "/api/model?"+layers("1024", "h100", "h200")); w.Code != 200 {
 		t.Errorf("a config of 1024 layers: status %d: %.300s", w.Code, w.Body)

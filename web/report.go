@@ -123,16 +123,13 @@ const defaultDevice = "h100"
 
 // ncuReport is `gpucalc ncu FILE`, with its chart.
 func (s *server) ncuReport(ctx context.Context, name string, in io.Reader, d devices.Device) (answer, error) {
-	ks, err := ncu.Read(in)
+	ks, err := ncu.Read(newLineLimit(in, maxRows+100)) // a kernel a line, and the header, units and ncu's notes
 	if err != nil {
 		return answer{Errors: fieldErrors{"file": fmt.Sprintf("%s: %v", name, err)}}, nil
 	}
 	cli := "gpucalc ncu " + shellQuote(name)
 	if msg := tooMany(len(ks), "kernels in the export", cli); msg != "" {
 		return answer{Errors: fieldErrors{"file": msg}}, nil
-	}
-	if err != nil {
-		return answer{Errors: fieldErrors{"file": fmt.Sprintf("%s: %v", name, err)}}, nil
 	}
 	origin := "from --device"
 	if d.Name == "" {

@@ -142,7 +142,7 @@ func tooMany(n int, what, cli string) string {
 	if n <= maxRows {
 		return ""
 	}
-	return fmt.Sprintf("%d %s: the server answers at most %d rows (ops × devices) per request; ask for fewer, or run the command line%s", n, what, maxRows, cliHint(cli))
+	return fmt.Sprintf("%d %s: the server answers at most %d rows per request; ask for fewer, or run the command line%s", n, what, maxRows, cliHint(cli))
 }
 
 // answer is what every API call returns. View is the CLI's JSON view;

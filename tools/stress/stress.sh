@@ -118,12 +118,13 @@ H='X-Gpucalc-Request: 1'
 srv_case() { # NAME then curl arguments
 	local name=$1
 	shift
+	rm -f "$work/body"
 	start=$(date +%s.%N)
 	code=$(timeout -k 1 $TIMEOUT curl -s -o "$work/body" -w '%{http_code}' "$@")
 	rc=$?
 	secs=$(echo "$(date +%s.%N) - $start" | bc)
 	rss=$(awk '/^VmHWM/ {print $2}' "/proc/$serve_pid/status" 2>/dev/null)
-	msg="peak RSS $((${rss:-0} / 1024)) MiB; $(head -c 90 "$work/body" | tr '\n' ' ')"
+	msg="peak RSS $((${rss:-0} / 1024)) MiB; $(head -c 90 "$work/body" 2>/dev/null | tr '\n' ' ')"
 	verdict=ok
 	if ! kill -0 "$serve_pid" 2>/dev/null || grep -qE '^(fatal error|panic:|goroutine )|runtime: out of memory' "$work/serve.err"; then
 		verdict=CRASH
