@@ -28,9 +28,6 @@ const (
 	// the ops of a workload to check. A chart of 5000 points and its tables
 	// take a few seconds; the examples have 9 to 14.
 	maxRows = 5000
-	// maxLayers bounds a pasted config's layers (the largest published
-	// models have under 130): the model is priced layer by layer.
-	maxLayers = 1024
 	// maxAnswer bounds an answer's JSON.
 	maxAnswer = 32 << 20
 	// requestDeadline is the time one API request may take; work stops at the

@@ -334,8 +334,8 @@ func TestWorkBounds(t *testing.T) {
 		fmt.Fprintf(&wl, "  - {name: a%d, op: copy n=1}\n", i)
 	}
 	for _, tc := range []struct{ path, field, want string }{
-		{"/api/model?" + layers("16777216", all...), "config", "at most 1024 layers"},
-		{"/api/model?" + layers("1e18", all...), "config", "at most 1024 layers"},
+		{"/api/model?" + layers("16777216", all...), "config", "more than 1024"},
+		{"/api/model?" + layers("1e18", all...), "config", "num_hidden_layers"},
 		{"/api/roofline?" + manyOps, "ops", "at most 5000 rows"},
 	} {
 		w := get(h, "localhost", tc.path)

@@ -1,7 +1,6 @@
 package web
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -48,9 +47,9 @@ func (s *server) model(r *http.Request) (answer, error) {
 		}
 		args = append(args, shellQuote(q["model"]))
 	case "config":
-		if err := configLayers([]byte(q["config"])); err != nil {
-			errs.add("config", err)
-		} else if c, err = model.Parse("config.json", []byte(q["config"])); err != nil {
+		// model.Parse refuses more than model.MaxLayers layers before it
+		// builds anything per layer.
+		if c, err = model.Parse("config.json", []byte(q["config"])); err != nil {
 			errs.add("config", err)
 		}
 		args = append(args, "config.json")
@@ -159,22 +158,6 @@ func (s *server) model(r *http.Request) (answer, error) {
 		a.Charts = []figure{fig}
 	}
 	return a, nil
-}
-
-// configLayers refuses a pasted config of more than maxLayers layers before
-// it is parsed: the model is built and priced layer by layer, so a short
-// config could otherwise ask for minutes of work and gigabytes.
-func configLayers(data []byte) error {
-	var c struct {
-		Layers json.Number `json:"num_hidden_layers"`
-	}
-	if json.Unmarshal(data, &c) != nil {
-		return nil // model.Parse says what is wrong with it
-	}
-	if n, err := c.Layers.Float64(); err == nil && n > maxLayers {
-		return fmt.Errorf("config.json: num_hidden_layers %s: the server prices at most %d layers (the largest published models have under 130); run the command line for more", c.Layers, maxLayers)
-	}
-	return nil
 }
 
 // devicesOf resolves a comma-separated list of devices; the second result
