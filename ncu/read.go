@@ -64,7 +64,7 @@ const (
 	MaxBytes    = 8 << 30
 	maxPreamble = 64 << 20
 	// MaxKernels is the most rows (profiled launches) read.
-	MaxKernels = 4_000_000
+	MaxKernels = 1_000_000
 )
 
 // fewerLaunches says how to make a smaller export.
