@@ -13,7 +13,6 @@
 package trace
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -222,47 +221,34 @@ type Transfer struct {
 	Correlation int64
 }
 
-// event is one trace event as decoded; fields of other event kinds are
-// left zero.
+// event is one trace event as read; fields of other event kinds are left
+// zero.
 type event struct {
-	Ph   string  `json:"ph"`
-	Cat  string  `json:"cat"`
-	Name string  `json:"name"`
-	Tid  flexID  `json:"tid"`
-	Ts   float64 `json:"ts"`
-	Dur  float64 `json:"dur"`
-	Args struct {
-		ExternalID  int64     `json:"External id"`
-		Correlation int64     `json:"correlation"`
-		Dims        inputDims `json:"Input Dims"`
-		Types       []string  `json:"Input type"`
-		Concrete    []string  `json:"Concrete Inputs"`
-		Grid        []int     `json:"grid"`
-		Block       []int     `json:"block"`
-		Registers   int       `json:"registers per thread"`
-		Smem        int       `json:"shared memory"`
-		Stream      int       `json:"stream"`
-		Device      int       `json:"device"`
-		Occupancy   *float64  `json:"est. achieved occupancy %"`
-		Bytes       int64     `json:"bytes"`
-	} `json:"args"`
+	Ph, Cat, Name string
+	Tid           flexID
+	Ts, Dur       float64
+	Args          args
 }
 
-// flexID is a pid or tid: a number, or a string ("Spans").
+// args are the event's args gpucalc reads.
+type args struct {
+	ExternalID  int64
+	Correlation int64
+	Dims        inputDims
+	Types       []string
+	Concrete    []string
+	Grid        []int
+	Block       []int
+	Registers   int
+	Smem        int
+	Stream      int
+	Device      int
+	Occupancy   *float64
+	Bytes       int64
+}
+
+// flexID is a pid or tid: a number (its text), or a string ("Spans").
 type flexID string
-
-func (f *flexID) UnmarshalJSON(b []byte) error {
-	var s string
-	if len(b) > 0 && b[0] == '"' {
-		if err := json.Unmarshal(b, &s); err != nil {
-			return err
-		}
-		*f = flexID(s)
-		return nil
-	}
-	*f = flexID(b)
-	return nil
-}
 
 // Errors a caller may test for.
 var (
@@ -285,9 +271,9 @@ func readBounded(r io.Reader, lim bounds) (*Trace, error) {
 	if err != nil {
 		return nil, err
 	}
-	src := newSource(rows.Limit(in, lim.bytes), lim)
-	t, err := decode(src)
-	if e := src.limitError(err); e != nil {
+	sc := newScanner(rows.Limit(in, lim.bytes), lim)
+	t, err := sc.decode()
+	if e := sc.limitError(err); e != nil {
 		return nil, e
 	}
 	if err != nil && gzipped && t == nil {
@@ -297,97 +283,6 @@ func readBounded(r io.Reader, lim bounds) (*Trace, error) {
 		return nil, err
 	}
 	return t, t.check()
-}
-
-// decode walks the top-level object. It returns a nil Trace when the input
-// is not JSON at all.
-func decode(src *source) (*Trace, error) {
-	dec := src.dec
-	tok, err := dec.Token()
-	if err != nil {
-		return nil, jsonErr(err)
-	}
-	switch tok {
-	case json.Delim('{'):
-	case json.Delim('['):
-		return &Trace{}, fmt.Errorf("%w: a Chrome trace in array form, as other tools write; torch.profiler writes an object with traceEvents (prof.export_chrome_trace(\"trace.json\"))", ErrNotTorch)
-	default:
-		return nil, fmt.Errorf("a trace is a JSON object, found %v", tok)
-	}
-	t := &Trace{}
-	in := interner{}
-	sawEvents := false
-	for src.done(); dec.More(); src.done() {
-		tok, err := dec.Token()
-		if err != nil {
-			return t, jsonErr(err)
-		}
-		key, _ := tok.(string)
-		switch key {
-		case "traceEvents":
-			sawEvents = true
-			if err := t.events(src, in); err != nil {
-				return t, err
-			}
-		case "deviceProperties":
-			if err := dec.Decode(&t.Devices); err != nil {
-				return t, fmt.Errorf("deviceProperties: %w", jsonErr(err))
-			}
-		case "record_shapes":
-			var v any
-			if err := dec.Decode(&v); err != nil {
-				return t, jsonErr(err)
-			}
-			t.RecordShapes = v == true || v == 1.0 || v == "1" || v == "true"
-		default:
-			var skip json.RawMessage
-			if err := dec.Decode(&skip); err != nil {
-				return t, jsonErr(err)
-			}
-		}
-	}
-	if _, err := dec.Token(); err != nil {
-		return t, jsonErr(err)
-	}
-	if !sawEvents {
-		return t, fmt.Errorf("%w: no traceEvents", ErrNotTorch)
-	}
-	return t, nil
-}
-
-// events reads the traceEvents array one event at a time.
-func (t *Trace) events(src *source, in interner) error {
-	dec := src.dec
-	tok, err := dec.Token()
-	if err != nil {
-		return jsonErr(err)
-	}
-	if tok != json.Delim('[') {
-		return fmt.Errorf("%w: traceEvents is not a list", ErrNotTorch)
-	}
-	for src.done(); dec.More(); src.done() {
-		var e event
-		if err := dec.Decode(&e); err != nil {
-			// A field of an unexpected type (or odd "Input Dims")
-			// spoils only that field: Decode has read the whole event.
-			// A time that is not a number spoils the event.
-			var te *json.UnmarshalTypeError
-			switch err = jsonErr(err); {
-			case errors.Is(err, errTruncated):
-				return fmt.Errorf("the trace is truncated after %d complete events: was the export interrupted, or the file cut?", t.Events)
-			case errors.As(err, &te) && (te.Field == "ts" || te.Field == "dur"):
-				return fmt.Errorf("event %d (line %d): %q is %s, not a number of microseconds", t.Events+1, src.line(), te.Field, te.Value)
-			case !errors.As(err, &te) && !errors.Is(err, errDims):
-				return fmt.Errorf("event %d: %w", t.Events+1, err)
-			}
-		}
-		t.Events++
-		if err := t.add(&e, in, src.lim.events); err != nil {
-			return fmt.Errorf("event %d (line %d): %w", t.Events, src.line(), err)
-		}
-	}
-	_, err = dec.Token()
-	return jsonErr(err)
 }
 
 // add keeps what the analysis needs of one event; it refuses one that
@@ -506,22 +401,6 @@ func (t *Trace) hasShapes() bool {
 }
 
 var errTruncated = errors.New("the trace is truncated: the JSON ends before it is complete (was the export interrupted, or the file cut?)")
-
-// jsonErr makes a decoder error one line a user can act on: a truncated
-// file says so.
-func jsonErr(err error) error {
-	if err == nil {
-		return nil
-	}
-	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
-		return errTruncated
-	}
-	var se *json.SyntaxError
-	if errors.As(err, &se) {
-		return fmt.Errorf("not valid JSON at byte %s: %s", strconv.FormatInt(se.Offset, 10), se.Error())
-	}
-	return err
-}
 
 // interner shares one copy of each repeated string (kernel and op names,
 // type names), which keeps memory near the number of distinct names.
