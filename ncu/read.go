@@ -303,7 +303,7 @@ func parseNumber(s string) (float64, bool, error) {
 	}
 	if commas {
 		if !thousands(t) {
-			return 0, false, fmt.Errorf("value %s has a decimal comma (or commas that are not thousands separators): export in a locale that writes 1.5, e.g. LC_ALL=C ncu ...", rows.Quote(s))
+			return 0, false, fmt.Errorf("value %s has a decimal comma (or commas that are not thousands separators): export in a locale that writes 1.5 (run ncu with LC_ALL=C)", rows.Quote(s))
 		}
 		t = strings.ReplaceAll(t, ",", "")
 	}
