@@ -296,6 +296,7 @@ func (s *scanner) literal() ([]byte, error) {
 	if _, err := s.space(); err != nil {
 		return nil, fail(err)
 	}
+	start := s.off
 	s.lit = s.lit[:0]
 	for {
 		b, err := s.buffered()
@@ -306,28 +307,33 @@ func (s *scanner) literal() ([]byte, error) {
 			return nil, fail(err)
 		}
 		i := 0
-		for ; i < len(b); i++ {
+		for ; i < len(b) && len(s.lit)+i <= maxLiteral; i++ {
 			if c := b[i]; !(c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c == '-' || c == '+' || c == '.' || c == 'E') {
 				break // a delimiter, or a character no literal has
 			}
 		}
 		s.lit = append(s.lit, b[:i]...)
 		s.discard(i)
-		if len(s.lit) > 64 {
-			return nil, s.syntax("a number or literal longer than 64 bytes")
+		if len(s.lit) > maxLiteral {
+			return nil, &errSyntax{start, "a number or literal longer than 64 bytes"}
 		}
 		if i < len(b) {
 			break
 		}
 	}
 	if !validLiteral(s.lit) {
-		if len(s.lit) == 0 {
-			return nil, s.syntax("invalid character %q looking for beginning of value", s.peekByte())
+		c := s.peekByte()
+		if len(s.lit) > 0 {
+			c = s.lit[0]
 		}
-		return nil, s.syntax("invalid character %q looking for beginning of value", s.lit[0])
+		return nil, &errSyntax{start, fmt.Sprintf("invalid character %q looking for beginning of value", c)}
 	}
 	return s.lit, nil
 }
+
+// maxLiteral is the longest number or literal read: float64's longest
+// exact form is 24 bytes.
+const maxLiteral = 64
 
 func (s *scanner) peekByte() byte {
 	b, _ := s.buffered()
