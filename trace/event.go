@@ -203,8 +203,8 @@ func (s *scanner) event(e *event) error {
 	if err != nil {
 		return fail(err)
 	}
-	if c != '{' {
-		return s.syntax("invalid character %q, expected an event object", c)
+	if c != '{' { // not an event: skipped, as another tool's would be
+		return s.skip(false)
 	}
 	var timeErr error // a time that is not a number, said once the event is read
 	err = s.fields(func(key []byte) error {

@@ -142,3 +142,21 @@ func withEvent(trace, event string) string {
 	i := strings.LastIndex(trace, "]}")
 	return trace[:i] + "," + event + trace[i:]
 }
+
+// TestReadTolerates: values of other kinds than torch.profiler writes are
+// skipped, as encoding/json skipped them: an event that is not an object, a
+// field of another type, and PyTorch 1.8's lower-case keys.
+func TestReadTolerates(t *testing.T) {
+	for name, in := range map[string]string{
+		"a number among the events": withEvent(small, `1`),
+		"a list among the events":   withEvent(small, `[{"ph":"X"}]`),
+		"grid as a string":          strings.Replace(small, `"grid":[1,1,1]`, `"grid":"1,1,1"`, 1),
+		"stream as a float":         strings.Replace(small, `"stream":7`, `"stream":7.5`, 1),
+		"args as null":              withEvent(small, `{"ph":"X","cat":"kernel","name":"k2","ts":50,"dur":1,"args":null}`),
+		"upper-case keys":           strings.Replace(small, `"traceEvents"`, `"TRACEEVENTS"`, 1),
+	} {
+		if _, err := Read(strings.NewReader(in)); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+}
