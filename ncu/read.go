@@ -127,7 +127,7 @@ func read(r io.Reader, maxKernels int) ([]Kernel, error) {
 		}
 		return l
 	})
-	var ks kernels
+	var ks rows.Blocks[Kernel]
 	for {
 		rec, err := cr.Read()
 		if err == io.EOF {
@@ -143,51 +143,26 @@ func read(r io.Reader, maxKernels int) ([]Kernel, error) {
 		if len(rec) != len(header) {
 			return nil, fmt.Errorf("line %d: %d fields, the header has %d (is the file cut short or edited?)", cr.Line(), len(rec), len(header))
 		}
-		if e.Units == nil && ks.n == 0 && rec[0] == "" {
+		if e.Units == nil && ks.Len() == 0 && rec[0] == "" {
 			e.setUnits(slices.Clone(rec))
 			continue
 		}
 		if e.Units == nil {
 			e.setUnits(make([]string, len(header)))
 		}
-		if ks.n == maxKernels {
+		if ks.Len() == maxKernels {
 			return nil, fmt.Errorf("line %d: more than %d kernels (the most gpucalc reads); %s", cr.Line(), maxKernels, fewerLaunches)
 		}
 		k, err := e.kernel(Row{Line: cr.Line(), Values: rec})
 		if err != nil {
 			return nil, err
 		}
-		ks.add(k)
+		ks.Add(k)
 	}
-	if ks.n == 0 {
+	if ks.Len() == 0 {
 		return nil, errors.New("the export has a header but no kernels: did ncu profile any launch? (check its --kernel-name / --launch-count filters)")
 	}
-	return ks.all(), nil
-}
-
-// kernels gathers kernels in blocks, copied once into one slice at the end:
-// a slice grown a kernel at a time would copy its (pointer-filled) array
-// again at every growth, while the collector scans it.
-type kernels struct {
-	blocks [][]Kernel
-	n      int
-}
-
-func (k *kernels) add(x Kernel) {
-	if len(k.blocks) == 0 || len(k.blocks[len(k.blocks)-1]) == cap(k.blocks[len(k.blocks)-1]) {
-		k.blocks = append(k.blocks, make([]Kernel, 0, 1<<12))
-	}
-	last := &k.blocks[len(k.blocks)-1]
-	*last = append(*last, x)
-	k.n++
-}
-
-func (k *kernels) all() []Kernel {
-	out := make([]Kernel, 0, k.n)
-	for _, b := range k.blocks {
-		out = append(out, b...)
-	}
-	return out
+	return ks.All(), nil
 }
 
 // setUnits keeps the units row and each column's scale.

@@ -337,13 +337,15 @@ func (s *scanner) decode() (*Trace, error) {
 	}
 	t := &Trace{}
 	in := s.names
+	var b building // every traceEvents list's events, moved into t at the end
+	defer b.done(t)
 	sawEvents := false
 	err = s.fields(func(key []byte) error {
 		defer s.done()
 		switch string(key) {
 		case "traceevents":
 			sawEvents = true
-			return t.events(s, in)
+			return t.events(s, in, &b)
 		case "deviceproperties":
 			if err := s.skip(true); err != nil {
 				return err
@@ -373,7 +375,7 @@ func (s *scanner) decode() (*Trace, error) {
 }
 
 // events reads the traceEvents list one event at a time.
-func (t *Trace) events(s *scanner, in interner) error {
+func (t *Trace) events(s *scanner, in interner, b *building) error {
 	c, err := s.space()
 	if err != nil {
 		return fail(err)
@@ -401,7 +403,7 @@ func (t *Trace) events(s *scanner, in interner) error {
 			return err // a limit, worded by Read
 		}
 		t.Events++
-		if err := t.add(&e, in, s.lim.events); err != nil {
+		if err := t.add(&e, in, s.lim.events, b); err != nil {
 			return fmt.Errorf("event %d (line %d): %w", t.Events, s.line, err)
 		}
 		s.done()

@@ -285,10 +285,23 @@ func readBounded(r io.Reader, lim bounds) (*Trace, error) {
 	return t, t.check()
 }
 
+// building holds the events kept while the trace is read.
+type building struct {
+	ops       rows.Blocks[Op]
+	kernels   rows.Blocks[Kernel]
+	launches  rows.Blocks[Launch]
+	transfers rows.Blocks[Transfer]
+}
+
+// done moves what was kept into t.
+func (b *building) done(t *Trace) {
+	t.Ops, t.Kernels, t.Launches, t.Transfers = b.ops.All(), b.kernels.All(), b.launches.All(), b.transfers.All()
+}
+
 // add keeps what the analysis needs of one event; it refuses one that
 // cannot be real (a negative duration, an overlong name) and one past
 // MaxEvents.
-func (t *Trace) add(e *event, in interner, maxEvents int) error {
+func (t *Trace) add(e *event, in interner, maxEvents int, b *building) error {
 	if e.Ph != "X" {
 		return nil
 	}
@@ -307,7 +320,7 @@ func (t *Trace) add(e *event, in interner, maxEvents int) error {
 	if e.Dur < 0 || math.IsNaN(e.Dur) || math.IsInf(e.Dur, 0) {
 		return fmt.Errorf("%s %s lasts %g µs: a duration cannot be negative (was the trace edited, or merged from clocks that disagree?)", cat, rows.Quote(e.Name), e.Dur)
 	}
-	if len(t.Ops)+len(t.Kernels)+len(t.Launches)+len(t.Transfers) >= maxEvents {
+	if b.ops.Len()+b.kernels.Len()+b.launches.Len()+b.transfers.Len() >= maxEvents {
 		return fmt.Errorf("more than %d ops, kernels, runtime calls and copies (the most gpucalc keeps); %s", maxEvents, fewerSteps)
 	}
 	switch cat {
@@ -316,22 +329,22 @@ func (t *Trace) add(e *event, in interner, maxEvents int) error {
 		for i, s := range a.Types {
 			types[i] = in.get(s)
 		}
-		t.Ops = append(t.Ops, Op{
+		b.ops.Add(Op{
 			Name: in.get(e.Name), Thread: in.get(string(e.Tid)), Start: e.Ts, Dur: e.Dur,
 			ExternalID: a.ExternalID, Inputs: []Input(a.Dims), Types: types, Concrete: a.Concrete,
 		})
 	case "kernel":
-		t.Kernels = append(t.Kernels, Kernel{
+		b.kernels.Add(Kernel{
 			Name: in.get(e.Name), Start: e.Ts, Dur: e.Dur, ExternalID: a.ExternalID, Correlation: a.Correlation,
 			Device: a.Device, Stream: a.Stream, Grid: dim3(a.Grid), Block: dim3(a.Block),
 			Registers: a.Registers, SharedMemory: a.Smem, EstOccupancy: a.Occupancy,
 		})
 	case "cuda_runtime", "cuda_driver", "runtime":
-		t.Launches = append(t.Launches, Launch{
+		b.launches.Add(Launch{
 			Name: in.get(e.Name), Thread: in.get(string(e.Tid)), Start: e.Ts, ExternalID: a.ExternalID, Correlation: a.Correlation,
 		})
 	default:
-		t.Transfers = append(t.Transfers, Transfer{
+		b.transfers.Add(Transfer{
 			Kind: strings.TrimPrefix(cat, "gpu_"), Name: in.get(e.Name), Start: e.Ts, Dur: e.Dur, Bytes: a.Bytes,
 			Stream: a.Stream, ExternalID: a.ExternalID, Correlation: a.Correlation,
 		})
