@@ -101,8 +101,11 @@ func TestReadImplausible(t *testing.T) {
 		{"two GPUs", strings.Replace(strings.Replace(small, `"computeMinor":0}]`, `"computeMinor":0,"id":0},{"name":"NVIDIA A100-SXM4-80GB","computeMajor":8,"computeMinor":0,"id":1}]`, 1),
 			`"stream":7,`, `"stream":7,"device":1,`, 1) + "", "the kernels ran on different GPUs"},
 	}
+	cases = append(cases, struct{ name, in, want string }{"one ID, two GPUs",
+		strings.Replace(small, `"computeMinor":0}]`, `"computeMinor":0},{"name":"NVIDIA A100-SXM4-80GB","computeMajor":8,"computeMinor":0}]`, 1),
+		"deviceProperties gives device 0 twice, as different GPUs"})
 	// The two-GPU case needs a kernel on each.
-	cases[len(cases)-1].in = withEvent(cases[len(cases)-1].in, `{"ph":"X","cat":"kernel","name":"k2","ts":44,"dur":1,"args":{"device":0}}`)
+	cases[len(cases)-2].in = withEvent(cases[len(cases)-2].in, `{"ph":"X","cat":"kernel","name":"k2","ts":44,"dur":1,"args":{"device":0}}`)
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := Read(strings.NewReader(c.in))

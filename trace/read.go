@@ -379,6 +379,15 @@ func (t *Trace) check() error {
 // capability or SM count in deviceProperties): the analysis prices one GPU,
 // as ncu's reader does. Kernels on several GPUs of one kind are kept.
 func (t *Trace) oneGPU() error {
+	// Two entries for one device ID that differ: traces of two machines
+	// merged, whose kernels cannot be told apart.
+	for i, p := range t.Devices {
+		for _, q := range t.Devices[:i] {
+			if p.ID == q.ID && !sameGPU(p, q) {
+				return fmt.Errorf("deviceProperties gives device %d twice, as different GPUs (%s and %s): is this two traces merged? gpucalc prices one GPU: give each GPU's trace on its own", p.ID, gpuName(q), gpuName(p))
+			}
+		}
+	}
 	first, seen := -1, map[int]bool{}
 	var want DeviceProps
 	for i := range t.Kernels {
@@ -392,11 +401,15 @@ func (t *Trace) oneGPU() error {
 		case !ok:
 		case first < 0:
 			first, want = id, p
-		case p.Name != want.Name || p.ComputeMajor != want.ComputeMajor || p.ComputeMinor != want.ComputeMinor || p.NumSMs != want.NumSMs:
+		case !sameGPU(p, want):
 			return fmt.Errorf("the kernels ran on different GPUs (device %d: %s, device %d: %s), and gpucalc prices one: profile one GPU, or export each rank's trace on its own", first, gpuName(want), id, gpuName(p))
 		}
 	}
 	return nil
+}
+
+func sameGPU(p, q DeviceProps) bool {
+	return p.Name == q.Name && p.ComputeMajor == q.ComputeMajor && p.ComputeMinor == q.ComputeMinor && p.NumSMs == q.NumSMs
 }
 
 func gpuName(p DeviceProps) string {
