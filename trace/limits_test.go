@@ -96,6 +96,7 @@ func TestReadImplausible(t *testing.T) {
 		{"negative op", strings.Replace(small, `"dur":20`, `"dur":-0.5`, 1), `event 1 (line 2): cpu_op "aten::mm" lasts -0.5 µs`},
 		{"negative on a later line", strings.Replace(multiline, `"ts":40,"dur":3`, `"ts":40,"dur":-3`, 1), "event 3 (line 6)"},
 		{"negative copy", withEvent(small, `{"ph":"X","cat":"gpu_memcpy","name":"Memcpy HtoD","ts":50,"dur":-1e9}`), `gpu_memcpy "Memcpy HtoD" lasts -1e+09 µs`},
+		{"negative bytes", withEvent(small, `{"ph":"X","cat":"gpu_memcpy","name":"Memcpy DtoD","ts":50,"dur":1,"args":{"bytes":-4096}}`), `gpu_memcpy "Memcpy DtoD" moves -4096 bytes`},
 		{"out of range", strings.Replace(small, `"ts":40,"dur":3`, `"ts":40,"dur":1e400`, 1), `event 3 (line 4): "dur" is number 1e400, not a number`},
 		{"time not a number", strings.Replace(small, `"ts":40,"dur":3`, `"ts":"NaN","dur":3`, 1), `"ts" is string`},
 		{"two GPUs", strings.Replace(strings.Replace(small, `"computeMinor":0}]`, `"computeMinor":0,"id":0},{"name":"NVIDIA A100-SXM4-80GB","computeMajor":8,"computeMinor":0,"id":1}]`, 1),

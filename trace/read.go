@@ -320,6 +320,9 @@ func (t *Trace) add(e *event, in interner, maxEvents int, b *building) error {
 	if e.Dur < 0 || math.IsNaN(e.Dur) || math.IsInf(e.Dur, 0) {
 		return fmt.Errorf("%s %s lasts %g µs: a duration cannot be negative (was the trace edited, or merged from clocks that disagree?)", cat, rows.Quote(e.Name), e.Dur)
 	}
+	if a.Bytes < 0 {
+		return fmt.Errorf("%s %s moves %d bytes: a size cannot be negative (was the trace edited?)", cat, rows.Quote(e.Name), a.Bytes)
+	}
 	if b.ops.Len()+b.kernels.Len()+b.launches.Len()+b.transfers.Len() >= maxEvents {
 		return fmt.Errorf("more than %d ops, kernels, runtime calls and copies (the most gpucalc keeps); %s", maxEvents, fewerSteps)
 	}
