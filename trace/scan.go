@@ -182,18 +182,16 @@ func (s *scanner) string() ([]byte, error) {
 		if err != nil {
 			return nil, fail(err)
 		}
-		chunk := b
+		chunk, quote := b, false
 		if i := bytes.IndexByte(b, '"'); i >= 0 {
-			chunk, err = b[:i+1], nil
-		} else {
-			err = errMore
+			chunk, quote = b[:i+1], true
 		}
 		s.discard(len(chunk))
 		if err := s.over(); err != nil {
 			return nil, err
 		}
 		s.str = append(s.str, chunk...)
-		if err == nil {
+		if quote {
 			// A quote after an odd run of backslashes is escaped.
 			n := 0
 			for i := len(s.str) - 2; i >= 0 && s.str[i] == '\\'; i-- {
@@ -342,9 +340,6 @@ func (s *scanner) peekByte() byte {
 	}
 	return b[0]
 }
-
-// errMore is a string that goes on past the bytes read ahead.
-var errMore = errors.New("the string goes on")
 
 // validLiteral reports whether b is a JSON number, true, false or null.
 func validLiteral(b []byte) bool {
