@@ -438,3 +438,12 @@ func wellFormed(t *testing.T, name string, doc []byte) {
 		}
 	}
 }
+
+// TestReadMeasuredCurveLimit: a file past 64 MiB is an error, not read cut
+// short.
+func TestReadMeasuredCurveLimit(t *testing.T) {
+	big := "kind,ilp,block,warps_per_sm,gbps,gflops\n" + strings.Repeat("read,1,128,4,659.7,0\n", (64<<20)/21+1)
+	if _, err := chart.ReadMeasuredCurve(strings.NewReader(big), "f.csv", "stream", 1, 128); err == nil || !strings.Contains(err.Error(), "larger than 64 MiB") {
+		t.Errorf("a 64 MiB measured curve: %v", err)
+	}
+}

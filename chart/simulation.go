@@ -53,7 +53,7 @@ func ReadMeasuredCurve(r io.Reader, name, kernel string, ilp, block int) (*Measu
 	if !ok {
 		return nil, fmt.Errorf("%s: no measured curve for the %s kernel; the file holds stream (read) and fma sweeps", name, kernel)
 	}
-	cr := rows.NewCSV(io.LimitReader(r, 64<<20))
+	cr := rows.NewCSV(rows.Limit(r, 64<<20)) // an error past it, not a silent cut
 	var col map[string]int
 	c := &MeasuredCurve{Label: fmt.Sprintf("measured (%s)", filepath.Base(name)), FLOPs: kernel == "fma"}
 	have := map[string]bool{}

@@ -11,6 +11,10 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
+// MaxFileBytes is the largest device file read: one GPU's figures and
+// sources are a few KiB, and a YAML parser holds tens of times its input.
+const MaxFileBytes = 1 << 20
+
 // decodeFile decodes data strictly into a deviceFile; errors are one line,
 // name the file and line, and never show Go types.
 func decodeFile(file string, data []byte) (*deviceFile, *yaml.Node, error) {

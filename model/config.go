@@ -14,6 +14,10 @@ import (
 	"strings"
 )
 
+// MaxConfigBytes is the largest config.json read: a model's is a few KiB,
+// a classifier's with every label a few hundred.
+const MaxConfigBytes = 4 << 20
+
 // Config is the architecture a config.json describes, normalised across
 // model types. Sizes are element counts.
 type Config struct {

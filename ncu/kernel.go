@@ -42,8 +42,8 @@ type Kernel struct {
 	// metric names gpucalc looked for).
 	Missing []string `json:"missing,omitempty"`
 	// Implausible lists figures that cannot be real: a negative counter,
-	// and (from Analyze) a rate far above the device's ceiling. The kernel
-	// is kept, flagged.
+	// an occupancy over 100%, and (from Analyze) a rate far above the
+	// device's ceiling. The kernel is kept, flagged.
 	Implausible []string `json:"implausible,omitempty"`
 }
 
@@ -315,6 +315,14 @@ func (e *export) kernel(r Row) (Kernel, error) {
 	k.Work = rd.work()
 	k.Traffic = rd.traffic()
 	k.Occupancy = NCUOccupancy{Theoretical: rd.optional(mTheoretical), Achieved: rd.optional(mAchieved)}
+	for _, o := range []struct {
+		metric string
+		pct    *float64
+	}{{mTheoretical, k.Occupancy.Theoretical}, {mAchieved, k.Occupancy.Achieved}} {
+		if o.pct != nil && *o.pct > 100 {
+			rd.implausible = append(rd.implausible, fmt.Sprintf("%s is %g%%, over 100%%", o.metric, *o.pct))
+		}
+	}
 	rd.limits(&k.Occupancy)
 	if rd.err != nil {
 		return Kernel{}, rd.err

@@ -53,6 +53,10 @@ func TestReadImplausible(t *testing.T) {
 			t.Errorf("parseNumber(%q) read a number", in)
 		}
 	}
+	over := readKernels(t, []byte(build(smallHeader, smallUnits, with(mTheoretical, "150"))))
+	if len(over[0].Implausible) != 1 || over[0].Implausible[0] != "sm__maximum_warps_per_active_cycle_pct is 150%, over 100%" {
+		t.Errorf("occupancy over 100%%: %q", over[0].Implausible)
+	}
 	ks := readKernels(t, []byte(build(smallHeader, smallUnits, with(mDRAMWrite, "-1,000"))))
 	if len(ks) != 1 || len(ks[0].Implausible) != 1 || ks[0].Implausible[0] != "dram__bytes_write.sum is negative (-1000)" {
 		t.Errorf("negative DRAM bytes: %q", ks[0].Implausible)

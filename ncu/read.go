@@ -64,7 +64,7 @@ const (
 	MaxBytes    = 8 << 30
 	maxPreamble = 64 << 20
 	// MaxKernels is the most rows (profiled launches) read.
-	MaxKernels = 4_000_000
+	MaxKernels = 1_000_000
 )
 
 // fewerLaunches says how to make a smaller export.
@@ -127,7 +127,7 @@ func read(r io.Reader, maxKernels int) ([]Kernel, error) {
 		}
 		return l
 	})
-	var ks []Kernel
+	var ks rows.Blocks[Kernel]
 	for {
 		rec, err := cr.Read()
 		if err == io.EOF {
@@ -143,26 +143,26 @@ func read(r io.Reader, maxKernels int) ([]Kernel, error) {
 		if len(rec) != len(header) {
 			return nil, fmt.Errorf("line %d: %d fields, the header has %d (is the file cut short or edited?)", cr.Line(), len(rec), len(header))
 		}
-		if e.Units == nil && len(ks) == 0 && rec[0] == "" {
+		if e.Units == nil && ks.Len() == 0 && rec[0] == "" {
 			e.setUnits(slices.Clone(rec))
 			continue
 		}
 		if e.Units == nil {
 			e.setUnits(make([]string, len(header)))
 		}
-		if len(ks) == maxKernels {
+		if ks.Len() == maxKernels {
 			return nil, fmt.Errorf("line %d: more than %d kernels (the most gpucalc reads); %s", cr.Line(), maxKernels, fewerLaunches)
 		}
 		k, err := e.kernel(Row{Line: cr.Line(), Values: rec})
 		if err != nil {
 			return nil, err
 		}
-		ks = append(ks, k)
+		ks.Add(k)
 	}
-	if len(ks) == 0 {
+	if ks.Len() == 0 {
 		return nil, errors.New("the export has a header but no kernels: did ncu profile any launch? (check its --kernel-name / --launch-count filters)")
 	}
-	return ks, nil
+	return ks.All(), nil
 }
 
 // setUnits keeps the units row and each column's scale.
@@ -303,7 +303,7 @@ func parseNumber(s string) (float64, bool, error) {
 	}
 	if commas {
 		if !thousands(t) {
-			return 0, false, fmt.Errorf("value %s has a decimal comma (or commas that are not thousands separators): export in a locale that writes 1.5, e.g. LC_ALL=C ncu ...", rows.Quote(s))
+			return 0, false, fmt.Errorf("value %s has a decimal comma (or commas that are not thousands separators): export in a locale that writes 1.5 (run ncu with LC_ALL=C)", rows.Quote(s))
 		}
 		t = strings.ReplaceAll(t, ",", "")
 	}

@@ -141,3 +141,37 @@ func (l *limited) Read(p []byte) (int, error) {
 // MaxName is the longest name (of a kernel, an op, a model) any reader
 // takes: the longest C++ template kernel names are a few KiB.
 const MaxName = 64 << 10
+
+// Blocks gathers the records a reader keeps, in blocks joined into one
+// slice once at the end: a slice grown a record at a time copies its array
+// again at every growth (for millions of records full of pointers, while
+// the collector scans them), and holds the old and new arrays at once.
+type Blocks[T any] struct {
+	blocks [][]T
+	n      int
+}
+
+// Add keeps x.
+func (b *Blocks[T]) Add(x T) {
+	if len(b.blocks) == 0 || len(b.blocks[len(b.blocks)-1]) == cap(b.blocks[len(b.blocks)-1]) {
+		b.blocks = append(b.blocks, make([]T, 0, 4096))
+	}
+	last := &b.blocks[len(b.blocks)-1]
+	*last = append(*last, x)
+	b.n++
+}
+
+// Len is how many records were kept.
+func (b *Blocks[T]) Len() int { return b.n }
+
+// All returns the records in order, in one slice (nil for none).
+func (b *Blocks[T]) All() []T {
+	if b.n == 0 {
+		return nil
+	}
+	out := make([]T, 0, b.n)
+	for _, x := range b.blocks {
+		out = append(out, x...)
+	}
+	return out
+}

@@ -147,3 +147,22 @@ func FuzzDecompress(f *testing.F) {
 		}
 	})
 }
+
+func TestBlocks(t *testing.T) {
+	var b Blocks[int]
+	if b.All() != nil || b.Len() != 0 {
+		t.Fatal("empty Blocks not empty")
+	}
+	for i := range 10000 {
+		b.Add(i)
+	}
+	all := b.All()
+	if b.Len() != 10000 || len(all) != 10000 || cap(all) != 10000 {
+		t.Fatalf("%d kept, %d returned (cap %d)", b.Len(), len(all), cap(all))
+	}
+	for i, v := range all {
+		if v != i {
+			t.Fatalf("record %d is %d", i, v)
+		}
+	}
+}

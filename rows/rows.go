@@ -2,7 +2,8 @@
 // or a CSV record is at most MaxLine bytes, binary data stops the reader at
 // its first line, a leading UTF-8 byte-order mark is dropped, and errors
 // quote at most a few dozen bytes of the input. Every gpucalc reader of
-// batch files, build logs and Nsight Compute exports goes through it.
+// batch files, build logs and Nsight Compute exports goes through it, and
+// every gzip input, wherever it is read, through Decompress (limit.go).
 package rows
 
 import (

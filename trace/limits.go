@@ -1,11 +1,8 @@
 package trace
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 
 	"github.com/gpucalc/gpucalc/rows"
 )
@@ -39,72 +36,15 @@ type bounds struct {
 // errEventSize is an event, or a run of blank space, over maxEventBytes.
 var errEventSize = errors.New("an event too large")
 
-// source feeds the JSON decoder: it counts lines, for messages, and fails
-// once the decoder has read more than lim.event bytes since the end of the
-// last value it decoded (mark), so that no event, string or run of blank
-// space, however long, is buffered whole.
-type source struct {
-	r     io.Reader
-	lim   bounds
-	read  int64 // bytes handed to the decoder
-	lines int   // newlines among them
-	mark  int64 // the decoder's offset after the last complete value
-	dec   *json.Decoder
-}
-
-func newSource(r io.Reader, lim bounds) *source {
-	s := &source{r: r, lim: lim}
-	s.dec = json.NewDecoder(s)
-	return s
-}
-
-func (s *source) Read(p []byte) (int, error) {
-	left := s.lim.event - (s.read - s.mark)
-	if left < 0 {
-		return 0, errEventSize
-	}
-	if int64(len(p)) > left+1 {
-		p = p[:left+1]
-	}
-	// Fill p: the decoder rescans its buffer's blank space after every
-	// read, so short reads (a gzip stream's) would make a run of blank
-	// space cost its length squared.
-	n := 0
-	var err error
-	for n < len(p) && err == nil {
-		var m int
-		m, err = s.r.Read(p[n:])
-		n += m
-	}
-	if n > 0 && errors.Is(err, io.EOF) {
-		err = nil // the next read says it
-	}
-	s.read += int64(n)
-	s.lines += bytes.Count(p[:n], []byte{'\n'})
-	return n, err
-}
-
-// done marks the end of a value the decoder has read whole.
-func (s *source) done() { s.mark = s.dec.InputOffset() }
-
-// line is the input line the decoder has reached.
-func (s *source) line() int {
-	n := s.lines + 1
-	if b, err := io.ReadAll(s.dec.Buffered()); err == nil {
-		n -= bytes.Count(b, []byte{'\n'})
-	}
-	return n
-}
-
 // limitError words an error that stopped reading at a limit, saying which
 // and what to do; nil for other errors.
-func (s *source) limitError(err error) error {
+func (s *scanner) limitError(err error) error {
 	var se *rows.SizeError
 	switch {
 	case errors.As(err, &se):
 		return fmt.Errorf("the trace is %w decompressed (the most gpucalc reads); %s", se, fewerSteps)
 	case errors.Is(err, errEventSize):
-		return fmt.Errorf("line %d: more than %s without a complete event (torch.profiler's events are a few KiB; is this a torch.profiler trace?)", s.lines+1, rows.Size(s.lim.event))
+		return fmt.Errorf("line %d: more than %s without a complete event (torch.profiler's events are a few KiB; is this a torch.profiler trace?)", s.line, rows.Size(s.lim.event))
 	case errors.Is(err, rows.ErrBomb):
 		return rows.ErrBomb
 	}

@@ -13,7 +13,6 @@
 package trace
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -250,45 +249,18 @@ type Transfer struct {
 	Correlation int64
 }
 
-// event is one trace event as decoded; fields of other event kinds are
-// left zero.
+// event is one trace event as read; fields of other event kinds are left
+// zero.
 type event struct {
-	Ph   string    `json:"ph"`
-	Cat  string    `json:"cat"`
-	Name string    `json:"name"`
-	Tid  flexID    `json:"tid"`
-	Ts   float64   `json:"ts"`
-	Dur  float64   `json:"dur"`
-	Args eventArgs `json:"args"`
-}
-
-// eventArgs are the args of the events the reader keeps.
-type eventArgs struct {
-	ExternalID  int64     `json:"External id"`
-	Correlation int64     `json:"correlation"`
-	Dims        inputDims `json:"Input Dims"`
-	Types       []string  `json:"Input type"`
-	Concrete    []string  `json:"Concrete Inputs"`
-	Grid        []int     `json:"grid"`
-	Block       []int     `json:"block"`
-	Registers   int       `json:"registers per thread"`
-	Smem        int       `json:"shared memory"`
-	Stream      int       `json:"stream"`
-	Device      int       `json:"device"`
-	Occupancy   *float64  `json:"est. achieved occupancy %"`
-	Bytes       int64     `json:"bytes"`
-	// The collective's fields (record_param_comms, NCCL kernels).
-	Collective string `json:"Collective name"`
-	InElems    *int64 `json:"In msg nelems"`
-	OutElems   *int64 `json:"Out msg nelems"`
-	DType      string `json:"dtype"`
-	GroupSize  int    `json:"Group size"`
-	Group      flexID `json:"Process Group Name"`
+	Ph, Cat, Name string
+	Tid           flexID
+	Ts, Dur       float64
+	Args          args
 }
 
 // comm is the collective the args describe, or nil: an event is a
 // collective's when it names one or gives a message size.
-func (a *eventArgs) comm(in interner) *Comm {
+func (a *args) comm(in interner) *Comm {
 	if a.Collective == "" && a.InElems == nil && a.OutElems == nil {
 		return nil
 	}
@@ -302,21 +274,32 @@ func (a *eventArgs) comm(in interner) *Comm {
 	return c
 }
 
-// flexID is a pid or tid: a number, or a string ("Spans").
-type flexID string
-
-func (f *flexID) UnmarshalJSON(b []byte) error {
-	var s string
-	if len(b) > 0 && b[0] == '"' {
-		if err := json.Unmarshal(b, &s); err != nil {
-			return err
-		}
-		*f = flexID(s)
-		return nil
-	}
-	*f = flexID(b)
-	return nil
+// args are the event's args gpucalc reads.
+type args struct {
+	ExternalID  int64
+	Correlation int64
+	Dims        inputDims
+	Types       []string
+	Concrete    []string
+	Grid        []int
+	Block       []int
+	Registers   int
+	Smem        int
+	Stream      int
+	Device      int
+	Occupancy   *float64
+	Bytes       int64
+	// The collective's fields (record_param_comms, NCCL kernels).
+	Collective string
+	InElems    *int64
+	OutElems   *int64
+	DType      string
+	GroupSize  int
+	Group      flexID
 }
+
+// flexID is a pid or tid: a number (its text), or a string ("Spans").
+type flexID string
 
 // Errors a caller may test for.
 var (
@@ -339,9 +322,9 @@ func readBounded(r io.Reader, lim bounds) (*Trace, error) {
 	if err != nil {
 		return nil, err
 	}
-	src := newSource(rows.Limit(in, lim.bytes), lim)
-	t, err := decode(src)
-	if e := src.limitError(err); e != nil {
+	sc := newScanner(rows.Limit(in, lim.bytes), lim)
+	t, err := sc.decode()
+	if e := sc.limitError(err); e != nil {
 		return nil, e
 	}
 	if err != nil && gzipped && t == nil {
@@ -353,117 +336,23 @@ func readBounded(r io.Reader, lim bounds) (*Trace, error) {
 	return t, t.check()
 }
 
-// decode walks the top-level object. It returns a nil Trace when the input
-// is not JSON at all.
-func decode(src *source) (*Trace, error) {
-	dec := src.dec
-	tok, err := dec.Token()
-	if err != nil {
-		return nil, jsonErr(err)
-	}
-	switch tok {
-	case json.Delim('{'):
-	case json.Delim('['):
-		return &Trace{}, fmt.Errorf("%w: a Chrome trace in array form, as other tools write; torch.profiler writes an object with traceEvents (prof.export_chrome_trace(\"trace.json\"))", ErrNotTorch)
-	default:
-		return nil, fmt.Errorf("a trace is a JSON object, found %v", tok)
-	}
-	t := &Trace{}
-	in := interner{}
-	sawEvents := false
-	for src.done(); dec.More(); src.done() {
-		tok, err := dec.Token()
-		if err != nil {
-			return t, jsonErr(err)
-		}
-		key, _ := tok.(string)
-		switch key {
-		case "traceEvents":
-			sawEvents = true
-			if err := t.events(src, in); err != nil {
-				return t, err
-			}
-		case "distributedInfo":
-			// Kept only where it gives a rank; any other shape is skipped.
-			var d struct {
-				Backend   any  `json:"backend"`
-				Rank      *int `json:"rank"`
-				WorldSize int  `json:"world_size"`
-			}
-			var raw json.RawMessage
-			if err := dec.Decode(&raw); err != nil {
-				return t, jsonErr(err)
-			}
-			var te *json.UnmarshalTypeError
-			if err := json.Unmarshal(raw, &d); (err == nil || errors.As(err, &te)) && d.Rank != nil {
-				backend, _ := d.Backend.(string)
-				t.Distributed = &Distributed{Backend: backend, Rank: *d.Rank, WorldSize: d.WorldSize}
-			}
-		case "deviceProperties":
-			if err := dec.Decode(&t.Devices); err != nil {
-				return t, fmt.Errorf("deviceProperties: %w", jsonErr(err))
-			}
-		case "record_shapes":
-			var v any
-			if err := dec.Decode(&v); err != nil {
-				return t, jsonErr(err)
-			}
-			t.RecordShapes = v == true || v == 1.0 || v == "1" || v == "true"
-		default:
-			var skip json.RawMessage
-			if err := dec.Decode(&skip); err != nil {
-				return t, jsonErr(err)
-			}
-		}
-	}
-	if _, err := dec.Token(); err != nil {
-		return t, jsonErr(err)
-	}
-	if !sawEvents {
-		return t, fmt.Errorf("%w: no traceEvents", ErrNotTorch)
-	}
-	return t, nil
+// building holds the events kept while the trace is read.
+type building struct {
+	ops       rows.Blocks[Op]
+	kernels   rows.Blocks[Kernel]
+	launches  rows.Blocks[Launch]
+	transfers rows.Blocks[Transfer]
 }
 
-// events reads the traceEvents array one event at a time.
-func (t *Trace) events(src *source, in interner) error {
-	dec := src.dec
-	tok, err := dec.Token()
-	if err != nil {
-		return jsonErr(err)
-	}
-	if tok != json.Delim('[') {
-		return fmt.Errorf("%w: traceEvents is not a list", ErrNotTorch)
-	}
-	for src.done(); dec.More(); src.done() {
-		var e event
-		if err := dec.Decode(&e); err != nil {
-			// A field of an unexpected type (or odd "Input Dims")
-			// spoils only that field: Decode has read the whole event.
-			// A time that is not a number spoils the event.
-			var te *json.UnmarshalTypeError
-			switch err = jsonErr(err); {
-			case errors.Is(err, errTruncated):
-				return fmt.Errorf("the trace is truncated after %d complete events: was the export interrupted, or the file cut?", t.Events)
-			case errors.As(err, &te) && (te.Field == "ts" || te.Field == "dur"):
-				return fmt.Errorf("event %d (line %d): %q is %s, not a number of microseconds", t.Events+1, src.line(), te.Field, te.Value)
-			case !errors.As(err, &te) && !errors.Is(err, errDims):
-				return fmt.Errorf("event %d: %w", t.Events+1, err)
-			}
-		}
-		t.Events++
-		if err := t.add(&e, in, src.lim.events); err != nil {
-			return fmt.Errorf("event %d (line %d): %w", t.Events, src.line(), err)
-		}
-	}
-	_, err = dec.Token()
-	return jsonErr(err)
+// done moves what was kept into t.
+func (b *building) done(t *Trace) {
+	t.Ops, t.Kernels, t.Launches, t.Transfers = b.ops.All(), b.kernels.All(), b.launches.All(), b.transfers.All()
 }
 
 // add keeps what the analysis needs of one event; it refuses one that
 // cannot be real (a negative duration, an overlong name) and one past
 // MaxEvents.
-func (t *Trace) add(e *event, in interner, maxEvents int) error {
+func (t *Trace) add(e *event, in interner, maxEvents int, b *building) error {
 	if e.Ph != "X" {
 		return nil
 	}
@@ -482,7 +371,10 @@ func (t *Trace) add(e *event, in interner, maxEvents int) error {
 	if e.Dur < 0 || math.IsNaN(e.Dur) || math.IsInf(e.Dur, 0) {
 		return fmt.Errorf("%s %s lasts %g µs: a duration cannot be negative (was the trace edited, or merged from clocks that disagree?)", cat, rows.Quote(e.Name), e.Dur)
 	}
-	if len(t.Ops)+len(t.Kernels)+len(t.Launches)+len(t.Transfers) >= maxEvents {
+	if a.Bytes < 0 {
+		return fmt.Errorf("%s %s moves %d bytes: a size cannot be negative (was the trace edited?)", cat, rows.Quote(e.Name), a.Bytes)
+	}
+	if b.ops.Len()+b.kernels.Len()+b.launches.Len()+b.transfers.Len() >= maxEvents {
 		return fmt.Errorf("more than %d ops, kernels, runtime calls and copies (the most gpucalc keeps); %s", maxEvents, fewerSteps)
 	}
 	switch cat {
@@ -491,22 +383,22 @@ func (t *Trace) add(e *event, in interner, maxEvents int) error {
 		for i, s := range a.Types {
 			types[i] = in.get(s)
 		}
-		t.Ops = append(t.Ops, Op{
+		b.ops.Add(Op{
 			Name: in.get(e.Name), Thread: in.get(string(e.Tid)), Start: e.Ts, Dur: e.Dur,
 			ExternalID: a.ExternalID, Inputs: []Input(a.Dims), Types: types, Concrete: a.Concrete, Comm: a.comm(in),
 		})
 	case "kernel":
-		t.Kernels = append(t.Kernels, Kernel{
+		b.kernels.Add(Kernel{
 			Name: in.get(e.Name), Start: e.Ts, Dur: e.Dur, ExternalID: a.ExternalID, Correlation: a.Correlation,
 			Device: a.Device, Stream: a.Stream, Grid: dim3(a.Grid), Block: dim3(a.Block),
 			Registers: a.Registers, SharedMemory: a.Smem, EstOccupancy: a.Occupancy, Comm: a.comm(in),
 		})
 	case "cuda_runtime", "cuda_driver", "runtime":
-		t.Launches = append(t.Launches, Launch{
+		b.launches.Add(Launch{
 			Name: in.get(e.Name), Thread: in.get(string(e.Tid)), Start: e.Ts, ExternalID: a.ExternalID, Correlation: a.Correlation,
 		})
 	default:
-		t.Transfers = append(t.Transfers, Transfer{
+		b.transfers.Add(Transfer{
 			Kind: strings.TrimPrefix(cat, "gpu_"), Name: in.get(e.Name), Start: e.Ts, Dur: e.Dur, Bytes: a.Bytes,
 			Stream: a.Stream, ExternalID: a.ExternalID, Correlation: a.Correlation,
 		})
@@ -541,6 +433,15 @@ func (t *Trace) check() error {
 // capability or SM count in deviceProperties): the analysis prices one GPU,
 // as ncu's reader does. Kernels on several GPUs of one kind are kept.
 func (t *Trace) oneGPU() error {
+	// Two entries for one device ID that differ: traces of two machines
+	// merged, whose kernels cannot be told apart.
+	for i, p := range t.Devices {
+		for _, q := range t.Devices[:i] {
+			if p.ID == q.ID && !sameGPU(p, q) {
+				return fmt.Errorf("deviceProperties gives device %d twice, as different GPUs (%s and %s): is this two traces merged? gpucalc prices one GPU: give each GPU's trace on its own", p.ID, gpuName(q), gpuName(p))
+			}
+		}
+	}
 	first, seen := -1, map[int]bool{}
 	var want DeviceProps
 	for i := range t.Kernels {
@@ -554,11 +455,15 @@ func (t *Trace) oneGPU() error {
 		case !ok:
 		case first < 0:
 			first, want = id, p
-		case p.Name != want.Name || p.ComputeMajor != want.ComputeMajor || p.ComputeMinor != want.ComputeMinor || p.NumSMs != want.NumSMs:
+		case !sameGPU(p, want):
 			return fmt.Errorf("the kernels ran on different GPUs (device %d: %s, device %d: %s), and gpucalc prices one: profile one GPU, or export each rank's trace on its own", first, gpuName(want), id, gpuName(p))
 		}
 	}
 	return nil
+}
+
+func sameGPU(p, q DeviceProps) bool {
+	return p.Name == q.Name && p.ComputeMajor == q.ComputeMajor && p.ComputeMinor == q.ComputeMinor && p.NumSMs == q.NumSMs
 }
 
 func gpuName(p DeviceProps) string {
@@ -576,22 +481,6 @@ func (t *Trace) hasShapes() bool {
 }
 
 var errTruncated = errors.New("the trace is truncated: the JSON ends before it is complete (was the export interrupted, or the file cut?)")
-
-// jsonErr makes a decoder error one line a user can act on: a truncated
-// file says so.
-func jsonErr(err error) error {
-	if err == nil {
-		return nil
-	}
-	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
-		return errTruncated
-	}
-	var se *json.SyntaxError
-	if errors.As(err, &se) {
-		return fmt.Errorf("not valid JSON at byte %s: %s", strconv.FormatInt(se.Offset, 10), se.Error())
-	}
-	return err
-}
 
 // interner shares one copy of each repeated string (kernel and op names,
 // type names), which keeps memory near the number of distinct names.

@@ -112,7 +112,7 @@ func (f *factory) Catalog() (*devices.Catalog, error) {
 	}
 	files = append(files, f.deviceFiles...)
 	for _, name := range files {
-		data, _, err := f.ReadAll(name)
+		data, _, err := f.ReadAll(name, devices.MaxFileBytes)
 		if err != nil {
 			return nil, fmt.Errorf("device file %w", err)
 		}

@@ -16,10 +16,6 @@ import (
 // standard input, gzip told by its first bytes and bounded as it streams
 // (rows.Decompress), read whole or parsed as it is read.
 
-// maxInputBytes bounds what a whole-file reader (a workload, a device file)
-// takes in: far above any real workload, far below what would exhaust memory.
-const maxInputBytes = 64 << 20
-
 // Open opens an input named on the command line: a file, or - for standard
 // input, gzip-compressed or not (told by its first bytes; what it expands
 // to is bounded by rows.Decompress). It returns the name to use in
@@ -104,19 +100,20 @@ func openError(name string, err error) error {
 	return fmt.Errorf("cannot open %s: %w", name, errors.Unwrap(err))
 }
 
-// ReadAll reads a whole input (see Open), refusing more than maxInputBytes.
-func (f *factory) ReadAll(name string) ([]byte, string, error) {
+// ReadAll reads a whole input (see Open), refusing more than max bytes
+// (the reader's limit: devices.MaxFileBytes, model.MaxConfigBytes).
+func (f *factory) ReadAll(name string, max int64) ([]byte, string, error) {
 	r, shown, err := f.Open(name)
 	if err != nil {
 		return nil, "", err
 	}
 	defer r.Close()
-	data, err := io.ReadAll(io.LimitReader(r, maxInputBytes+1))
+	data, err := io.ReadAll(io.LimitReader(r, max+1))
 	if err != nil {
 		return nil, "", fmt.Errorf("reading %s: %w", shown, err)
 	}
-	if len(data) > maxInputBytes {
-		return nil, "", fmt.Errorf("%s: larger than %d MiB; is it the right file?", shown, maxInputBytes>>20)
+	if int64(len(data)) > max {
+		return nil, "", fmt.Errorf("%s: larger than %s; is it the right file?", shown, rows.Size(max))
 	}
 	return data, shown, nil
 }

@@ -136,7 +136,7 @@ func (f *factory) loadModel(arg string) (model.Config, error) {
 	if st, err := os.Stat(arg); err == nil && st.IsDir() {
 		name = filepath.Join(arg, "config.json")
 	}
-	data, shown, err := f.ReadAll(name)
+	data, shown, err := f.ReadAll(name, model.MaxConfigBytes)
 	if err != nil {
 		return model.Config{}, err
 	}

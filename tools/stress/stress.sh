@@ -40,12 +40,41 @@ gen() {
 	ptxas-entries) yes "ptxas info    : Compiling entry function 'k' for 'sm_90'" | head -c "$SIZE" ;;
 	yaml-nesting) yes -- '- [' | head -c "$SIZE" ;;
 	workload-max-ops) echo 'name: x'; echo 'ops:'; seq 1 10000 | sed 's/.*/  - {name: a&, op: matmul m=4096 n=4096 k=4096}/' ;;
+	# Bounded readers (issue 25): gzip bombs, blank space in JSON, a mangled
+	# name that demangles to gigabytes, implausible numbers. (Gigabytes of
+	# valid trace events or ncu rows are read whole before any output, which
+	# takes longer than TIMEOUT and more than the address-space limit: the
+	# benchmarks BenchmarkRead2MKernels and BenchmarkRead1MRows measure them.)
+	gzip-zeros) head -c "$SIZE" /dev/zero | gzip -1 ;;
+	gzip-blank-trace) { printf '{"traceEvents":['; tr '\0' ' ' </dev/zero; } | head -c "$SIZE" | gzip -1 ;;
+	blank-trace) { printf '{"traceEvents":[{"ph":"X",'; tr '\0' ' ' </dev/zero; } | head -c "$SIZE" ;;
+	nested-mangled-log) nested_log ;;
+	trace-two-gpus) printf '%s' '{"deviceProperties":[{"id":0,"name":"NVIDIA H100 80GB HBM3","computeMajor":9,"computeMinor":0},{"id":1,"name":"NVIDIA A100-SXM4-80GB","computeMajor":8,"computeMinor":0}],"traceEvents":[{"ph":"X","cat":"cpu_op","name":"aten::mm","ts":1,"dur":9,"args":{"External id":1,"Input Dims":[[64,64],[64,64]],"Input type":["float","float"]}},{"ph":"X","cat":"kernel","name":"k","ts":2,"dur":2,"args":{"External id":1,"device":0}},{"ph":"X","cat":"kernel","name":"k","ts":5,"dur":2,"args":{"External id":1,"device":1}}]}' ;;
+	trace-negative) printf '%s' '{"deviceProperties":[{"name":"NVIDIA H100 80GB HBM3","computeMajor":9,"computeMinor":0}],"traceEvents":[{"ph":"X","cat":"cpu_op","name":"aten::mm","ts":1,"dur":9,"args":{"External id":1,"Input Dims":[[64,64],[64,64]],"Input type":["float","float"]}},{"ph":"X","cat":"kernel","name":"k","ts":2,"dur":-2,"args":{"External id":1}}]}' ;;
+	ncu-decimal-comma) { echo "$ncu_header"; echo "$ncu_units"; echo "${ncu_row/\"2.5\"/\"2,5\"}"; } ;;
+	ncu-implausible) { echo "$ncu_header"; echo "$ncu_units"; echo "${ncu_row/\"2.5\"/\"9,000,000,000\"}"; echo "${ncu_row/\"2.5\"/\"-1\"}"; } ;;
 	esac
+}
+
+ncu_header='"ID","Process ID","Kernel Name","Block Size","Grid Size","device__attribute_display_name","gpu__time_duration.sum","dram__bytes_read.sum","dram__bytes_write.sum"'
+ncu_units='"","","","","","","usecond","Mbyte","byte"'
+ncu_row='"0","1","void k<float>(float *, int)","(256, 1, 1)","(1024, 1, 1)","NVIDIA H100 80GB HBM3","1.5","2.5","1,000"'
+
+# nested_log is an 818-byte-class ptxas log whose one kernel's mangled name
+# nests 30 levels, each naming the level below twice: demangled in full it
+# would be gigabytes.
+nested_log() {
+	local inner=1AIiiE digits=0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ j
+	for ((j = 2; j <= 30; j++)); do inner="S_I${inner}S${digits:j-2:1}_E"; done
+	printf "ptxas info    : Compiling entry function '_Z1fI%sEvT_' for 'sm_90'\nptxas info    : Used 8 registers\n" "$inner"
 }
 
 inputs="zeros random no-newline short-lines unclosed-quote occ-header+random occ-header+garbage-rows
 occ-header+long-field occ-valid-rows roof-header+garbage-rows roof-valid-rows ptxas-entries yaml-nesting
-workload-max-ops"
+workload-max-ops gzip-zeros gzip-blank-trace blank-trace nested-mangled-log trace-two-gpus trace-negative
+ncu-decimal-comma ncu-implausible"
+# STRESS_INPUTS and STRESS_COMMANDS (a regular expression) pick a subset.
+inputs=${STRESS_INPUTS:-$inputs}
 
 commands=(
 	"occupancy batch --input -"
@@ -56,11 +85,13 @@ commands=(
 	"roofline --workload /dev/stdin"
 	"roofline --workload /dev/stdin --devices h100,a100,h200 --plot $work/chart.png"
 	"devices --device-file /dev/stdin"
+	"trace -"
 )
 
 printf '%-34s %-26s %4s %7s  %s\n' command input exit seconds "verdict: first line of stderr"
 failed=0
 for c in "${commands[@]}"; do
+	[[ $c =~ ${STRESS_COMMANDS:-.} ]] || continue
 	for in in $inputs; do
 		start=$(date +%s.%N)
 		(

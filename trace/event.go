@@ -1,0 +1,453 @@
+package trace
+
+import (
+	"cmp"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+)
+
+// The trace's structure as the scanner reads it: the top-level object,
+// traceEvents one event at a time, and each event's fields by name (case
+// folded, as PyTorch 1.8 wrote "external id"). A field of an unexpected
+// kind is skipped and left zero, as encoding/json would; a time that is
+// not a number spoils the event.
+
+// kind names a JSON value by its first byte, for messages.
+func kind(c byte) string {
+	switch c {
+	case '"':
+		return "string"
+	case '{':
+		return "object"
+	case '[':
+		return "array"
+	case 't', 'f':
+		return "bool"
+	case 'n':
+		return "null"
+	}
+	return "number"
+}
+
+// text reads a string value, one copy of each distinct one kept (names
+// repeat over millions of events); another kind is skipped, "" returned.
+func (s *scanner) text() (string, error) {
+	c, err := s.space()
+	if err != nil {
+		return "", fail(err)
+	}
+	if c != '"' {
+		return "", s.skip(false)
+	}
+	b, err := s.string()
+	if err != nil {
+		return "", err
+	}
+	if v, ok := s.names[string(b)]; ok {
+		return v, nil
+	}
+	return s.names.get(string(b)), nil
+}
+
+// timeError is a timestamp or duration that is not a number: it spoils
+// its event, which is refused with its line.
+type timeError struct{ error }
+
+// time reads a timestamp or duration: a number, or a timeError naming the
+// field.
+func (s *scanner) time(field string) (float64, error) {
+	c, err := s.space()
+	if err != nil {
+		return 0, fail(err)
+	}
+	if c == '"' || c == '{' || c == '[' {
+		if err := s.skip(false); err != nil {
+			return 0, err
+		}
+		return 0, timeError{fmt.Errorf("%q is %s, not a number of microseconds", field, kind(c))}
+	}
+	lit, err := s.literal()
+	if err != nil {
+		return 0, err
+	}
+	if lit[0] == 'n' { // null: absent
+		return 0, nil
+	}
+	v, err := strconv.ParseFloat(string(lit), 64)
+	if err != nil {
+		return 0, timeError{fmt.Errorf("%q is %s %s, not a number of microseconds", field, kind(lit[0]), lit)}
+	}
+	return v, nil
+}
+
+// number reads a number; another kind is skipped, ok false.
+func (s *scanner) number() (v []byte, ok bool, err error) {
+	c, err := s.space()
+	if err != nil {
+		return nil, false, fail(err)
+	}
+	if c == '"' || c == '{' || c == '[' {
+		return nil, false, s.skip(false)
+	}
+	lit, err := s.literal()
+	return lit, err == nil && kind(lit[0]) == "number", err
+}
+
+// integer reads a whole number; anything else reads as 0.
+func (s *scanner) integer() (int64, error) {
+	lit, ok, err := s.number()
+	if !ok {
+		return 0, err
+	}
+	n, perr := strconv.ParseInt(string(lit), 10, 64)
+	if perr != nil {
+		return 0, nil
+	}
+	return n, nil
+}
+
+// count reads a whole number that may be absent: nil for anything else.
+func (s *scanner) count() (*int64, error) {
+	lit, ok, err := s.number()
+	if !ok {
+		return nil, err
+	}
+	n, perr := strconv.ParseInt(string(lit), 10, 64)
+	if perr != nil {
+		return nil, nil
+	}
+	return &n, nil
+}
+
+// ints reads a list of whole numbers ("grid", "block").
+func (s *scanner) ints() ([]int, error) {
+	c, err := s.space()
+	if err != nil {
+		return nil, fail(err)
+	}
+	if c != '[' {
+		return nil, s.skip(false)
+	}
+	s.expect('[')
+	var out []int
+	for ok, err := s.first(']'); ok || err != nil; ok, err = s.more(']') {
+		if err != nil {
+			return nil, err
+		}
+		n, err := s.integer()
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, int(n))
+	}
+	return out, nil
+}
+
+// texts reads a list of strings ("Input type", "Concrete Inputs").
+func (s *scanner) texts() ([]string, error) {
+	c, err := s.space()
+	if err != nil {
+		return nil, fail(err)
+	}
+	if c != '[' {
+		return nil, s.skip(false)
+	}
+	s.expect('[')
+	out := []string{}
+	for ok, err := s.first(']'); ok || err != nil; ok, err = s.more(']') {
+		if err != nil {
+			return nil, err
+		}
+		t, err := s.text()
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, t)
+	}
+	return out, nil
+}
+
+// fold lower-cases an ASCII key in place.
+func fold(k []byte) []byte {
+	for i, c := range k {
+		if c >= 'A' && c <= 'Z' {
+			k[i] = c + 'a' - 'A'
+		}
+	}
+	return k
+}
+
+// fields reads an object, calling field for each key (lower-cased, valid
+// until the next read); field reads the value.
+func (s *scanner) fields(field func(key []byte) error) error {
+	c, err := s.space()
+	if err != nil {
+		return fail(err)
+	}
+	if c != '{' {
+		return s.skip(false)
+	}
+	s.expect('{')
+	for ok, err := s.first('}'); ok || err != nil; ok, err = s.more('}') {
+		if err != nil {
+			return err
+		}
+		k, err := s.string()
+		if err != nil {
+			return err
+		}
+		key := append(s.field[:0], fold(k)...)
+		s.field = key
+		if err := s.expect(':'); err != nil {
+			return err
+		}
+		if err := field(key); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// event reads one trace event.
+func (s *scanner) event(e *event) error {
+	c, err := s.space()
+	if err != nil {
+		return fail(err)
+	}
+	if c != '{' { // not an event: skipped, as another tool's would be
+		return s.skip(false)
+	}
+	var timeErr error // a time that is not a number, said once the event is read
+	err = s.fields(func(key []byte) error {
+		var err error
+		switch string(key) {
+		case "ph":
+			e.Ph, err = s.text()
+		case "cat":
+			e.Cat, err = s.text()
+		case "name":
+			e.Name, err = s.text()
+		case "tid":
+			e.Tid, err = s.id()
+		case "ts", "dur":
+			var v float64
+			v, err = s.time(string(key))
+			if te := (timeError{}); errors.As(err, &te) {
+				timeErr, err = cmp.Or(timeErr, err), nil
+			}
+			if key[0] == 't' {
+				e.Ts = v
+			} else {
+				e.Dur = v
+			}
+		case "args":
+			err = s.fields(func(key []byte) error { return s.arg(&e.Args, key) })
+		default:
+			err = s.skip(false)
+		}
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	return timeErr
+}
+
+// id reads a pid or tid: a number (its text), or a string.
+func (s *scanner) id() (flexID, error) {
+	c, err := s.space()
+	if err != nil {
+		return "", fail(err)
+	}
+	if c == '"' {
+		t, err := s.text()
+		return flexID(t), err
+	}
+	lit, ok, err := s.number()
+	if !ok {
+		return "", err
+	}
+	return flexID(lit), nil
+}
+
+// arg reads one of an event's args.
+func (s *scanner) arg(a *args, key []byte) error {
+	var err error
+	var n int64
+	switch string(key) {
+	case "external id":
+		a.ExternalID, err = s.integer()
+	case "correlation":
+		a.Correlation, err = s.integer()
+	case "bytes":
+		a.Bytes, err = s.integer()
+	case "registers per thread":
+		n, err = s.integer()
+		a.Registers = int(n)
+	case "shared memory":
+		n, err = s.integer()
+		a.Smem = int(n)
+	case "stream":
+		n, err = s.integer()
+		a.Stream = int(n)
+	case "device":
+		n, err = s.integer()
+		a.Device = int(n)
+	case "grid":
+		a.Grid, err = s.ints()
+	case "block":
+		a.Block, err = s.ints()
+	case "input type":
+		a.Types, err = s.texts()
+	case "concrete inputs":
+		a.Concrete, err = s.texts()
+	case "input dims":
+		if err = s.skip(true); err == nil {
+			var d inputDims
+			if d.UnmarshalJSON(s.raw) == nil {
+				a.Dims = d
+			}
+		}
+	case "collective name":
+		a.Collective, err = s.text()
+	case "in msg nelems":
+		a.InElems, err = s.count()
+	case "out msg nelems":
+		a.OutElems, err = s.count()
+	case "dtype":
+		a.DType, err = s.text()
+	case "group size":
+		n, err = s.integer()
+		a.GroupSize = int(n)
+	case "process group name":
+		a.Group, err = s.id()
+	case "est. achieved occupancy %":
+		var lit []byte
+		var ok bool
+		if lit, ok, err = s.number(); ok {
+			if v, perr := strconv.ParseFloat(string(lit), 64); perr == nil {
+				a.Occupancy = &v
+			}
+		}
+	default:
+		err = s.skip(false)
+	}
+	return err
+}
+
+// decode reads the top-level object. It returns a nil Trace when the input
+// is not JSON at all.
+func (s *scanner) decode() (*Trace, error) {
+	c, err := s.space()
+	if err != nil {
+		return nil, fail(err)
+	}
+	switch c {
+	case '{':
+	case '[':
+		return &Trace{}, fmt.Errorf("%w: a Chrome trace in array form, as other tools write; torch.profiler writes an object with traceEvents (prof.export_chrome_trace(\"trace.json\"))", ErrNotTorch)
+	case '"':
+		t, err := s.text()
+		if err != nil {
+			return nil, err
+		}
+		return &Trace{}, fmt.Errorf("a trace is a JSON object, found the string %s", strconv.Quote(t))
+	default:
+		lit, err := s.literal()
+		if err != nil {
+			return nil, err
+		}
+		return &Trace{}, fmt.Errorf("a trace is a JSON object, found %s", lit)
+	}
+	t := &Trace{}
+	in := s.names
+	var b building // every traceEvents list's events, moved into t at the end
+	defer b.done(t)
+	sawEvents := false
+	err = s.fields(func(key []byte) error {
+		defer s.done()
+		switch string(key) {
+		case "traceevents":
+			sawEvents = true
+			return t.events(s, in, &b)
+		case "deviceproperties":
+			if err := s.skip(true); err != nil {
+				return err
+			}
+			if err := json.Unmarshal(s.raw, &t.Devices); err != nil {
+				return fmt.Errorf("deviceProperties: %w", err)
+			}
+		case "distributedinfo":
+			// Kept only where it gives a rank; any other shape is skipped.
+			if err := s.skip(true); err != nil {
+				return err
+			}
+			var d struct {
+				Backend   any  `json:"backend"`
+				Rank      *int `json:"rank"`
+				WorldSize int  `json:"world_size"`
+			}
+			var te *json.UnmarshalTypeError
+			if err := json.Unmarshal(s.raw, &d); (err == nil || errors.As(err, &te)) && d.Rank != nil {
+				backend, _ := d.Backend.(string)
+				t.Distributed = &Distributed{Backend: backend, Rank: *d.Rank, WorldSize: d.WorldSize}
+			}
+		case "record_shapes":
+			if err := s.skip(true); err != nil {
+				return err
+			}
+			var v any
+			json.Unmarshal(s.raw, &v)
+			t.RecordShapes = v == true || v == 1.0 || v == "1" || v == "true"
+		default:
+			return s.skip(false)
+		}
+		return nil
+	})
+	if err != nil {
+		return t, err
+	}
+	if !sawEvents {
+		return t, fmt.Errorf("%w: no traceEvents", ErrNotTorch)
+	}
+	return t, nil
+}
+
+// events reads the traceEvents list one event at a time.
+func (t *Trace) events(s *scanner, in interner, b *building) error {
+	c, err := s.space()
+	if err != nil {
+		return fail(err)
+	}
+	if c != '[' {
+		return fmt.Errorf("%w: traceEvents is not a list", ErrNotTorch)
+	}
+	s.expect('[')
+	s.done()
+	for ok, err := s.first(']'); ok || err != nil; ok, err = s.more(']') {
+		if err != nil {
+			return err
+		}
+		var e event
+		if err := s.event(&e); err != nil {
+			var syn *errSyntax
+			switch {
+			case errors.Is(err, errTruncated):
+				return fmt.Errorf("the trace is truncated after %d complete events: was the export interrupted, or the file cut?", t.Events)
+			case errors.As(err, &timeError{}):
+				return fmt.Errorf("event %d (line %d): %w", t.Events+1, s.line, err)
+			case errors.As(err, &syn):
+				return fmt.Errorf("event %d: %w", t.Events+1, err)
+			}
+			return err // a limit, worded by Read
+		}
+		t.Events++
+		if err := t.add(&e, in, s.lim.events, b); err != nil {
+			return fmt.Errorf("event %d (line %d): %w", t.Events, s.line, err)
+		}
+		s.done()
+	}
+	return nil
+}
