@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/gpucalc/gpucalc/devices"
+	"github.com/gpucalc/gpucalc/rows"
 )
 
 // newLimitedServer is the app with the given limits (tests shorten them)
@@ -467,10 +468,10 @@ func TestInflated(t *testing.T) {
 		return z
 	}
 	const limit = 100000
-	if data, err := io.ReadAll(&inflated{r: gz(limit), left: limit}); err != nil || len(data) != limit {
+	if data, err := io.ReadAll(inflated{rows.Limit(gz(limit), limit)}); err != nil || len(data) != limit {
 		t.Errorf("exactly the limit: %d bytes, %v", len(data), err)
 	}
-	z := &inflated{r: gz(limit + 1), left: limit}
+	z := inflated{rows.Limit(gz(limit+1), limit)}
 	if _, err := io.ReadAll(z); !errors.Is(err, errInflated) {
 		t.Errorf("one byte over the limit: %v, want %v", err, errInflated)
 	}

@@ -2,7 +2,6 @@ package web
 
 import (
 	"bytes"
-	"compress/gzip"
 	"context"
 	"errors"
 	"fmt"
@@ -11,6 +10,8 @@ import (
 	"net/http"
 	"path"
 	"strings"
+
+	"github.com/gpucalc/gpucalc/rows"
 )
 
 // upload is the reports form as posted: the file and the device.
@@ -97,67 +98,36 @@ func tooLarge(err error) bool {
 	return errors.Is(err, errPartTooLarge) || errors.As(err, &mb)
 }
 
-// isGzip tells gzip by its first bytes, as the CLI's inputs are told.
-func isGzip(data []byte) bool { return len(data) >= 2 && data[0] == 0x1f && data[1] == 0x8b }
-
 // errInflated is a gzip upload that decompresses past maxInflated.
 var errInflated = fmt.Errorf("decompresses to more than %d MiB, the server's limit for a gzip upload; give the file to the command line", maxInflated>>20)
 
 // open returns the upload as its reader reads it: decompressed when it is
-// gzip, cut off with errInflated past maxInflated bytes (as they stream,
-// so a small file that expands to gigabytes costs no more than the limit),
-// and with ctx's error once the request's deadline passes or its client
-// goes away, so that a reader stops within one buffer of either.
+// gzip (rows.Decompress, as the command line's inputs are), cut off with
+// errInflated past maxInflated bytes as they stream, so a small file that
+// expands to gigabytes costs no more than the limit, and with ctx's error
+// once the request's deadline passes or its client goes away, so that a
+// reader stops within one buffer of either.
 func open(ctx context.Context, data []byte) (io.Reader, error) {
-	var r io.Reader = bytes.NewReader(data)
-	if isGzip(data) {
-		z, err := gzip.NewReader(r)
-		if err != nil {
-			return nil, fmt.Errorf("starts like gzip but is not: %w", err)
-		}
-		r = &inflated{r: z, left: maxInflated}
+	r, gzipped, err := rows.Decompress(bytes.NewReader(data))
+	if err != nil {
+		return nil, err
+	}
+	if gzipped {
+		r = inflated{rows.Limit(r, maxInflated)}
 	}
 	return ctxReader{ctx, r}, nil
 }
 
-// inflated reads a decompressing reader up to left bytes, then fails if
-// there is more. Its error sticks: a parser that reads on after an error
-// gets it again, not more of the stream.
-type inflated struct {
-	r    io.Reader
-	left int64
-	err  error
-}
+// inflated words the limit's error as the server's: every read past the
+// limit fails with errInflated, so a parser that reads on gets no more of
+// the stream.
+type inflated struct{ r io.Reader }
 
-func (z *inflated) Read(p []byte) (int, error) {
-	if z.err != nil {
-		return 0, z.err
-	}
-	if z.left <= 0 {
-		var one [1]byte
-		if n, err := io.ReadFull(z.r, one[:]); n == 0 {
-			z.err = err
-		} else {
-			z.err = errInflated
-		}
-		return 0, z.err
-	}
-	if int64(len(p)) > z.left {
-		p = p[:z.left]
-	}
-	// Fill p, where gzip hands out a window at a time: a parser that
-	// rescans its buffer on each read (encoding/json skipping whitespace
-	// does) then reads a few times, not once per 32 KiB.
-	n, err := io.ReadFull(z.r, p)
-	z.left -= int64(n)
-	if errors.Is(err, io.ErrUnexpectedEOF) {
-		err = io.EOF
-	}
-	if err != nil {
-		z.err = err
-		if n > 0 {
-			err = nil
-		}
+func (z inflated) Read(p []byte) (int, error) {
+	n, err := z.r.Read(p)
+	var se *rows.SizeError
+	if errors.As(err, &se) {
+		return 0, errInflated
 	}
 	return n, err
 }
@@ -206,11 +176,11 @@ const sniffBytes = 4096
 // else by its first bytes. A gzip file is told by the name under .gz and by
 // its content after decompression, as the CLI reads it.
 func kindOf(name string, data []byte) string {
-	if isGzip(data) {
+	if rows.IsGzip(data) {
 		if strings.EqualFold(path.Ext(name), ".gz") {
 			name = strings.TrimSuffix(name, path.Ext(name))
 		}
-		z, err := gzip.NewReader(bytes.NewReader(data))
+		z, _, err := rows.Decompress(bytes.NewReader(data))
 		if err != nil {
 			return "trace" // the trace reader says what is wrong with it
 		}
