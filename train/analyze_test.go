@@ -159,3 +159,19 @@ func FuzzReadBatch(f *testing.F) {
 		}
 	})
 }
+
+// TestReadBatchLimits: a training batch keeps its rows in memory, so rows
+// and bytes are bounded as the model batch's are, each limit an error that
+// says to split the file.
+func TestReadBatchLimits(t *testing.T) {
+	head := "model,device,method,precision,ckpt,batch,seq\n"
+	many := head + strings.Repeat("llama-3.2-1b,h100,full,bf16,none,4,1024\n", model.MaxBatchRows+1)
+	_, got, err := ReadBatch(strings.NewReader(many))
+	if err == nil || !strings.Contains(err.Error(), "more than 50000 rows; split the file") || len(got) != model.MaxBatchRows {
+		t.Errorf("past the rows: %d rows, %v", len(got), err)
+	}
+	long := head + strings.Repeat("x,"+strings.Repeat("a", 1<<20-10)+",full\n", model.MaxBatchBytes>>20+2)
+	if _, _, err := ReadBatch(strings.NewReader(long)); err == nil || !strings.Contains(err.Error(), "larger than 64 MiB; split the file") {
+		t.Errorf("past the bytes: %v", err)
+	}
+}

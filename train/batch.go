@@ -1,6 +1,7 @@
 package train
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"runtime"
@@ -39,7 +40,7 @@ type BatchRow struct {
 // input that breaks off returns the rows before the break and the error.
 // It returns the header as given.
 func ReadBatch(r io.Reader) ([]string, []BatchRow, error) {
-	cr := rows.NewCSV(r)
+	cr := rows.NewCSV(rows.Limit(r, model.MaxBatchBytes))
 	head, err := cr.Read()
 	if err == io.EOF {
 		return nil, nil, fmt.Errorf("empty input; expected the header %s", strings.Join(BatchColumns, ","))
@@ -64,13 +65,18 @@ func ReadBatch(r io.Reader) ([]string, []BatchRow, error) {
 			optional[h] = i
 		}
 	}
-	out, err := rows.Records(cr, 0, func(line int, cells []string, err error) (BatchRow, error) {
+	// A training batch keeps its rows as the model batch does: the same bounds.
+	out, err := rows.Records(cr, model.MaxBatchRows, func(line int, cells []string, err error) (BatchRow, error) {
 		r := BatchRow{Line: line, Cells: cells, Err: err}
 		if err == nil {
 			r.Err = r.parse(optional)
 		}
 		return r, r.Err
 	})
+	var se *rows.SizeError
+	if errors.As(err, &se) {
+		err = fmt.Errorf("%w; split the file", err)
+	}
 	return head, out, err
 }
 
