@@ -32,7 +32,9 @@ input casts), or with checkpointing each layer's input and the layer being
 recomputed; the full-vocabulary logits with the loss's fp32 buffers; the
 backward's transients. The step is followed from the forward's loss through
 each backward phase to the optimizer, and the peak is the largest moment.
-Usable memory is what CUDA can allocate (79.2 GiB of an 80 GiB H100).
+Usable memory is what PyTorch's allocator can have: what CUDA can allocate
+(79.2 GiB of an 80 GiB H100) less the CUDA context (0.60 GiB) and, on more
+than one GPU, NCCL's communicator (0.96 GiB), both measured.
 ZeRO shards optimizer states (1), gradients (2) and parameters (3) over the
 data-parallel GPUs (gpus / tp); tp splits heads, MLP and vocabulary.
 
