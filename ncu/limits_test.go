@@ -88,10 +88,10 @@ func TestAnalyzeImplausible(t *testing.T) {
 // say which and what to do; a gzip bomb is refused as it streams.
 func TestReadLimits(t *testing.T) {
 	three := build(smallHeader, smallUnits, smallRow, smallRow, smallRow)
-	if _, err := read(strings.NewReader(three), 2); err == nil || !strings.Contains(err.Error(), "line 5: more than 2 kernels") || !strings.Contains(err.Error(), "--launch-count") {
+	if _, err := ReadAtMost(strings.NewReader(three), 2); err == nil || !strings.Contains(err.Error(), "line 5: more than 2 kernels") || !strings.Contains(err.Error(), "--launch-count") {
 		t.Errorf("past the kernels: %v", err)
 	}
-	if _, err := read(strings.NewReader(three), 3); err != nil {
+	if _, err := ReadAtMost(strings.NewReader(three), 3); err != nil {
 		t.Errorf("at the limit: %v", err)
 	}
 	long := with("Kernel Name", strings.Repeat("k", rows.MaxName+1))

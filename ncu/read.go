@@ -78,10 +78,18 @@ const fewerLaunches = "profile fewer launches (ncu --launch-count N, --kernel-na
 // output) is rejected with a message that says which export to make. Lines
 // are read through rows: at most 1 MiB each, text only; the export at most
 // MaxBytes and MaxKernels rows, a name at most rows.MaxName.
-func Read(r io.Reader) ([]Kernel, error) { return read(r, MaxKernels) }
+func Read(r io.Reader) ([]Kernel, error) { return ReadAtMost(r, MaxKernels) }
 
-// read is Read with a limit on the kernels (less in tests).
-func read(r io.Reader, maxKernels int) ([]Kernel, error) {
+// TooManyError is an export with more than Max kernels, stopped at Line.
+type TooManyError struct{ Line, Max int }
+
+func (e *TooManyError) Error() string {
+	return fmt.Sprintf("line %d: more than %d kernels (the most gpucalc reads); %s", e.Line, e.Max, fewerLaunches)
+}
+
+// ReadAtMost is Read with a smaller limit on the kernels: past maxKernels it
+// stops, as the rows stream, with a *TooManyError.
+func ReadAtMost(r io.Reader, maxKernels int) ([]Kernel, error) {
 	in, _, err := rows.Decompress(r)
 	if err != nil {
 		return nil, err
@@ -151,7 +159,7 @@ func read(r io.Reader, maxKernels int) ([]Kernel, error) {
 			e.setUnits(make([]string, len(header)))
 		}
 		if ks.Len() == maxKernels {
-			return nil, fmt.Errorf("line %d: more than %d kernels (the most gpucalc reads); %s", cr.Line(), maxKernels, fewerLaunches)
+			return nil, &TooManyError{Line: cr.Line(), Max: maxKernels}
 		}
 		k, err := e.kernel(Row{Line: cr.Line(), Values: rec})
 		if err != nil {

@@ -348,10 +348,8 @@ func TestWorkBounds(t *testing.T) {
 	if a := decode(t, w); w.Code != http.StatusUnprocessableEntity || !strings.Contains(a.Errors["file"], "at most 5000 rows") {
 		t.Errorf("a workload of %d ops: status %d, errors %.300q", maxRows+1, w.Code, a.Errors)
 	}
-	// An export of more kernels than an answer takes stops as its lines
-	// stream, before its rows are held.
-	// (A million narrow rows: 16 MiB that the CSV reader would hold as a
-	// million records.)
+	// An export of more kernels than an answer takes stops as its rows
+	// stream, before they are held (a million narrow rows, 16 MiB).
 	export := "\"ID\",\"Kernel Name\",\"gpu__time_duration.sum\"\n\"\",\"\",\"nsecond\"\n" + strings.Repeat("\"1\",\"k\",\"1000\"\n", 1_000_000)
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)

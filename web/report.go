@@ -3,6 +3,7 @@ package web
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -123,13 +124,15 @@ const defaultDevice = "h100"
 
 // ncuReport is `gpucalc ncu FILE`, with its chart.
 func (s *server) ncuReport(ctx context.Context, name string, in io.Reader, d devices.Device) (answer, error) {
-	ks, err := ncu.Read(newLineLimit(in, maxRows+100)) // a kernel a line, and the header, units and ncu's notes
+	cli := "gpucalc ncu " + shellQuote(name)
+	// The reader stops past the limit as the rows stream, before they pile up.
+	ks, err := ncu.ReadAtMost(in, maxRows)
+	var many *ncu.TooManyError
+	if errors.As(err, &many) {
+		return answer{Errors: fieldErrors{"file": fmt.Sprintf("%s: line %d: the server reads exports of at most %d kernels; profile fewer launches, or run the command line%s", name, many.Line, maxRows, cliHint(cli))}}, nil
+	}
 	if err != nil {
 		return answer{Errors: fieldErrors{"file": fmt.Sprintf("%s: %v", name, err)}}, nil
-	}
-	cli := "gpucalc ncu " + shellQuote(name)
-	if msg := tooMany(len(ks), "kernels in the export", cli); msg != "" {
-		return answer{Errors: fieldErrors{"file": msg}}, nil
 	}
 	origin := "from --device"
 	if d.Name == "" {

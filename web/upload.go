@@ -145,29 +145,6 @@ func (c ctxReader) Read(p []byte) (int, error) {
 	return c.r.Read(p)
 }
 
-// lineLimit fails a reader once it has passed more than max newlines: an
-// export's rows are its lines, and the CSV reader holds every row, so the
-// row limit is applied as the lines stream, before the rows pile up.
-type lineLimit struct {
-	r          io.Reader
-	max, lines int
-	err        error
-}
-
-func newLineLimit(r io.Reader, max int) *lineLimit { return &lineLimit{r: r, max: max} }
-
-func (l *lineLimit) Read(p []byte) (int, error) {
-	if l.err != nil {
-		return 0, l.err
-	}
-	n, err := l.r.Read(p)
-	if l.lines += bytes.Count(p[:n], []byte{'\n'}); l.lines > l.max {
-		l.err = fmt.Errorf("more than %d lines: the server reads exports of at most %d kernels; run the command line", l.max, maxRows)
-		return 0, l.err
-	}
-	return n, err
-}
-
 // sniffBytes is how much of a file kindOf reads to tell its kind.
 const sniffBytes = 4096
 
