@@ -3,11 +3,10 @@ package ncu
 import (
 	"fmt"
 	"io"
-	"runtime"
 	"testing"
-	"time"
 
 	"github.com/gpucalc/gpucalc/devices"
+	"github.com/gpucalc/gpucalc/internal/peak"
 )
 
 // genExport is a generated `ncu --csv --page raw` export of n launches with the
@@ -61,36 +60,6 @@ func (g *genExport) Read(p []byte) (int, error) {
 	return n, nil
 }
 
-// peakHeap runs f and returns the most heap in use above the start while it
-// ran, sampled every 50 ms.
-func peakHeap(f func()) uint64 {
-	runtime.GC()
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	base := ms.HeapInuse
-	done := make(chan uint64)
-	stop := make(chan struct{})
-	go func() {
-		var peak uint64
-		var ms runtime.MemStats
-		for {
-			select {
-			case <-stop:
-				done <- peak
-				return
-			case <-time.After(50 * time.Millisecond):
-				runtime.ReadMemStats(&ms)
-				if ms.HeapInuse > base {
-					peak = max(peak, ms.HeapInuse-base)
-				}
-			}
-		}
-	}()
-	f()
-	close(stop)
-	return <-done
-}
-
 // BenchmarkRead1MRows reads a generated export of a million launches and
 // sets each against the H100. It reports the export's size, the peak heap
 // in use (sampled) as a multiple of it (target: at most a few) and the
@@ -108,10 +77,10 @@ func BenchmarkRead1MRows(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	var peak uint64
+	var most uint64
 	b.SetBytes(size)
 	for b.Loop() {
-		peak = max(peak, peakHeap(func() {
+		most = max(most, peak.Heap(func() {
 			ks, err := Read(&genExport{n: n})
 			if err != nil || len(ks) != n {
 				b.Fatalf("%d kernels: %v", len(ks), err)
@@ -123,6 +92,6 @@ func BenchmarkRead1MRows(b *testing.B) {
 		}))
 	}
 	b.ReportMetric(float64(size)/1e6, "file-MB")
-	b.ReportMetric(float64(peak)/1e6, "peak-heap-MB")
-	b.ReportMetric(float64(peak)/float64(size), "peak-heap/file")
+	b.ReportMetric(float64(most)/1e6, "peak-heap-MB")
+	b.ReportMetric(float64(most)/float64(size), "peak-heap/file")
 }

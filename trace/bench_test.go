@@ -2,12 +2,11 @@ package trace
 
 import (
 	"io"
-	"runtime"
 	"strconv"
 	"testing"
-	"time"
 
 	"github.com/gpucalc/gpucalc/devices"
+	"github.com/gpucalc/gpucalc/internal/peak"
 	"github.com/gpucalc/gpucalc/roofline"
 )
 
@@ -76,10 +75,10 @@ func BenchmarkRead2MKernels(b *testing.B) {
 	}
 	d, _ := devices.Lookup("h100")
 	m, _ := roofline.New(d)
-	var peak uint64
+	var most uint64
 	b.SetBytes(size)
 	for b.Loop() {
-		peak = max(peak, peakHeap(func() {
+		most = max(most, peak.Heap(func() {
 			tr, err := Read(&genTrace{n: n})
 			if err != nil || len(tr.Kernels) != n {
 				b.Fatalf("%v", err)
@@ -91,36 +90,6 @@ func BenchmarkRead2MKernels(b *testing.B) {
 		}))
 	}
 	b.ReportMetric(float64(size)/1e6, "file-MB")
-	b.ReportMetric(float64(peak)/1e6, "peak-heap-MB")
-	b.ReportMetric(float64(peak)/float64(size), "peak-heap/file")
-}
-
-// peakHeap runs f and returns the most heap in use above the start while it
-// ran, sampled every 50 ms.
-func peakHeap(f func()) uint64 {
-	runtime.GC()
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	base := ms.HeapInuse
-	done := make(chan uint64)
-	stop := make(chan struct{})
-	go func() {
-		var peak uint64
-		var ms runtime.MemStats
-		for {
-			select {
-			case <-stop:
-				done <- peak
-				return
-			case <-time.After(50 * time.Millisecond):
-				runtime.ReadMemStats(&ms)
-				if ms.HeapInuse > base {
-					peak = max(peak, ms.HeapInuse-base)
-				}
-			}
-		}
-	}()
-	f()
-	close(stop)
-	return <-done
+	b.ReportMetric(float64(most)/1e6, "peak-heap-MB")
+	b.ReportMetric(float64(most)/float64(size), "peak-heap/file")
 }
