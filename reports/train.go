@@ -51,14 +51,15 @@ func trainSummary(r train.Result, origin string) Table {
 			row("  "+it.Name, memSize(it.Bytes))
 		}
 	}
-	fits := "fits"
-	switch {
-	case !m.Fits:
-		fits = "DOES NOT FIT"
-	case m.Tight:
-		fits = "fits, tightly (less room than its largest tensor: the allocator may still fail)"
+	verdict := map[train.Verdict]string{train.FitsVerdict: "fits", train.DoesNotFit: "DOES NOT FIT",
+		train.Tight:     "fits, tightly (less room than its largest tensor: the allocator may still fail)",
+		train.MayNotFit: "MAY NOT FIT (a race)"}[m.Verdict]
+	if m.Rebuild > 0 {
+		row("peak per GPU", gib(m.Peak)+" at "+m.At+" from the third step on")
+		row("second step", gib(m.SecondStep)+" with DDP's first buckets ("+gib(m.Rebuild)+") still held, of "+gib(m.Usable)+" usable: "+verdict)
+	} else {
+		row("peak per GPU", gib(m.Peak)+" at "+m.At+" of "+gib(m.Usable)+" usable: "+verdict)
 	}
-	row("peak per GPU", gib(m.Peak)+" at "+m.At+" of "+gib(m.Usable)+" usable: "+fits)
 	row("activations per layer", memSize(m.PerLayer)+" saved; "+memSize(m.PerLayerCkpt)+" with checkpointing")
 	mb := "none (not one sequence)"
 	if r.MaxBatch > 0 {
@@ -132,7 +133,8 @@ func trainShares(t train.Time) string {
 func TrainRecords(rs []train.Result) []Table {
 	t := Table{Key: "train", Header: []string{"model", "device", "method", "precision", "optimizer", "ckpt", "batch", "seq", "gpus", "tp", "zero",
 		"params", "trainable_params", "weights_bytes", "grads_bytes", "optimizer_bytes", "autocast_copies_bytes", "activations_bytes",
-		"logits_bytes", "transient_bytes", "other_bytes", "peak_bytes", "peak_at", "usable_bytes", "fits", "max_batch", "change",
+		"logits_bytes", "transient_bytes", "other_bytes", "peak_bytes", "peak_at", "ddp_rebuild_bytes", "second_step_peak_bytes", "usable_bytes", "fits", "verdict",
+		"max_batch", "change",
 		"forward_seconds", "backward_seconds", "recompute_seconds", "optimizer_seconds", "comm_exposed_seconds", "gpu_seconds", "step_seconds", "kernels", "launch_bound",
 		"tokens_per_second", "mfu", "dominant"}}
 	for _, r := range rs {
@@ -144,7 +146,8 @@ func TrainRecords(rs []train.Result) []Table {
 		row := []string{r.Model, r.Device, string(q.Method), string(q.Precision), string(q.Optimizer), string(q.Ckpt),
 			i64(q.Batch), i64(q.Seq), i64(q.GPUs), i64(q.TP), i64(q.ZeRO),
 			i64(r.Params.Total), i64(r.Params.Trainable), num(m.Weights), num(m.Grads), num(m.Optimizer), num(m.Copies), num(m.Activations),
-			num(m.Logits), num(m.Transient), num(m.Other), num(m.Peak), m.At, num(m.Usable), boolean(m.Fits), i64(r.MaxBatch), change}
+			num(m.Logits), num(m.Transient), num(m.Other), num(m.Peak), m.At, num(m.Rebuild), num(m.SecondStep), num(m.Usable), boolean(m.Fits), string(m.Verdict),
+			i64(r.MaxBatch), change}
 		if x != nil {
 			row = append(row, num(x.Forward), num(x.Backward), num(x.Recompute), num(x.Optimizer), num(x.Comm), num(x.GPU), num(x.Step),
 				integer(x.Kernels), boolean(x.LaunchBound), num(x.TokensPerSecond), num(x.MFU), x.Dominant)
@@ -163,7 +166,7 @@ func i64(n int64) string { return strconv.FormatInt(n, 10) }
 // activations_bytes what the forward saves for backward (the itemised peak
 // is train's).
 var TrainBatchOut = []string{"params", "trainable_params", "weights_bytes", "grads_bytes", "optimizer_bytes", "activations_bytes",
-	"peak_bytes", "fits", "step_ms", "tokens_per_s", "mfu", "error"}
+	"peak_bytes", "fits", "verdict", "step_ms", "tokens_per_s", "mfu", "error"}
 
 // TrainBatch renders batch results: the input cells, then TrainBatchOut.
 func TrainBatch(header []string, rows []train.BatchResult) Table {
@@ -176,7 +179,7 @@ func TrainBatch(header []string, rows []train.BatchResult) Table {
 		} else {
 			x, m := r.Result, r.Result.Memory
 			cells = append(cells, i64(x.Params.Total), i64(x.Params.Trainable), num(m.Weights), num(m.GradsHeld), num(m.Optimizer),
-				num(m.Saved), num(m.Peak), boolean(m.Fits))
+				num(m.Saved), num(m.Peak), boolean(m.Fits), string(m.Verdict))
 			if t := x.Time; t != nil {
 				cells = append(cells, num(t.Step*1e3), num(t.TokensPerSecond), num(t.MFU), "")
 			} else { // no times for what does not fit
@@ -198,6 +201,7 @@ func TrainBatchJSON(header []string, rows []train.BatchResult) []map[string]any 
 			x, m := r.Result, r.Result.Memory
 			o["params"], o["trainable_params"], o["weights_bytes"], o["grads_bytes"] = x.Params.Total, x.Params.Trainable, m.Weights, m.GradsHeld
 			o["optimizer_bytes"], o["activations_bytes"], o["peak_bytes"], o["fits"] = m.Optimizer, m.Saved, m.Peak, m.Fits
+			o["verdict"] = string(m.Verdict)
 			o["step_ms"], o["tokens_per_s"], o["mfu"] = nil, nil, nil
 			if t := x.Time; t != nil {
 				o["step_ms"], o["tokens_per_s"], o["mfu"] = t.Step*1e3, t.TokensPerSecond, t.MFU

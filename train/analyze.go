@@ -16,8 +16,8 @@ type Result struct {
 	Request Request    `json:"request"`
 	Params  ParamCount `json:"params"`
 	Memory  Memory     `json:"memory"`
-	// Time is the step's time, nil when the step does not fit (a time
-	// for a step that cannot run would mislead).
+	// Time is the step's time, nil when the steady step does not fit (a
+	// time for a step that cannot run would mislead).
 	Time *Time `json:"time,omitempty"`
 	// MaxBatch is the largest micro-batch of this sequence length that
 	// fits (0: not even one sequence).
@@ -58,7 +58,8 @@ func analyze(c model.Config, r Request, pr pricer) (Result, error) {
 	res.MaxBatch = l.maxBatch(usable)
 	if !res.Memory.Fits {
 		res.Changes = changes(c, r, d, res.MaxBatch)
-	} else {
+	}
+	if res.Memory.Verdict != DoesNotFit {
 		t, err := l.time(pr)
 		if err != nil {
 			return Result{}, err
@@ -88,8 +89,9 @@ func (l layout) maxBatch(usable float64) int64 {
 	}))
 }
 
-// changes tries single changes, the least intrusive first: a smaller
-// micro-batch (the same global batch through gradient accumulation),
+// changes tries single changes, the least intrusive first: DDP's
+// gradient_as_bucket_view, a smaller micro-batch (the same global batch
+// through gradient accumulation),
 // checkpointing, LoRA, a ZeRO stage over the GPUs there are, then more
 // GPUs sharded with ZeRO-3 (FSDP).
 func changes(c model.Config, r Request, d devices.Device, maxB int64) []Change {
@@ -99,8 +101,13 @@ func changes(c model.Config, r Request, d devices.Device, maxB int64) []Change {
 			return
 		}
 		if m := newLayout(c, n).memory(Usable(d, n)); m.Fits {
-			out = append(out, Change{What: what, Request: n, Peak: m.Peak})
+			out = append(out, Change{What: what, Request: n, Peak: m.SecondStep})
 		}
+	}
+	if r.ZeRO <= 1 && r.DP() > 1 && !r.BucketView {
+		n := r
+		n.BucketView = true
+		try("DDP's gradient_as_bucket_view=True (--bucket-view)", n)
 	}
 	if maxB > 0 && maxB < r.Batch {
 		n := r

@@ -71,6 +71,27 @@ func TestChanges(t *testing.T) {
 	}
 }
 
+// TestMayNotFit: Llama-3.2-3B in mixed precision with checkpointing, 2 ×
+// 4096 tokens on each of two H100s under DDP, ran out of memory in its
+// second step from a fresh start (DDP's first buckets still held) and ran
+// with gradient_as_bucket_view (tools/multigpu/results/ddp_oom_2gpu_h100.csv).
+func TestMayNotFit(t *testing.T) {
+	c := configFor(t, "llama-3.2-3b")
+	res, err := Analyze(c, Request{Precision: Mixed, Ckpt: FullCkpt, Batch: 2, Seq: 4096, GPUs: 2}, h100(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Memory.Verdict != MayNotFit || res.Memory.Fits || res.Time == nil {
+		t.Fatalf("verdict %s, fits %v, time %v; want may_not_fit, not fits, and the steady step's time", res.Memory.Verdict, res.Memory.Fits, res.Time)
+	}
+	if len(res.Changes) == 0 || !res.Changes[0].Request.BucketView {
+		t.Errorf("changes %+v; the first should be gradient_as_bucket_view", res.Changes)
+	}
+	if f := Findings(c, res); len(f) == 0 || f[0].Check != "ddp_rebuild" {
+		t.Errorf("findings %+v; the first should be ddp_rebuild", f)
+	}
+}
+
 func TestReadBatch(t *testing.T) {
 	in := "model,device,method,precision,ckpt,batch,seq,gpus,zero\n" +
 		"llama-3.2-1b,h100,full,bf16,none,4,1024,,\n" +
@@ -93,6 +114,12 @@ func TestReadBatch(t *testing.T) {
 	}
 	if _, _, err := ReadBatch(strings.NewReader("model,device\n")); err == nil {
 		t.Error("short header: no error")
+	}
+	_, rows, err = ReadBatch(strings.NewReader("model,device,method,precision,ckpt,batch,seq,gpus,bucket_view\n" +
+		"llama-3.2-1b,h100,full,bf16,none,1,1024,2,true\nllama-3.2-1b,h100,full,bf16,none,1,1024,2,\nllama-3.2-1b,h100,full,bf16,none,1,1024,2,maybe\n"))
+	if err != nil || !rows[0].Request.BucketView || rows[1].Request.BucketView || rows[1].Err != nil ||
+		rows[2].Err == nil || !strings.Contains(rows[2].Err.Error(), `bucket_view: "maybe" is not true or false`) {
+		t.Errorf("bucket_view: %v %+v", err, rows)
 	}
 }
 

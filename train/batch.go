@@ -19,7 +19,7 @@ import (
 // BatchOptional the columns that may follow, in any order.
 var (
 	BatchColumns  = []string{"model", "device", "method", "precision", "ckpt", "batch", "seq"}
-	BatchOptional = []string{"gpus", "zero", "tp", "lora_rank"}
+	BatchOptional = []string{"gpus", "zero", "tp", "lora_rank", "bucket_view"}
 )
 
 // BatchRow is one line of a batch file: its cells, what they ask, and why
@@ -101,7 +101,19 @@ func (r *BatchRow) parse(optional map[string]int) error {
 		i    int
 		dst  *int64
 	}{{"batch", 5, &q.Batch}, {"seq", 6, &q.Seq}}
+	if i, ok := optional["bucket_view"]; ok && i < len(r.Cells) {
+		switch strings.ToLower(cell(i)) {
+		case "", "0", "false", "no":
+		case "1", "true", "yes":
+			q.BucketView = true
+		default:
+			return fmt.Errorf("bucket_view: %s is not true or false", rows.Quote(r.Cells[i]))
+		}
+	}
 	for _, k := range BatchOptional {
+		if k == "bucket_view" {
+			continue
+		}
 		if i, ok := optional[k]; ok {
 			dst := map[string]*int64{"gpus": &q.GPUs, "zero": &q.ZeRO, "tp": &q.TP, "lora_rank": &q.LoRARank}[k]
 			ints = append(ints, struct {

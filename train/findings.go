@@ -64,16 +64,22 @@ func Findings(c model.Config, res Result) []review.Finding {
 		if len(res.Changes) > 0 {
 			fix = res.Changes[0].What + fmt.Sprintf(" (peak %s)", size(res.Changes[0].Peak))
 		}
-		out = append(out, review.Finding{Severity: review.Error, Check: "memory_capacity",
+		f := review.Finding{Severity: review.Error, Check: "memory_capacity",
 			Message: fmt.Sprintf("the step peaks at %s per GPU at %s; %s can allocate %s.", size(m.Peak), m.At, res.Device, size(m.Usable)),
-			Fix:     fix, Numbers: map[string]float64{"peak_bytes": m.Peak, "usable_bytes": m.Usable}})
+			Fix:     fix, Numbers: map[string]float64{"peak_bytes": m.Peak, "second_step_peak_bytes": m.SecondStep, "usable_bytes": m.Usable}}
+		if m.Verdict == MayNotFit {
+			f.Severity, f.Check = review.Warning, "ddp_rebuild"
+			f.Message = fmt.Sprintf("the step peaks at %s per GPU from its third step on, but the second may still hold DDP's first buckets (%s) until NCCL's watchdog releases them: %s, where %s can allocate %s. The same run can fail or not.",
+				size(m.Peak), size(m.Rebuild), size(m.SecondStep), res.Device, size(m.Usable))
+		}
+		out = append(out, f)
 	}
 	if m.Tight {
 		out = append(out, review.Finding{Severity: review.Warning, Check: "allocator_headroom",
 			Message: fmt.Sprintf("the step fits with %s to spare, less than its largest tensor (%d × %d fp32 logits, %s): PyTorch's caching allocator keeps freed blocks split for reuse and may still run out of memory.",
-				size(m.Usable-m.Peak), r.Tokens(), c.Vocab/r.TP, size(4*float64(r.Tokens())*float64(c.Vocab/r.TP))),
+				size(m.Usable-m.SecondStep), r.Tokens(), c.Vocab/r.TP, size(m.Largest)),
 			Fix:     "a smaller micro-batch, or PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True (segments grow instead of fragmenting)",
-			Numbers: map[string]float64{"spare_bytes": m.Usable - m.Peak}})
+			Numbers: map[string]float64{"spare_bytes": m.Usable - m.SecondStep}})
 	}
 	if share := m.Logits / m.Peak; share >= LogitsShare {
 		out = append(out, review.Finding{Severity: review.Warning, Check: "logits_memory",

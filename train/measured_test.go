@@ -29,6 +29,10 @@ type measuredRow struct {
 	// gpus and zero: multi-GPU rows (strategy ddp, zero1, zero2, zero3);
 	// rank is the row's rank.
 	gpus, zero, rank int64
+	// rebuilt: dist_bench.py measured the row on a DDP model that an
+	// earlier shape had already stepped, its buckets rebuilt: what it
+	// measured is the steady step, not a fresh run's second.
+	rebuilt bool
 }
 
 // readCSV reads a measurement's CSV: its records after the header and
@@ -59,6 +63,7 @@ func readMeasured(t testing.TB, name string) []measuredRow {
 		return v
 	}
 	var out []measuredRow
+	stepped := map[string]bool{}
 	for _, rec := range recs {
 		r := measuredRow{gpu: rec[col["gpu"]], model: rec[col["model"]], mode: rec[col["mode"]], status: rec[col["status"]],
 			ckpt: rec[col["ckpt"]] == "1", batch: int64(num(rec, "batch")), seq: int64(num(rec, "seq")),
@@ -70,6 +75,9 @@ func readMeasured(t testing.TB, name string) []measuredRow {
 			r.gpus = int64(num(rec, "gpus"))
 			r.zero = map[string]int64{"ddp": 0, "zero1": 1, "zero2": 2, "zero3": 3}[rec[i]]
 			r.mode += " " + rec[i] + " x" + rec[col["gpus"]]
+			key := r.model + r.mode + rec[col["rank"]]
+			r.rebuilt = r.zero <= 1 && stepped[key]
+			stepped[key] = stepped[key] || r.status == "ok"
 		}
 		r.label = r.model + " " + r.mode + map[bool]string{true: " ckpt", false: ""}[r.ckpt] + " " + strconv.FormatInt(r.batch, 10) + "x" + strconv.FormatInt(r.seq, 10)
 		out = append(out, r)
@@ -146,12 +154,15 @@ func TestPeakMemoryMeasured(t *testing.T) {
 }
 
 // checkMemory compares the peak with peak_alloc_bytes on every ok row
-// (median and p90 of the relative error within the goals) and the fits
-// verdict with every ok and oom row: a disagreement fails the test when
-// strict, else it is reported (held-out rows).
+// (median and p90 of the relative error within the goals) and the verdict
+// with every ok and oom row: a definite one (fits, does not fit) that
+// disagrees fails the test; hedged ones (fits tightly, may not fit) are
+// counted by outcome; when strict, Fits must agree too. A row dist_bench.py
+// measured after DDP's buckets were rebuilt is graded by its steady peak.
 func checkMemory(t *testing.T, file string, medGoal, p90Goal float64, strict bool) {
 	var errs []float64
 	wrong := 0
+	hedged := map[string]int{}
 	for _, m := range readMeasured(t, file) {
 		if m.status != "ok" && m.status != "oom" || m.rank != 0 {
 			continue
@@ -160,9 +171,19 @@ func checkMemory(t *testing.T, file string, medGoal, p90Goal float64, strict boo
 		if err != nil {
 			t.Fatalf("%s: %v", m.label, err)
 		}
-		if mem.Fits != (m.status == "ok") {
+		verdict := mem.Verdict
+		if m.rebuilt {
+			verdict = mem.grade(mem.Peak)
+		}
+		ok := m.status == "ok"
+		switch {
+		// A definite verdict must hold everywhere, held-out rows included.
+		case verdict == FitsVerdict && !ok, verdict == DoesNotFit && ok, strict && mem.Fits != ok:
 			wrong++
-			report(t, strict, "%s: fits=%v (tight %v), measured %s (peak %.2f GiB, usable %.2f GiB)", m.label, mem.Fits, mem.Tight, m.status, mem.Peak/(1<<30), mem.Usable/(1<<30))
+			t.Errorf("%s: %s, measured %s (peak %.2f GiB, second step %.2f GiB, usable %.2f GiB)", m.label, verdict, m.status,
+				mem.Peak/(1<<30), mem.SecondStep/(1<<30), mem.Usable/(1<<30))
+		case verdict == Tight || verdict == MayNotFit:
+			hedged[string(verdict)+", measured "+m.status]++
 		}
 		if m.status != "ok" {
 			t.Logf("%-32s oom measured; predicted %6.2f GiB at %s", m.label, mem.Peak/(1<<30), mem.At)
@@ -174,7 +195,7 @@ func checkMemory(t *testing.T, file string, medGoal, p90Goal float64, strict boo
 			100*(mem.Peak/m.peak-1), mem.At, 100*(mem.Persistent/m.persistent-1))
 	}
 	med, p90 := quantiles(errs)
-	t.Logf("peak memory over %d ok rows: median %.2f%%, p90 %.2f%%; fits verdict wrong on %d rows", len(errs), 100*med, 100*p90, wrong)
+	t.Logf("peak memory over %d ok rows: median %.2f%%, p90 %.2f%%; verdict wrong on %d rows; hedged %v", len(errs), 100*med, 100*p90, wrong, hedged)
 	if med > medGoal || p90 > p90Goal {
 		t.Errorf("peak memory error median %.1f%% p90 %.1f%%; goals %.0f%% / %.0f%%", 100*med, 100*p90, 100*medGoal, 100*p90Goal)
 	}

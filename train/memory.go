@@ -12,7 +12,7 @@ import (
 type Memory struct {
 	// Weights are the parameters as held (sharded by TP, and by ZeRO-3).
 	Weights float64 `json:"weights_bytes"`
-	// Grads are the gradients alive at the peak (DDP's bucket copy
+	// Grads are the gradients alive at the peak (DDP's buckets
 	// included).
 	Grads float64 `json:"grads_bytes"`
 	// Optimizer are the optimizer states (fp32 master weights under ZeRO
@@ -53,15 +53,52 @@ type Memory struct {
 	PerLayerCkpt float64 `json:"activations_per_layer_ckpt_bytes"`
 	// Usable is what PyTorch's allocator can take on one GPU (see Usable).
 	Usable float64 `json:"usable_bytes"`
-	Fits   bool    `json:"fits"`
+	// Rebuild is what a DDP run's second step may hold on top of Peak:
+	// DDP rebuilds its buckets at that step's forward (in the order the
+	// first backward produced the gradients), while the first step's
+	// buckets stay referenced by the finished all-reduces until NCCL's
+	// watchdog thread, polling every 100 ms, lets them go. Where it has
+	// not polled since, they are still there at the second step's peak
+	// (measured on two H100s: Llama-3.2-1B 24.14 GiB against 21.84 GiB
+	// from the third step on, and 21.84 GiB after a pause; see
+	// tools/multigpu/ddp_oom.py). Counted whole, the worst case. None with
+	// gradient_as_bucket_view (BucketView), none without DDP.
+	Rebuild float64 `json:"ddp_rebuild_bytes"`
+	// SecondStep is Peak + Rebuild: the most a run reaches.
+	SecondStep float64 `json:"second_step_peak_bytes"`
+	// Fits: SecondStep is within Usable.
+	Fits bool `json:"fits"`
+	// Verdict says it in one word, hedged where the outcome is not the
+	// arithmetic's to decide: FitsVerdict, Tight, MayNotFit or DoesNotFit.
+	Verdict Verdict `json:"verdict"`
+	// Largest is the step's largest tensor: the loss's fp32 logits
+	// (tokens × vocabulary / TP × 4 bytes).
+	Largest float64 `json:"largest_tensor_bytes"`
 	// Tight: it fits with less room to spare than the step's largest
 	// tensor (an fp32 logits buffer). PyTorch's caching allocator reserves
 	// more than it allocates (freed blocks split and kept for reuse), so
-	// such a step may still run out of memory: 3 of the 23 steps that ran
-	// out of memory in the held-out runs had an allocated peak under the
-	// limit, all of them this close.
+	// such a step may still run out of memory: of the measured steps this
+	// close, 16 ran and 5 ran out (docs/train.md).
 	Tight bool `json:"tight"`
 }
+
+// Verdict is whether a step fits, in four grades.
+type Verdict string
+
+const (
+	// FitsVerdict: the second step fits with more room than the step's
+	// largest tensor.
+	FitsVerdict Verdict = "fits"
+	// Tight: the second step fits with less room than the step's largest
+	// tensor; PyTorch's default allocator may still fail (Memory.Tight).
+	Tight Verdict = "fits_tightly"
+	// MayNotFit: the steady step fits but not the second one with DDP's
+	// first buckets still held; whether they are is a race with NCCL's
+	// watchdog (Memory.Rebuild): the same run went both ways.
+	MayNotFit Verdict = "may_not_fit"
+	// DoesNotFit: the steady step does not fit.
+	DoesNotFit Verdict = "does_not_fit"
+)
 
 // Items names the memory items in order, as reports list them.
 func (m Memory) Items() []struct {
@@ -326,13 +363,20 @@ func (l layout) memory(usable float64) Memory {
 	gFull := l.gradsFull()
 	other := cublasWorkspace + 8*T
 	persistent := w + o + other
-	ddp := 0.0
+	ddp, rebuild := 0.0, 0.0
+	bucketGrads := false
 	if r.ZeRO <= 1 && l.dp > 1 {
 		// Gradients reduced whole (DDP, and ZeRO-1 as PyTorch's
-		// ZeroRedundancyOptimizer runs under DDP): the reducer keeps its
-		// buckets apart from .grad (gradient_as_bucket_view=False, the
-		// default).
+		// ZeroRedundancyOptimizer runs under DDP) in the reducer's
+		// buckets: apart from .grad by default, and the first step's set
+		// may outlive the rebuild (Memory.Rebuild); with
+		// gradient_as_bucket_view the gradients are the buckets' views.
 		ddp = gFull
+		if r.BucketView {
+			bucketGrads = true
+		} else {
+			rebuild = gFull
+		}
 	}
 	persistent += ddp
 	linear, vocab, _ := l.perGPU()
@@ -341,6 +385,9 @@ func (l layout) memory(usable float64) Memory {
 	// grads alive: unsharded until ZeRO-2 reduce-scatters them bucket by
 	// bucket (one layer's bucket in flight).
 	alive := func(g float64) float64 {
+		if bucketGrads {
+			return 0
+		}
 		if r.ZeRO >= 2 {
 			return math.Min(g, gShard+layerParams*l.train.g)
 		}
@@ -417,7 +464,7 @@ func (l layout) memory(usable float64) Memory {
 		{at: "backward: first layer", copies: cpLayer + gather, acts: firstActs,
 			grads: alive(gFull - float64(l.n.Embedding)/l.tp*l.train.g*b2f(r.Method == Full)), transient: transient},
 		{at: "end of backward", grads: alive(gFull), transient: tiedExtra},
-		{at: "optimizer step", grads: gShard},
+		{at: "optimizer step", grads: gShard * b2f(!bucketGrads)},
 	}
 	m := Memory{Weights: w, Optimizer: o, Persistent: persistent, Usable: usable, PerLayer: perLayer, PerLayerCkpt: inputs,
 		GradsHeld: alive(gFull) + ddp, Saved: acts + final}
@@ -429,9 +476,26 @@ func (l layout) memory(usable float64) Memory {
 		}
 	}
 	m.Other = other
-	m.Fits = m.Peak <= usable
-	m.Tight = m.Fits && usable-m.Peak < 4*V*T
+	m.Rebuild, m.SecondStep, m.Largest = rebuild, m.Peak+rebuild, 4*V*T
+	m.Fits = m.SecondStep <= usable
+	m.Tight = m.Fits && usable-m.SecondStep < m.Largest
+	m.Verdict = m.grade(m.SecondStep)
 	return m
+}
+
+// grade is the verdict for a step whose most is top: the second step's
+// peak for a fresh run, Peak for one whose DDP buckets were rebuilt in an
+// earlier step.
+func (m Memory) grade(top float64) Verdict {
+	switch {
+	case m.Peak > m.Usable:
+		return DoesNotFit
+	case top > m.Usable:
+		return MayNotFit
+	case m.Usable-top < m.Largest:
+		return Tight
+	}
+	return FitsVerdict
 }
 
 func b2f(b bool) float64 {

@@ -111,6 +111,7 @@ func TestValidate(t *testing.T) {
 	c := builtin(t, "llama-3.2-1b")
 	for _, r := range []Request{
 		{Method: LoRA, Precision: Mixed}, {Batch: -1}, {GPUs: 3, TP: 2}, {ZeRO: 4}, {TP: 3},
+		{BucketView: true}, {GPUs: 2, TP: 2, BucketView: true}, {GPUs: 2, ZeRO: 2, BucketView: true},
 	} {
 		if err := r.Defaults().Validate(c); err == nil {
 			t.Errorf("%+v: no error", r)
@@ -157,6 +158,29 @@ func TestUsableLessCommunicator(t *testing.T) {
 	for _, r := range []Request{{GPUs: 2}, {GPUs: 2, TP: 2}, {GPUs: 8, ZeRO: 3}} {
 		if got := Usable(d, r.Defaults()); got != one-comm {
 			t.Errorf("%d GPUs (tp %d): usable %.0f bytes, want %.0f less the communicator's %.0f", r.GPUs, r.TP, got, one, comm)
+		}
+	}
+}
+
+// TestRebuild: only DDP's reducer (ZeRO 0 and 1 over several data-parallel
+// GPUs, without gradient_as_bucket_view) leaves a second set of buckets to
+// the second step, one gradient per parameter in the gradients' dtype.
+func TestRebuild(t *testing.T) {
+	c := builtin(t, "llama-3.2-1b")
+	n := float64(Count(c, Request{}.Defaults()).Total)
+	for _, tc := range []struct {
+		r       Request
+		perElem float64
+	}{
+		{Request{GPUs: 2}, 2}, {Request{GPUs: 2, Precision: Mixed}, 4}, {Request{GPUs: 4, ZeRO: 1}, 2}, {Request{GPUs: 2, BucketView: true}, 0},
+		{Request{GPUs: 2, ZeRO: 2}, 0}, {Request{GPUs: 2, ZeRO: 3}, 0}, {Request{}, 0}, {Request{GPUs: 2, TP: 2}, 0},
+	} {
+		m, err := PeakMemory(c, tc.r, deviceFor(t, ""))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := tc.perElem * n; m.Rebuild != want || m.SecondStep != m.Peak+want {
+			t.Errorf("%+v: rebuild %.0f, second step %.0f; want %.0f and peak + that", tc.r, m.Rebuild, m.SecondStep, want)
 		}
 	}
 }

@@ -95,6 +95,10 @@ type Request struct {
 	// (DDP), 1 optimizer states, 2 and gradients, 3 and parameters (FSDP
 	// FULL_SHARD).
 	ZeRO int64 `json:"zero"`
+	// BucketView is DDP's gradient_as_bucket_view (ZeRO 0 and 1 on
+	// several data-parallel GPUs): the gradients are views of the
+	// all-reduce buckets instead of tensors of their own.
+	BucketView bool `json:"bucket_view,omitempty"`
 	// LoRA's rank, alpha and target projections (method lora).
 	LoRARank    int64    `json:"lora_rank,omitempty"`
 	LoRAAlpha   int64    `json:"lora_alpha,omitempty"`
@@ -227,6 +231,9 @@ func (r Request) Validate(c model.Config) error {
 	}
 	if r.ZeRO < 0 || r.ZeRO > 3 {
 		return fmt.Errorf("zero %d: expected a stage 0, 1, 2 or 3", r.ZeRO)
+	}
+	if r.BucketView && (r.ZeRO > 1 || r.DP() < 2) {
+		return fmt.Errorf("bucket view: DDP's gradient_as_bucket_view needs zero 0 or 1 over at least 2 data-parallel GPUs (gpus %d, tp %d, zero %d)", r.GPUs, r.TP, r.ZeRO)
 	}
 	if r.Method == LoRA && (r.LoRARank < 1 || r.LoRARank > 1<<14 || r.LoRAAlpha < 1) {
 		return fmt.Errorf("LoRA rank %d, alpha %d: expected a rank of 1 to 16384 and a positive alpha", r.LoRARank, r.LoRAAlpha)

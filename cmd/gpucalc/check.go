@@ -58,8 +58,9 @@ workload is one prefill or decode step of that model (--phase, --batch,
   tp_allreduce       the tensor-parallel all-reduces' share of the step
 With --phase train the workload is a training step (see 'gpucalc train':
 --batch sequences of --prompt tokens, --method, --precision, --ckpt, --gpus,
---zero, --tp) and the checks are:
+--zero, --bucket-view, --tp) and the checks are:
   memory_capacity    the step does not fit, and the smallest change that does
+  ddp_rebuild        only the steady step fits: DDP's second may not
   allocator_headroom it fits with less room than its largest tensor
   checkpointing      checkpointing would fit a micro-batch twice as large
   logits_memory      the logits and the loss's fp32 buffers dominate the peak
@@ -114,6 +115,7 @@ worse) is found, for CI.
 	fl.StringVar(&opts.train.ckpt, "ckpt", string(train.NoCkpt), "with --phase train: activation checkpointing, `none` or full")
 	fl.Int64Var(&opts.train.req.GPUs, "gpus", 1, "with --phase train: `GPUs` in all")
 	fl.Int64Var(&opts.train.req.ZeRO, "zero", 0, "with --phase train: ZeRO `stage` 0 to 3")
+	fl.BoolVar(&opts.train.req.BucketView, "bucket-view", false, "with --phase train: DDP with gradient_as_bucket_view=True")
 	fl.Int64Var(&opts.shape.Batch, "batch", model.DefaultBatch, "with --model: `sequences` in the batch")
 	fl.Int64Var(&opts.shape.Seq, "prompt", model.DefaultPrompt, "with --model: prompt `tokens` per sequence (prefill)")
 	fl.Int64Var(&opts.shape.Ctx, "ctx", model.DefaultPrompt, "with --model: `tokens` in the KV cache (decode)")

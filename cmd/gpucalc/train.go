@@ -36,7 +36,13 @@ Usable memory is what PyTorch's allocator can have: what CUDA can allocate
 (79.2 GiB of an 80 GiB H100) less the CUDA context (0.60 GiB) and, on more
 than one GPU, NCCL's communicator (0.96 GiB), both measured.
 ZeRO shards optimizer states (1), gradients (2) and parameters (3) over the
-data-parallel GPUs (gpus / tp); tp splits heads, MLP and vocabulary.
+data-parallel GPUs (gpus / tp); tp splits heads, MLP and vocabulary. Under
+DDP (zero 0 or 1) a run's second step may still hold the first step's
+buckets, one more copy of the gradients, until NCCL's watchdog releases
+them (a race, measured both ways); --bucket-view (gradient_as_bucket_view)
+has none. The verdict: fits; fits_tightly (less room than the largest
+tensor: PyTorch's allocator may still fail); may_not_fit (only the second
+step does not fit); does_not_fit.
 
 Time: transformers' eager forward (model's op list: RMSNorm as eight
 kernels, rotary, flash attention, the LM head over every position, the fp32
@@ -74,6 +80,7 @@ and what dominates the step.
   gpucalc train llama-3.1-8b --batch 4 --seq 1024 --ckpt full
   gpucalc train llama-3.2-1b --precision mixed --batch 8 --seq 2048 --devices h100,h200
   gpucalc train llama-3.1-70b --gpus 8 --zero 3 --ckpt full --precision mixed
+  gpucalc train llama-3.2-1b --precision mixed --batch 4 --seq 4096 --gpus 2 --bucket-view
   gpucalc train path/to/config.json --method lora --lora-rank 64 --lora-targets q,v`,
 		Args: args(cobra.ExactArgs(1)),
 		RunE: func(_ *cobra.Command, a []string) error {
@@ -95,6 +102,7 @@ and what dominates the step.
 	fl.Int64Var(&opts.req.GPUs, "gpus", 1, "`GPUs` in all (data parallel × tensor parallel)")
 	fl.Int64Var(&opts.req.ZeRO, "zero", 0, "ZeRO/FSDP `stage` over the data-parallel GPUs: 0, 1 (optimizer states), 2 (and gradients), 3 (and parameters)")
 	fl.Int64Var(&opts.req.TP, "tp", 1, "tensor-parallel `GPUs` of one host")
+	fl.BoolVar(&opts.req.BucketView, "bucket-view", false, "DDP with gradient_as_bucket_view=True (zero 0 or 1): gradients are views of the all-reduce buckets")
 	fl.StringVar(&opts.name, "name", "", nameHelp)
 	for flag, vals := range map[string][]string{"method": {"full", "lora"}, "precision": {"bf16", "mixed"}, "optimizer": {"adamw", "sgd"}, "ckpt": {"none", "full"}} {
 		_ = cmd.RegisterFlagCompletionFunc(flag, cobra.FixedCompletions(vals, cobra.ShellCompDirectiveNoFileComp))

@@ -24,7 +24,8 @@ func newCmdTrainBatch(f *factory, runF func(*trainBatchOptions) error) *cobra.Co
 followed by any of ` + strings.Join(train.BatchOptional, ",") + `: model is a built-in name
 or a path to a config.json; device a GPU name (empty: the default device);
 method full or lora; precision bf16 or mixed; ckpt none or full (0 and 1
-too); gpus, zero and tp 1, 0 and 1 when empty; LoRA on every projection
+too); gpus, zero and tp 1, 0 and 1 when empty; bucket_view true or false
+(DDP's gradient_as_bucket_view, false when empty); LoRA on every projection
 (rank 16 unless lora_rank says), AdamW. Write the input columns followed by
 ` + strings.Join(reports.TrainBatchOut, ",") + `.
 ` + batchRowsHelp + `
