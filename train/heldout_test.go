@@ -16,7 +16,7 @@ var heldOut = []string{"testdata/train_gpu2.csv", "testdata/train_gpu3.csv", "te
 // (rank 0's row of each shape): ddp (zero 0), DDP with
 // ZeroRedundancyOptimizer (zero 1), FSDP2 per decoder layer without (zero
 // 2) and with (zero 3) resharding after the forward.
-var multiGPU = []string{"testdata/multigpu_x2.csv", "testdata/multigpu_x4.csv", "testdata/multigpu_x2b.csv"}
+var multiGPU = []string{"testdata/multigpu_x2.csv", "testdata/multigpu_x4.csv", "testdata/multigpu_x2b.csv", "testdata/multigpu_x2c.csv"}
 
 func TestMultiGPUMemory(t *testing.T) {
 	for _, f := range multiGPU {
