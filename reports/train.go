@@ -51,9 +51,9 @@ func trainSummary(r train.Result, origin string) Table {
 			row("  "+it.Name, memSize(it.Bytes))
 		}
 	}
-	verdict := map[train.Verdict]string{train.FitsVerdict: "fits", train.DoesNotFit: "DOES NOT FIT",
-		train.Tight:     "fits, tightly (less room than its largest tensor: the allocator may still fail)",
-		train.MayNotFit: "MAY NOT FIT (a race)"}[m.Verdict]
+	verdict := map[train.Verdict]string{train.Fits: "fits", train.DoesNotFit: "DOES NOT FIT",
+		train.FitsTightly: "fits, tightly (less room than its largest tensor: the allocator may still fail)",
+		train.MayNotFit:   "MAY NOT FIT (a race)"}[m.Verdict]
 	if m.Rebuild > 0 {
 		row("peak per GPU", gib(m.Peak)+" at "+m.At+" from the third step on")
 		row("second step", gib(m.SecondStep)+" with DDP's first buckets ("+gib(m.Rebuild)+") still held, of "+gib(m.Usable)+" usable: "+verdict)

@@ -178,11 +178,11 @@ func checkMemory(t *testing.T, file string, medGoal, p90Goal float64, strict boo
 		ok := m.status == "ok"
 		switch {
 		// A definite verdict must hold everywhere, held-out rows included.
-		case verdict == FitsVerdict && !ok, verdict == DoesNotFit && ok, strict && mem.Fits != ok:
+		case verdict == Fits && !ok, verdict == DoesNotFit && ok, strict && mem.Fits != ok:
 			wrong++
 			t.Errorf("%s: %s, measured %s (peak %.2f GiB, second step %.2f GiB, usable %.2f GiB)", m.label, verdict, m.status,
 				mem.Peak/(1<<30), mem.SecondStep/(1<<30), mem.Usable/(1<<30))
-		case verdict == Tight || verdict == MayNotFit:
+		case verdict == FitsTightly || verdict == MayNotFit:
 			hedged[string(verdict)+", measured "+m.status]++
 		}
 		if m.status != "ok" {

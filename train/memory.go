@@ -69,7 +69,7 @@ type Memory struct {
 	// Fits: SecondStep is within Usable.
 	Fits bool `json:"fits"`
 	// Verdict says it in one word, hedged where the outcome is not the
-	// arithmetic's to decide: FitsVerdict, Tight, MayNotFit or DoesNotFit.
+	// arithmetic's to decide: Fits, FitsTightly, MayNotFit or DoesNotFit.
 	Verdict Verdict `json:"verdict"`
 	// Largest is the step's largest tensor: the loss's fp32 logits
 	// (tokens × vocabulary / TP × 4 bytes).
@@ -86,15 +86,16 @@ type Memory struct {
 type Verdict string
 
 const (
-	// FitsVerdict: the second step fits with more room than the step's
+	// Fits: the second step fits with more room than the step's
 	// largest tensor.
-	FitsVerdict Verdict = "fits"
-	// Tight: the second step fits with less room than the step's largest
-	// tensor; PyTorch's default allocator may still fail (Memory.Tight).
-	Tight Verdict = "fits_tightly"
+	Fits Verdict = "fits"
+	// FitsTightly: the second step fits with less room than the step's
+	// largest tensor; PyTorch's default allocator may still fail
+	// (Memory.Tight).
+	FitsTightly Verdict = "fits_tightly"
 	// MayNotFit: the steady step fits but not the second one with DDP's
 	// first buckets still held; whether they are is a race with NCCL's
-	// watchdog (Memory.Rebuild): the same run went both ways.
+	// watchdog (Memory.Rebuild), measured going both ways.
 	MayNotFit Verdict = "may_not_fit"
 	// DoesNotFit: the steady step does not fit.
 	DoesNotFit Verdict = "does_not_fit"
@@ -493,9 +494,9 @@ func (m Memory) grade(top float64) Verdict {
 	case top > m.Usable:
 		return MayNotFit
 	case m.Usable-top < m.Largest:
-		return Tight
+		return FitsTightly
 	}
-	return FitsVerdict
+	return Fits
 }
 
 func b2f(b bool) float64 {

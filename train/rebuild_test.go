@@ -120,8 +120,8 @@ func TestDDPFreshVerdicts(t *testing.T) {
 			t.Fatal(err)
 		}
 		switch mem.Verdict {
-		case FitsVerdict, DoesNotFit:
-			if (mem.Verdict == FitsVerdict) == run.oom {
+		case Fits, DoesNotFit:
+			if (mem.Verdict == Fits) == run.oom {
 				t.Errorf("%s: %s, measured oom=%v (peak %.2f GiB, second step %.2f GiB)", run.label, mem.Verdict, run.oom, mem.Peak/(1<<30), mem.SecondStep/(1<<30))
 			}
 		default:
