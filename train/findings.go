@@ -69,7 +69,7 @@ func Findings(c model.Config, res Result) []review.Finding {
 			Fix:     fix, Numbers: map[string]float64{"peak_bytes": m.Peak, "second_step_peak_bytes": m.SecondStep, "usable_bytes": m.Usable}}
 		if m.Verdict == MayNotFit {
 			f.Severity, f.Check = review.Warning, "ddp_rebuild"
-			f.Message = fmt.Sprintf("the step peaks at %s per GPU from its third step on, but the second may still hold DDP's first buckets (%s) until NCCL's watchdog releases them: %s, where %s can allocate %s. The same run can fail or not.",
+			f.Message = fmt.Sprintf("the step peaks at %s per GPU from its third step on, but the second may still hold DDP's first buckets (%s) until NCCL's watchdog releases them: %s, where %s can allocate %s. Whether a run fails is a race.",
 				size(m.Peak), size(m.Rebuild), size(m.SecondStep), res.Device, size(m.Usable))
 		}
 		out = append(out, f)
