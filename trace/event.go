@@ -97,15 +97,11 @@ func (s *scanner) number() (v []byte, ok bool, err error) {
 
 // integer reads a whole number; anything else reads as 0.
 func (s *scanner) integer() (int64, error) {
-	lit, ok, err := s.number()
-	if !ok {
+	n, err := s.count()
+	if n == nil {
 		return 0, err
 	}
-	n, perr := strconv.ParseInt(string(lit), 10, 64)
-	if perr != nil {
-		return 0, nil
-	}
-	return n, nil
+	return *n, nil
 }
 
 // count reads a whole number that may be absent: nil for anything else.
@@ -123,30 +119,18 @@ func (s *scanner) count() (*int64, error) {
 
 // ints reads a list of whole numbers ("grid", "block").
 func (s *scanner) ints() ([]int, error) {
-	c, err := s.space()
-	if err != nil {
-		return nil, fail(err)
-	}
-	if c != '[' {
-		return nil, s.skip(false)
-	}
-	s.expect('[')
-	var out []int
-	for ok, err := s.first(']'); ok || err != nil; ok, err = s.more(']') {
-		if err != nil {
-			return nil, err
-		}
+	return list(s, func() (int, error) {
 		n, err := s.integer()
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, int(n))
-	}
-	return out, nil
+		return int(n), err
+	})
 }
 
 // texts reads a list of strings ("Input type", "Concrete Inputs").
-func (s *scanner) texts() ([]string, error) {
+func (s *scanner) texts() ([]string, error) { return list(s, s.text) }
+
+// list reads a list, each element with elem; another kind is skipped
+// (nil).
+func list[T any](s *scanner, elem func() (T, error)) ([]T, error) {
 	c, err := s.space()
 	if err != nil {
 		return nil, fail(err)
@@ -155,16 +139,16 @@ func (s *scanner) texts() ([]string, error) {
 		return nil, s.skip(false)
 	}
 	s.expect('[')
-	out := []string{}
+	out := []T{}
 	for ok, err := s.first(']'); ok || err != nil; ok, err = s.more(']') {
 		if err != nil {
 			return nil, err
 		}
-		t, err := s.text()
+		v, err := elem()
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, t)
+		out = append(out, v)
 	}
 	return out, nil
 }
@@ -272,10 +256,16 @@ func (s *scanner) id() (flexID, error) {
 	return flexID(lit), nil
 }
 
+// intTo reads an integer into an int field.
+func (s *scanner) intTo(dst *int) error {
+	n, err := s.integer()
+	*dst = int(n)
+	return err
+}
+
 // arg reads one of an event's args.
 func (s *scanner) arg(a *args, key []byte) error {
 	var err error
-	var n int64
 	switch string(key) {
 	case "external id":
 		a.ExternalID, err = s.integer()
@@ -284,17 +274,13 @@ func (s *scanner) arg(a *args, key []byte) error {
 	case "bytes":
 		a.Bytes, err = s.integer()
 	case "registers per thread":
-		n, err = s.integer()
-		a.Registers = int(n)
+		err = s.intTo(&a.Registers)
 	case "shared memory":
-		n, err = s.integer()
-		a.Smem = int(n)
+		err = s.intTo(&a.Smem)
 	case "stream":
-		n, err = s.integer()
-		a.Stream = int(n)
+		err = s.intTo(&a.Stream)
 	case "device":
-		n, err = s.integer()
-		a.Device = int(n)
+		err = s.intTo(&a.Device)
 	case "grid":
 		a.Grid, err = s.ints()
 	case "block":
@@ -319,8 +305,7 @@ func (s *scanner) arg(a *args, key []byte) error {
 	case "dtype":
 		a.DType, err = s.text()
 	case "group size":
-		n, err = s.integer()
-		a.GroupSize = int(n)
+		err = s.intTo(&a.GroupSize)
 	case "process group name":
 		a.Group, err = s.id()
 	case "est. achieved occupancy %":
