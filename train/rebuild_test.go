@@ -100,8 +100,9 @@ func TestDDPSecondStep(t *testing.T) {
 			map[bool]string{true: "oom", false: "ok"}[run.oom], mem.Peak/(1<<30), mem.SecondStep/(1<<30), mem.Usable/(1<<30), mem.Verdict, gib(run.peaks))
 	}
 	// The race is real: some second steps held every first bucket.
-	if full < 2 {
-		t.Errorf("%d second steps held DDP's first buckets whole; the measurements show 2", full)
+	t.Logf("%d second steps held DDP's first buckets whole", full)
+	if full < 4 {
+		t.Errorf("%d second steps held DDP's first buckets whole; the measurements show 4", full)
 	}
 }
 
