@@ -1,17 +1,20 @@
 package chart_test
 
 import (
+	"bytes"
 	"slices"
 	"strings"
 	"testing"
 
+	"gonum.org/v1/plot/vg"
+
 	"github.com/gpucalc/gpucalc/chart"
 	"github.com/gpucalc/gpucalc/devices"
+	"github.com/gpucalc/gpucalc/internal/testfile"
 	"github.com/gpucalc/gpucalc/project"
 	"github.com/gpucalc/gpucalc/reports"
 	"github.com/gpucalc/gpucalc/roofline"
 	"github.com/gpucalc/gpucalc/trace"
-	"gonum.org/v1/plot/vg"
 )
 
 // docCharts are the figures of docs/, built as the commands under them
@@ -41,7 +44,7 @@ func docCharts(t *testing.T) map[string]chart.Chart {
 // projectionChart is docs/trace.md's figure: ResNet-50's training step
 // traced on an H100, projected to an H200.
 func projectionChart(t *testing.T) chart.Roofline {
-	tr, err := trace.Read(gunzipped(t, "../project/testdata/resnet50_train_h100.json.gz"))
+	tr, err := trace.Read(bytes.NewReader(testfile.Gunzip(t, "../project/testdata/resnet50_train_h100.json.gz")))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,10 +1,9 @@
 package chart_test
 
 import (
-	"compress/gzip"
+	"bytes"
 	"flag"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/gpucalc/gpucalc/chart"
 	"github.com/gpucalc/gpucalc/devices"
+	"github.com/gpucalc/gpucalc/internal/testfile"
 	"github.com/gpucalc/gpucalc/ncu"
 	"github.com/gpucalc/gpucalc/ops"
 	"github.com/gpucalc/gpucalc/reports"
@@ -55,7 +55,7 @@ func exampleChart(t testing.TB, file string, names ...string) chart.Roofline {
 // ncuChart charts the H100 Nsight Compute export in ncu/testdata.
 func ncuChart(t testing.TB) (chart.Roofline, []string) {
 	t.Helper()
-	ks, err := ncu.Read(gunzipped(t, "../ncu/testdata/ncu_raw.csv.gz"))
+	ks, err := ncu.Read(bytes.NewReader(testfile.Gunzip(t, "../ncu/testdata/ncu_raw.csv.gz")))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,20 +97,4 @@ func TestLabelPlacement(t *testing.T) {
 			t.Logf("%d sites, %d labels, numbered %v, %d keys left off", sites, n, numbered, skipped)
 		})
 	}
-}
-
-// gunzipped is the gzip file name, decompressed (closed when the test
-// ends).
-func gunzipped(t testing.TB, name string) io.Reader {
-	t.Helper()
-	f, err := os.Open(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { f.Close() })
-	z, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return z
 }

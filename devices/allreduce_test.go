@@ -1,11 +1,11 @@
 package devices
 
 import (
-	"encoding/csv"
 	"math"
-	"os"
 	"strconv"
 	"testing"
+
+	"github.com/gpucalc/gpucalc/internal/testfile"
 )
 
 // allReduceRow is one row of testdata/allreduce_graph_2gpu_h200.csv: a bf16
@@ -21,17 +21,9 @@ type allReduceRow struct {
 
 func readAllReduce(t *testing.T) []allReduceRow {
 	t.Helper()
-	f, err := os.Open("testdata/allreduce_graph_2gpu_h200.csv")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	rows, err := csv.NewReader(f).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
+	rows, _ := testfile.CSV(t, "testdata/allreduce_graph_2gpu_h200.csv")
 	var out []allReduceRow
-	for _, r := range rows[1:] { // world,bytes,single_us,eager_us,graph_us
+	for _, r := range rows { // world,bytes,single_us,eager_us,graph_us
 		n, err1 := strconv.Atoi(r[0])
 		b, err2 := strconv.ParseFloat(r[1], 64)
 		us, err3 := strconv.ParseFloat(r[4], 64)

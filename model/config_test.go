@@ -1,13 +1,12 @@
 package model
 
 import (
-	"encoding/csv"
-	"os"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/gpucalc/gpucalc/devices"
+	"github.com/gpucalc/gpucalc/internal/testfile"
 )
 
 // testdata/hf_params.csv holds the parameter counts Hugging Face transformers
@@ -15,17 +14,9 @@ import (
 // on the meta device, sum(p.numel() for p in model.parameters()), run on the
 // GPU machine with tools/hfparams/hfparams.py.
 func TestParamsMatchHuggingFace(t *testing.T) {
-	f, err := os.Open("testdata/hf_params.csv")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	rows, err := csv.NewReader(f).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
+	rows, _ := testfile.CSV(t, "testdata/hf_params.csv")
 	seen := map[string]bool{}
-	for _, r := range rows[1:] {
+	for _, r := range rows {
 		name, want := r[0], r[2]
 		seen[name] = true
 		c, err := LoadBuiltin(name)

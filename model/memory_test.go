@@ -1,13 +1,12 @@
 package model
 
 import (
-	"encoding/csv"
 	"math"
-	"os"
 	"strconv"
 	"testing"
 
 	"github.com/gpucalc/gpucalc/devices"
+	"github.com/gpucalc/gpucalc/internal/testfile"
 )
 
 func lookup(t testing.TB, name string) devices.Device {
@@ -29,15 +28,10 @@ func builtin(t testing.TB, name string) Config {
 // The KV cache the reference decoder allocates (cache_bytes: layers × 2 ×
 // batch × kv_heads × (ctx + 1) × head_dim × 2 bytes) is the model's KV total.
 func TestKVMatchesMeasuredCache(t *testing.T) {
-	f, err := os.Open("testdata/ref_bench_h100.csv")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	recs, _ := csv.NewReader(f).ReadAll()
+	recs, _ := testfile.CSV(t, "testdata/ref_bench_h100.csv")
 	d := lookup(t, "h100")
 	n := 0
-	for _, r := range recs[1:] {
+	for _, r := range recs {
 		if r[5] != "decode" {
 			continue
 		}

@@ -1,7 +1,6 @@
 package model
 
 import (
-	"encoding/csv"
 	"math"
 	"os"
 	"sort"
@@ -9,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/gpucalc/gpucalc/devices"
+	"github.com/gpucalc/gpucalc/internal/testfile"
 	"github.com/gpucalc/gpucalc/ops"
 	"github.com/gpucalc/gpucalc/roofline"
 	"github.com/gpucalc/gpucalc/units"
@@ -29,21 +29,9 @@ type benchRow struct {
 
 func readBench(t *testing.T, file string) []benchRow {
 	t.Helper()
-	f, err := os.Open(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	recs, err := csv.NewReader(f).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
-	col := map[string]int{}
-	for i, h := range recs[0] {
-		col[h] = i
-	}
+	recs, col := testfile.CSV(t, file)
 	var rows []benchRow
-	for _, r := range recs[1:] {
+	for _, r := range recs {
 		n := func(k string) int64 { v, _ := strconv.ParseInt(r[col[k]], 10, 64); return v }
 		ms, _ := strconv.ParseFloat(r[col["gpu_ms"]], 64)
 		tp := int64(1)

@@ -2,12 +2,12 @@ package ncu
 
 import (
 	"bytes"
-	"compress/gzip"
-	"os"
 	"runtime"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/gpucalc/gpucalc/internal/testfile"
 )
 
 // groundTruth reads the H100 export (testdata/ncu_raw.csv.gz, profiled on an H100 SXM):
@@ -15,20 +15,7 @@ import (
 // with the lines ncu and the program printed before the header.
 func groundTruth(t testing.TB) []byte {
 	t.Helper()
-	f, err := os.Open("testdata/ncu_raw.csv.gz")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	z, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var b bytes.Buffer
-	if _, err := b.ReadFrom(z); err != nil {
-		t.Fatal(err)
-	}
-	return b.Bytes()
+	return testfile.Gunzip(t, "testdata/ncu_raw.csv.gz")
 }
 
 func readKernels(t *testing.T, data []byte) []Kernel {

@@ -1,13 +1,12 @@
 package ops
 
 import (
-	"encoding/csv"
-	"os"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/gpucalc/gpucalc/devices"
+	"github.com/gpucalc/gpucalc/internal/testfile"
 )
 
 // TestCost checks every formula against a hand calculation on a small shape.
@@ -110,19 +109,11 @@ func TestPath(t *testing.T) {
 // row, and flops counted the roof_bench way (matrix FLOPs only, 0 for the
 // other ops).
 func TestRoofBenchConventions(t *testing.T) {
-	f, err := os.Open("testdata/roof_bench.csv")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	recs, err := csv.NewReader(f).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(recs) < 200 {
+	recs, _ := testfile.CSV(t, "testdata/roof_bench.csv")
+	if len(recs) < 199 {
 		t.Fatalf("only %d rows", len(recs))
 	}
-	for _, r := range recs[1:] {
+	for _, r := range recs {
 		o, err := ParseBench(r[0], r[1], r[2], r[8])
 		if err != nil {
 			t.Errorf("%v: %v", r, err)

@@ -2,13 +2,11 @@ package project
 
 import (
 	"bytes"
-	"compress/gzip"
-	"io"
-	"os"
 	"testing"
 	"time"
 
 	"github.com/gpucalc/gpucalc/devices"
+	"github.com/gpucalc/gpucalc/internal/testfile"
 	"github.com/gpucalc/gpucalc/roofline"
 	"github.com/gpucalc/gpucalc/trace"
 )
@@ -16,19 +14,7 @@ import (
 // trace50MB is the Llama prefill trace's events repeated to 50 MB, as
 // trace's BenchmarkAnalyze50MB builds its input.
 func trace50MB(b *testing.B) []byte {
-	f, err := os.Open("testdata/llama1b_infer_h100.json.gz")
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer f.Close()
-	z, err := gzip.NewReader(f)
-	if err != nil {
-		b.Fatal(err)
-	}
-	raw, err := io.ReadAll(z)
-	if err != nil {
-		b.Fatal(err)
-	}
+	raw := testfile.Gunzip(b, "testdata/llama1b_infer_h100.json.gz")
 	open := []byte(`"traceEvents": [`)
 	i, j := bytes.Index(raw, open), bytes.LastIndex(raw, []byte("]"))
 	if i < 0 || j < 0 {

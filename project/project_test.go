@@ -1,8 +1,6 @@
 package project
 
 import (
-	"compress/gzip"
-	"encoding/csv"
 	"encoding/json"
 	"math"
 	"os"
@@ -12,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/gpucalc/gpucalc/devices"
+	"github.com/gpucalc/gpucalc/internal/testfile"
 	"github.com/gpucalc/gpucalc/roofline"
 	"github.com/gpucalc/gpucalc/trace"
 )
@@ -67,22 +66,13 @@ func lookup(t testing.TB, name string) devices.Device {
 // as trace_pairs.py computes kernel_ms.
 func kernelSeconds(t *testing.T, file string) float64 {
 	t.Helper()
-	f, err := os.Open(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var doc struct {
 		TraceEvents []struct {
 			Cat string  `json:"cat"`
 			Dur float64 `json:"dur"`
 		} `json:"traceEvents"`
 	}
-	if err := json.NewDecoder(zr).Decode(&doc); err != nil {
+	if err := json.Unmarshal(testfile.Gunzip(t, file), &doc); err != nil {
 		t.Fatal(err)
 	}
 	var sum float64
@@ -97,18 +87,13 @@ func kernelSeconds(t *testing.T, file string) float64 {
 // stepsKernelMS reads kernel_ms per workload from a steps_*.csv.
 func stepsKernelMS(t *testing.T, file string) map[string]float64 {
 	t.Helper()
-	f, err := os.Open(file)
-	if err != nil {
-		t.Fatal(err)
+	recs, cols := testfile.CSV(t, file)
+	col, ok := cols["kernel_ms"]
+	if !ok {
+		t.Fatalf("%s: no kernel_ms column", file)
 	}
-	defer f.Close()
-	recs, err := csv.NewReader(f).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
-	col := slices.Index(recs[0], "kernel_ms")
 	out := map[string]float64{}
-	for _, r := range recs[1:] {
+	for _, r := range recs {
 		v, err := strconv.ParseFloat(r[col], 64)
 		if err != nil {
 			t.Fatal(err)

@@ -1,7 +1,6 @@
 package review
 
 import (
-	"encoding/csv"
 	"math"
 	"os"
 	"strconv"
@@ -9,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/gpucalc/gpucalc/devices"
+	"github.com/gpucalc/gpucalc/internal/testfile"
 	"github.com/gpucalc/gpucalc/ops"
 	"github.com/gpucalc/gpucalc/roofline"
 )
@@ -57,19 +57,11 @@ func find(r Report, check, op string) []Finding {
 
 func readCSV(t *testing.T, name string) []map[string]string {
 	t.Helper()
-	f, err := os.Open("testdata/" + name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	recs, err := csv.NewReader(f).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
+	recs, col := testfile.CSV(t, "testdata/"+name)
 	var rows []map[string]string
-	for _, r := range recs[1:] {
+	for _, r := range recs {
 		m := map[string]string{}
-		for i, h := range recs[0] {
+		for h, i := range col {
 			m[h] = r[i]
 		}
 		rows = append(rows, m)

@@ -1,16 +1,15 @@
 package roofline
 
 import (
-	"encoding/csv"
 	"fmt"
 	"math"
-	"os"
 	"sort"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/gpucalc/gpucalc/devices"
+	"github.com/gpucalc/gpucalc/internal/testfile"
 	"github.com/gpucalc/gpucalc/ops"
 )
 
@@ -20,17 +19,9 @@ type benchRow struct {
 }
 
 func readRoofBench(t testing.TB) []benchRow {
-	f, err := os.Open("testdata/roof_bench.csv")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	recs, err := csv.NewReader(f).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
+	recs, _ := testfile.CSV(t, "testdata/roof_bench.csv")
 	var rows []benchRow
-	for _, r := range recs[1:] {
+	for _, r := range recs {
 		ms, err := strconv.ParseFloat(r[3], 64)
 		if err != nil {
 			t.Fatal(err)

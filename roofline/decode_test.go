@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/gpucalc/gpucalc/internal/testfile"
 	"github.com/gpucalc/gpucalc/ops"
 )
 
@@ -19,21 +20,11 @@ type decodeRow struct {
 	best, rows       float64 // seconds: the fastest implementation, the folded-rows SDPA
 }
 
-// columns indexes a CSV header by name.
-func columns(header []string) map[string]int {
-	col := map[string]int{}
-	for i, h := range header {
-		col[h] = i
-	}
-	return col
-}
-
 func readDecode(t *testing.T, file string) []decodeRow {
 	t.Helper()
-	recs := readCSV(t, file)
-	col := columns(recs[0])
+	recs, col := testfile.CSV(t, file)
 	var out []decodeRow
-	for _, r := range recs[1:] {
+	for _, r := range recs {
 		n := func(k string) int64 {
 			v, err := strconv.ParseInt(r[col[k]], 10, 64)
 			if err != nil {

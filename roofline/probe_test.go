@@ -4,16 +4,17 @@ import (
 	"math"
 	"strconv"
 	"testing"
+
+	"github.com/gpucalc/gpucalc/internal/testfile"
 )
 
 // probeTimes reads a probe_attn_gemm.py file (testdata/probe_*.csv): the
 // median time of 8192³ GEMMs by kind, in seconds.
 func probeTimes(t *testing.T, file string) map[string]float64 {
 	t.Helper()
-	recs := readCSV(t, file)
-	col := columns(recs[0])
+	recs, col := testfile.CSV(t, file)
 	out := map[string]float64{}
-	for _, r := range recs[1:] {
+	for _, r := range recs {
 		if r[col["us"]] == "" {
 			continue // a decode-attention row
 		}

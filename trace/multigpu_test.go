@@ -2,16 +2,15 @@ package trace
 
 import (
 	"cmp"
-	"compress/gzip"
-	"encoding/csv"
 	"encoding/json"
 	"math"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/gpucalc/gpucalc/internal/testfile"
 )
 
 // The measured multi-GPU steps (testdata/multigpu/README.md): Llama-3.2-1B
@@ -34,17 +33,8 @@ type rawKernel struct {
 // rawKernels reads a trace's kernels, NCCL's and the others.
 func rawKernels(t *testing.T, file string) (nccl, other []rawKernel) {
 	t.Helper()
-	f, err := os.Open(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var doc struct{ TraceEvents []rawKernel }
-	if err := json.NewDecoder(zr).Decode(&doc); err != nil {
+	if err := json.Unmarshal(testfile.Gunzip(t, file), &doc); err != nil {
 		t.Fatal(err)
 	}
 	for _, e := range doc.TraceEvents {
@@ -124,21 +114,9 @@ type splitRow struct {
 
 func readSplit(t *testing.T) map[string]splitRow {
 	t.Helper()
-	f, err := os.Open("testdata/multigpu/split.csv")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	recs, err := csv.NewReader(f).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
-	col := map[string]int{}
-	for i, h := range recs[0] {
-		col[h] = i
-	}
+	recs, col := testfile.CSV(t, "testdata/multigpu/split.csv")
 	out := map[string]splitRow{}
-	for _, r := range recs[1:] {
+	for _, r := range recs {
 		ms := func(name string) float64 {
 			v, err := strconv.ParseFloat(r[col[name]], 64)
 			if err != nil {

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"os"
 	"runtime"
@@ -15,6 +14,7 @@ import (
 	"time"
 
 	"github.com/gpucalc/gpucalc/devices"
+	"github.com/gpucalc/gpucalc/internal/testfile"
 	"github.com/gpucalc/gpucalc/occupancy"
 	"github.com/gpucalc/gpucalc/ops"
 	"github.com/gpucalc/gpucalc/review"
@@ -76,16 +76,7 @@ func rawKernelTime(t *testing.T, file string) float64 {
 
 func decodeGz(t *testing.T, file string, v any) {
 	t.Helper()
-	f, err := os.Open(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	z, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.NewDecoder(z).Decode(v); err != nil {
+	if err := json.Unmarshal(testfile.Gunzip(t, file), v); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -329,23 +320,6 @@ func gz(b []byte) []byte {
 	return buf.Bytes()
 }
 
-func gunzip(t testing.TB, file string) []byte {
-	f, err := os.Open(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	z, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := io.ReadAll(z)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
-
 // A small trace: one op with shapes, one kernel launched by it.
 const small = `{"deviceProperties":[{"name":"NVIDIA H100 80GB HBM3","computeMajor":9,"computeMinor":0}],"traceEvents":[
 {"ph":"X","cat":"cpu_op","name":"aten::mm","pid":1,"tid":1,"ts":10,"dur":20,"args":{"External id":1,"Input Dims":[[64,64],[64,64]],"Input type":["c10::BFloat16","c10::BFloat16"]}},
@@ -353,7 +327,7 @@ const small = `{"deviceProperties":[{"name":"NVIDIA H100 80GB HBM3","computeMajo
 {"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":40,"dur":3,"args":{"External id":1,"correlation":7,"stream":7,"grid":[1,1,1],"block":[128,1,1],"registers per thread":32,"shared memory":0}}]}`
 
 func TestReadErrors(t *testing.T) {
-	llama := gunzip(t, traces[0])
+	llama := testfile.Gunzip(t, traces[0])
 	gzLlama, _ := os.ReadFile(traces[0])
 	noShapes := strings.ReplaceAll(small, `"Input Dims":[[64,64],[64,64]],`, "")
 	cases := []struct {
@@ -438,8 +412,8 @@ func FuzzRead(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Add(rank0)
-	f.Add(gunzip(f, traces[0])[:30000])
-	f.Add(gunzip(f, traces[1])[:30000])
+	f.Add(testfile.Gunzip(f, traces[0])[:30000])
+	f.Add(testfile.Gunzip(f, traces[1])[:30000])
 	d, err := devices.Lookup("h100")
 	if err != nil {
 		f.Fatal(err)
@@ -484,7 +458,7 @@ func FuzzRead(f *testing.F) {
 // during the run, as a multiple of the file size (target: at most 4) and
 // the seconds per trace (target: at most 1).
 func BenchmarkAnalyze50MB(b *testing.B) {
-	raw := gunzip(b, traces[0])
+	raw := testfile.Gunzip(b, traces[0])
 	i := bytes.Index(raw, []byte(`"traceEvents": [`))
 	j := bytes.LastIndex(raw, []byte("]"))
 	if i < 0 || j < 0 {

@@ -1,7 +1,6 @@
 package train
 
 import (
-	"encoding/csv"
 	"fmt"
 	"math"
 	"os"
@@ -12,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/gpucalc/gpucalc/devices"
+	"github.com/gpucalc/gpucalc/internal/testfile"
 	"github.com/gpucalc/gpucalc/model"
 	"github.com/gpucalc/gpucalc/roofline"
 )
@@ -35,29 +35,9 @@ type measuredRow struct {
 	rebuilt bool
 }
 
-// readCSV reads a measurement's CSV: its records after the header and
-// each column's index by name.
-func readCSV(t testing.TB, name string) (recs [][]string, col map[string]int) {
-	t.Helper()
-	f, err := os.Open(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	all, err := csv.NewReader(f).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
-	col = map[string]int{}
-	for i, h := range all[0] {
-		col[h] = i
-	}
-	return all[1:], col
-}
-
 func readMeasured(t testing.TB, name string) []measuredRow {
 	t.Helper()
-	recs, col := readCSV(t, name)
+	recs, col := testfile.CSV(t, name)
 	num := func(rec []string, k string) float64 {
 		v, _ := strconv.ParseFloat(rec[col[k]], 64)
 		return v

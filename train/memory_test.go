@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/gpucalc/gpucalc/internal/testfile"
 	"github.com/gpucalc/gpucalc/model"
 )
 
@@ -131,7 +132,7 @@ func TestValidate(t *testing.T) {
 func TestUsableLessCommunicator(t *testing.T) {
 	d := deviceFor(t, "")
 	outside := map[string]map[string]float64{}
-	recs, col := readCSV(t, "testdata/nccl_memory_2gpu_h100.csv")
+	recs, col := testfile.CSV(t, "testdata/nccl_memory_2gpu_h100.csv")
 	for _, rec := range recs {
 		rank, stage := rec[col["rank"]], rec[col["stage"]]
 		if outside[rank] == nil {

@@ -5,6 +5,8 @@ import (
 	"math"
 	"strconv"
 	"testing"
+
+	"github.com/gpucalc/gpucalc/internal/testfile"
 )
 
 // freshRun is one run of testdata/ddp_fresh_h100.csv
@@ -24,7 +26,7 @@ type freshRun struct {
 // printed lines where a call ended before its CSV was written), in file
 // order.
 func readFresh(t *testing.T) []*freshRun {
-	recs, col := readCSV(t, "testdata/ddp_fresh_h100.csv")
+	recs, col := testfile.CSV(t, "testdata/ddp_fresh_h100.csv")
 	var out []*freshRun
 	byKey := map[string]*freshRun{}
 	for _, rec := range recs {

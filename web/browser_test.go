@@ -20,6 +20,8 @@ import (
 	cdppage "github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
+
+	"github.com/gpucalc/gpucalc/internal/testfile"
 )
 
 var screenshots = flag.String("screenshots", "", "write a screenshot of each page to `DIR`/serve-*.png (docs/ in the repository: go test ./web -run Browser -screenshots ../docs)")
@@ -265,7 +267,7 @@ func TestBrowser(t *testing.T) {
 	// Reports: an uploaded Nsight Compute export gives gpucalc ncu's tables
 	// and chart.
 	export := filepath.Join(t.TempDir(), "profile.csv")
-	if err := os.WriteFile(export, gunzip(t, "testdata/ncu_raw.csv.gz"), 0o644); err != nil {
+	if err := os.WriteFile(export, testfile.Gunzip(t, "testdata/ncu_raw.csv.gz"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	run("upload the export", chromedp.SetValue("#device", "", chromedp.ByQuery), chromedp.SetValue("#example", "", chromedp.ByQuery),

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"compress/gzip"
 	"encoding/json"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -12,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/gpucalc/gpucalc/devices"
+	"github.com/gpucalc/gpucalc/internal/testfile"
 )
 
 func newTestServer(t testing.TB, loopbackOnly bool) http.Handler {
@@ -209,7 +209,7 @@ func TestReportAPI(t *testing.T) {
 	if !strings.HasPrefix(a.HTML, "<!DOCTYPE html>") || !strings.Contains(a.HTML, "A100") || a.CLI != "gpucalc check block.yaml --format html --device a100-sxm4-80gb" {
 		t.Errorf("workload upload: cli %q, errors %q, html %.60q", a.CLI, a.Errors, a.HTML)
 	}
-	csv := gunzip(t, "testdata/ncu_raw.csv.gz")
+	csv := testfile.Gunzip(t, "testdata/ncu_raw.csv.gz")
 	a = decode(t, post(t, h, "profile.txt", csv, ""))
 	if len(a.Tables) == 0 || len(a.Charts) != 1 || a.CLI != "gpucalc ncu profile.txt" {
 		t.Errorf("ncu upload: cli %q, %d tables, %d charts, errors %q", a.CLI, len(a.Tables), len(a.Charts), a.Errors)
@@ -253,24 +253,6 @@ func TestPagesKeyboard(t *testing.T) {
 			}
 		}
 	}
-}
-
-func gunzip(t testing.TB, file string) []byte {
-	t.Helper()
-	f, err := os.Open(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	data, err := io.ReadAll(zr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return data
 }
 
 func attr(el, name string) string {
