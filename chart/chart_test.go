@@ -45,11 +45,12 @@ func h100Target(t testing.TB) occupancy.Target {
 
 // occupancyChart is 256 threads, 64 registers and 48 KiB on the H100.
 func occupancyChart(t testing.TB) chart.Occupancy {
-	c, err := reports.OccupancyChart(h100Target(t), occupancy.Kernel{Regs: 64}, occupancy.Launch{Threads: 256, DynamicSmem: 48 << 10})
+	tg, k, l := h100Target(t), occupancy.Kernel{Regs: 64}, occupancy.Launch{Threads: 256, DynamicSmem: 48 << 10}
+	n, err := occupancy.SweepAround(tg.Arch, k, l)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return c
+	return reports.OccupancyChart(tg, k, l, n)
 }
 
 // simulationChart is the stream kernel simulated on the H100 at 4 to 64

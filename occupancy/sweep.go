@@ -165,3 +165,27 @@ func FindCliffs(a devices.Arch, k Kernel, l Launch) (Cliffs, error) {
 	}
 	return c, nil
 }
+
+// Quantities are the three quantities a sweep can vary, in the order of
+// the panels of 'gpucalc occupancy --plot'.
+var Quantities = [3]Quantity{VaryThreads, VaryRegs, VarySmem}
+
+// Neighbourhood is a configuration's result and the three sweeps around it,
+// each varying one of Quantities with the other two held.
+type Neighbourhood struct {
+	Result Result
+	Sweeps [3][]Point
+}
+
+// SweepAround calculates k, l on a and sweeps each quantity around it.
+func SweepAround(a devices.Arch, k Kernel, l Launch) (Neighbourhood, error) {
+	n := Neighbourhood{Result: Calculate(a, k, l)}
+	for i, q := range Quantities {
+		pts, err := Sweep(a, k, l, q)
+		if err != nil {
+			return n, err
+		}
+		n.Sweeps[i] = pts
+	}
+	return n, nil
+}

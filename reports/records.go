@@ -8,7 +8,6 @@ import (
 	"github.com/gpucalc/gpucalc/ncu"
 	"github.com/gpucalc/gpucalc/occupancy"
 	"github.com/gpucalc/gpucalc/review"
-	"github.com/gpucalc/gpucalc/roofline"
 	"github.com/gpucalc/gpucalc/sim"
 )
 
@@ -363,7 +362,7 @@ func RooflineRecords(views []RooflineView) []Table {
 				num(p.Transcendentals), num(p.Bytes), num(p.AI), p.PeakKey, num(p.ComputeCeiling), string(p.MemoryLevel), num(p.MemoryCeiling),
 				num(p.Ridge), num(p.Attainable), string(p.Bound), num(p.LowerBound), num(p.Expected), p.ExpectedBound})
 		}
-		s := roofline.Summarize(v.Points)
+		s := v.totals
 		sum.Rows = append(sum.Rows, []string{v.Device, integer(s.Ops), num(s.FLOPs), num(s.Bytes), num(s.LowerBound), num(s.Expected), num(s.MemoryBoundShare)})
 	}
 	return []Table{pts, sum}

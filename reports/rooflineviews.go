@@ -1,55 +1,34 @@
 package reports
 
 import (
-	"errors"
-	"fmt"
 	"strings"
 
 	"github.com/gpucalc/gpucalc/chart"
 	"github.com/gpucalc/gpucalc/devices"
-	"github.com/gpucalc/gpucalc/ops"
 	"github.com/gpucalc/gpucalc/roofline"
 	"github.com/gpucalc/gpucalc/units"
 )
 
-// NewRooflineView prices the workload with the model; origin says where
-// the device came from when it was not named.
-func NewRooflineView(m *roofline.Model, origin string, w ops.Workload) (RooflineView, error) {
-	pts, err := m.AnalyzeWorkload(w)
-	if err != nil {
-		return RooflineView{}, err
-	}
-	v := RooflineView{Device: m.Device().Name, Origin: origin, Efficiency: m.Efficiency(), Notes: m.Notes, Points: pts}
-	if len(w.Entries) > 1 {
-		s := roofline.Summarize(pts)
-		v.Summary = &s
-	}
-	return v, nil
-}
-
-// NewRooflineViews prices the workload on each model (origins[i] says where
-// ms[i]'s device came from). Side by side, a device that cannot run an op
-// (roofline.UnsupportedError) gets a view that says why and the others
-// answer; it is an error when no device can.
-func NewRooflineViews(ms []*roofline.Model, origins []string, w ops.Workload) ([]RooflineView, error) {
-	views := make([]RooflineView, len(ms))
-	var gaps []string
-	for i, m := range ms {
-		v, err := NewRooflineView(m, origins[i], w)
-		var ue *roofline.UnsupportedError
-		if err != nil && (len(ms) == 1 || !errors.As(err, &ue)) {
-			return nil, err
-		}
-		if err != nil {
-			v = RooflineView{Device: m.Device().Name, Origin: origins[i], Points: []roofline.Point{}, NotAvailable: ue.Reason(), Error: err.Error()}
-			gaps = append(gaps, err.Error())
+// NewRooflineViews are the views of a workload priced on several devices
+// (roofline.Compare); origins[i] says where ps[i]'s device came from when
+// it was not named. A workload of several ops gets its totals.
+func NewRooflineViews(ps []roofline.Priced, origins []string) []RooflineView {
+	views := make([]RooflineView, len(ps))
+	for i, p := range ps {
+		v := RooflineView{Device: p.Model.Device().Name, Origin: origins[i], Points: p.Points, totals: p.Summary}
+		switch {
+		case p.Unsupported != nil:
+			v.NotAvailable, v.Error = p.Unsupported.Reason(), p.Err.Error()
+		default:
+			v.Efficiency, v.Notes = p.Model.Efficiency(), p.Model.Notes
+			if len(p.Points) > 1 {
+				s := p.Summary
+				v.Summary = &s
+			}
 		}
 		views[i] = v
 	}
-	if len(gaps) == len(ms) {
-		return nil, fmt.Errorf("no device can run the workload: %s", strings.Join(gaps, "; "))
-	}
-	return views, nil
+	return views
 }
 
 // answered are the views with points: the devices that can run the

@@ -74,23 +74,19 @@ func sweepGroups(q occupancy.Quantity, pts []occupancy.Point) []sweepGroup {
 }
 
 // OccupancyChart is the three panels of 'gpucalc occupancy --plot': the
-// three quantities swept around the configuration k, l on t.
-func OccupancyChart(t occupancy.Target, k occupancy.Kernel, l occupancy.Launch) (chart.Occupancy, error) {
-	r := occupancy.Calculate(t.Arch, k, l)
+// configuration k, l on t and the sweeps around it (occupancy.SweepAround).
+func OccupancyChart(t occupancy.Target, k occupancy.Kernel, l occupancy.Launch, n occupancy.Neighbourhood) chart.Occupancy {
+	r := n.Result
 	where := t.Arch.CC.SM()
 	if t.Device != "" {
 		where = t.Device + " (" + where + ")"
 	}
 	c := chart.Occupancy{Title: fmt.Sprintf("Occupancy on %s: %d threads, %d registers, %s shared memory: %d warps per SM (%s), limited by %s",
 		where, l.Threads, k.Regs, units0(k.StaticSmem+l.DynamicSmem), r.Warps, pct(r.Occupancy()), limiterText(r.Limiters))}
-	for i, q := range []occupancy.Quantity{occupancy.VaryThreads, occupancy.VaryRegs, occupancy.VarySmem} {
-		pts, err := occupancy.Sweep(t.Arch, k, l, q)
-		if err != nil {
-			return c, err
-		}
-		c.Panels[i] = SweepChart(t, q, pts, q.Value(k, l))
+	for i, q := range occupancy.Quantities {
+		c.Panels[i] = SweepChart(t, q, n.Sweeps[i], q.Value(k, l))
 	}
-	return c, nil
+	return c
 }
 
 func units0(b int) string {

@@ -133,7 +133,7 @@ func signedDuration(x float64) string {
 // shares of the median rank's window.
 func rankFindings(rs trace.Ranks, top int) Table {
 	fs := rs.Findings[:limit(len(rs.Findings), top)]
-	t := reviewFindings(review.Report{Device: rs.Device, Findings: fs, Expected: trace.MedianWindow(rs.Ranks)})
+	t := reviewFindings(review.Report{Device: rs.Device, Findings: fs, Expected: rs.MedianWindow})
 	t.Header[5] = "Of GPU window"
 	if len(fs) < len(rs.Findings) {
 		t.Notes = append(t.Notes, fmt.Sprintf("%d more findings (--top 0 lists all).", len(rs.Findings)-len(fs)))
@@ -163,7 +163,7 @@ func TraceRanksRecords(rs trace.Ranks) []Table {
 	sl := Table{Key: "slowest", Header: []string{"rank", "reference_rank", "because", "window_delta_seconds", "compute_delta_seconds",
 		"exposed_communication_delta_seconds", "idle_delta_seconds", "own_delta_seconds"},
 		Rows: [][]string{{integer(s.Rank), integer(s.Reference), s.Because, num(s.Window), num(s.Compute), num(s.Exposed), num(s.Idle), num(s.Own)}}}
-	med := trace.MedianWindow(rs.Ranks)
+	med := rs.MedianWindow
 	fs := Table{Key: "findings", Header: []string{"number", "severity", "check", "op", "saves_seconds", "share_of_gpu_window", "message", "fix"}}
 	for i, f := range rs.Findings {
 		saves, share := "", ""

@@ -50,6 +50,9 @@ type RooflineView struct {
 	// Error the whole message. Such a view has no points.
 	NotAvailable string `json:"not_available,omitempty"`
 	Error        string `json:"error,omitempty"`
+	// totals are the points' totals, which JSON shows (as Summary) only
+	// for a workload of several ops and CSV always.
+	totals roofline.Summary
 }
 
 // RooflineComparison is 'gpucalc roofline --devices': one view per device.

@@ -228,7 +228,7 @@ func rankFindings(rs Ranks) []review.Finding {
 			Numbers: map[string]float64{"rank": float64(least.Rank), "exposed_seconds": exp, "window_seconds": least.Window},
 		})
 	}
-	med := MedianWindow(rs.Ranks)
+	med := rs.MedianWindow
 	s := rs.Slowest
 	if len(rs.Ranks) > 1 && med > 0 && s.Own >= stragglerSpread*med {
 		what := map[string]string{"compute": "more compute", "idle": "more idle time: its host launched the work late"}[s.Because]

@@ -34,6 +34,9 @@ type Ranks struct {
 	Link     LinkCurve        `json:"link"`
 	Slowest  Slowest          `json:"slowest"`
 	Findings []review.Finding `json:"findings"`
+	// MedianWindow is the ranks' median GPU window, against which the
+	// findings' savings are shares (0 for no ranks).
+	MedianWindow float64 `json:"median_gpu_window_seconds"`
 	// Notes say what the traces lacked (collective sizes, rank numbers).
 	Notes []string `json:"notes"`
 }
@@ -190,6 +193,7 @@ func AnalyzeRanks(traces []RankTrace, m *roofline.Model) (Ranks, error) {
 		out.Notes = append(out.Notes, fmt.Sprintf("%d NCCL kernels have no message size: neither the kernel nor a record_param_comms op around its launch carries \"In msg nelems\" and \"dtype\" (PyTorch 2.1 or later records them)", missing))
 	}
 	out.Slowest = slowest(out.Ranks)
+	out.MedianWindow = medianWindow(out.Ranks)
 	out.Findings = rankFindings(out)
 	return out, nil
 }
@@ -346,9 +350,9 @@ func slowest(ranks []Rank) Slowest {
 	return s
 }
 
-// MedianWindow is the ranks' median GPU window (0 for none): what the
+// medianWindow is the ranks' median GPU window (0 for none): what the
 // findings' savings are shares of.
-func MedianWindow(ranks []Rank) float64 {
+func medianWindow(ranks []Rank) float64 {
 	w := make([]float64, len(ranks))
 	for i, r := range ranks {
 		w[i] = r.Window

@@ -225,10 +225,11 @@ func (s *server) occupancy(q map[string]string) (answer, error) {
 	}
 	rep := reports.NewOccupancy(t, k, l, in.defaults, res, nil, &cliffs, clusters)
 	a := answer{View: rep, Tables: tablesOf(rep.Tables()), CLI: cli}
-	c, err := reports.OccupancyChart(t, k, l)
+	n, err := occupancy.SweepAround(t.Arch, k, l)
 	if err != nil {
 		return answer{}, err
 	}
+	c := reports.OccupancyChart(t, k, l, n)
 	fig, err := newFigure("occupancy", c.Title, c, chart.Size{})
 	if err != nil {
 		return answer{}, err

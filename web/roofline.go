@@ -125,10 +125,11 @@ func (s *server) roofline(r *http.Request) (answer, error) {
 	}
 	var views []reports.RooflineView
 	if len(errs) == 0 {
-		var err error
-		if views, err = reports.NewRooflineViews(ms, make([]string, len(ms)), wl); err != nil {
+		ps, err := roofline.Compare(ms, wl)
+		if err != nil {
 			errs.add("devices", err)
 		}
+		views = reports.NewRooflineViews(ps, make([]string, len(ps)))
 	}
 	if len(errs) > 0 {
 		return answer{Errors: errs, CLI: cli}, nil

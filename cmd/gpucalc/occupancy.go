@@ -247,8 +247,8 @@ func occupancyRun(opts *occupancyOptions) error {
 		return err
 	}
 	notes, err := opts.chart.draw(func() (chart.Chart, error) {
-		c, err := reports.OccupancyChart(t, k, l)
-		return c, err
+		n, err := occupancy.SweepAround(t.Arch, k, l)
+		return reports.OccupancyChart(t, k, l, n), err
 	})
 	if err != nil {
 		return err

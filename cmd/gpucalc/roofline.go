@@ -108,10 +108,11 @@ func analyzeOn(ts []target, ms []*roofline.Model, w ops.Workload) ([]analysis, e
 	for i, t := range ts {
 		origins[i] = t.Origin
 	}
-	views, err := reports.NewRooflineViews(ms, origins, w)
+	ps, err := roofline.Compare(ms, w)
 	if err != nil {
 		return nil, err
 	}
+	views := reports.NewRooflineViews(ps, origins)
 	out := make([]analysis, len(views))
 	for i, v := range views {
 		out[i] = analysis{model: ms[i], RooflineView: v}
