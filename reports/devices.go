@@ -248,3 +248,169 @@ func joinInts(v []int) string {
 	}
 	return s
 }
+
+// DeviceRecords is 'gpucalc devices': one row per device.
+func DeviceRecords(list []devices.Device) []Table {
+	t := Table{Key: "devices", Header: []string{"name", "vendor", "architecture", "compute_capability", "sms", "boost_clock_hz",
+		"memory_type", "memory_bytes", "memory_bandwidth_bytes_per_second", "l2_bytes",
+		"bf16_tensor_flops_per_second", "fp16_tensor_flops_per_second", "fp32_flops_per_second", "ridge_flops_per_byte"}}
+	for _, d := range list {
+		peak := func(dt devices.DType, p devices.Path) string {
+			v, err := d.Peak(dt, p)
+			if err != nil {
+				return ""
+			}
+			return optNum(v)
+		}
+		ridge := ""
+		for _, dt := range []devices.DType{devices.BF16, devices.FP16} {
+			if r, err := d.Ridge(dt, devices.Tensor); err == nil {
+				ridge = num(r)
+				break
+			}
+		}
+		t.Rows = append(t.Rows, []string{d.Name, d.Vendor, d.Architecture, d.CC.String(), optInt(d.SMs), optNum(d.BoostClockHz),
+			d.Memory.Type, optNum(float64(d.Memory.Bytes)), optNum(d.Memory.BytesPerSecond), optNum(float64(d.L2.Bytes)),
+			peak(devices.BF16, devices.Tensor), peak(devices.FP16, devices.Tensor), peak(devices.FP32, devices.CUDACores), ridge})
+	}
+	return []Table{t}
+}
+
+// DeviceFigureRecords is 'gpucalc devices show NAME': the figures, one per
+// row with its unit and source, then the architecture's limits.
+func DeviceFigureRecords(d devices.Device, lim *devices.Arch) []Table {
+	t := Table{Key: "figures", Header: []string{"field", "value", "unit", "source"}}
+	add := func(field, value, unit, source string) {
+		t.Rows = append(t.Rows, []string{field, value, unit, d.Source(source)})
+	}
+	add("architecture", d.Architecture, "", "")
+	if d.CC != (devices.CC{}) {
+		add("compute_capability", d.CC.String(), "", "")
+	}
+	for _, a := range d.Aliases {
+		add("alias", a, "", "")
+	}
+	add("sms", integer(d.SMs), "", "sms")
+	add("boost_clock", num(d.BoostClockHz), "hz", "boost_clock")
+	if _, ok := d.Sources["tensor_clock"]; ok {
+		add("tensor_clock", num(d.TensorClockHz), "hz", "tensor_clock")
+	}
+	add("memory_type", d.Memory.Type, "", "memory.size")
+	add("memory_size", num(float64(d.Memory.Bytes)), "bytes", "memory.size")
+	add("memory_bandwidth", num(d.Memory.BytesPerSecond), "bytes_per_second", "memory.bandwidth")
+	if d.L2.Bytes > 0 {
+		add("l2_size", num(float64(d.L2.Bytes)), "bytes", "l2.size")
+	}
+	if d.L2.BytesPerSecond > 0 {
+		add("l2_bandwidth", num(d.L2.BytesPerSecond), "bytes_per_second", "l2.bandwidth")
+	}
+	if d.HostLink.BytesPerSecond > 0 {
+		add("host_link_type", d.HostLink.Type, "", "host_link.bandwidth")
+		add("host_link_bandwidth", num(d.HostLink.BytesPerSecond), "bytes_per_second", "host_link.bandwidth")
+	}
+	if d.TDPWatts > 0 {
+		add("tdp", num(d.TDPWatts), "watts", "tdp")
+	}
+	for _, k := range d.PeakKeys() {
+		p := d.Dense[k]
+		add("dense_"+k, num(p.PerSecond), opsUnit(k)+"_per_second", "dense."+k)
+		if p.PerSMPerClock > 0 {
+			add("dense_"+k+"_per_sm_per_clock", num(p.PerSMPerClock), opsUnit(k)+"_per_sm_per_clock", "dense."+k)
+			add("dense_"+k+"_clock", p.Clock, "", "dense."+k)
+		}
+	}
+	for _, k := range d.PeakKeys() {
+		if p, ok := d.Sparse[k]; ok {
+			add("sparse_"+k, num(p.PerSecond), opsUnit(k)+"_per_second", "sparse."+k)
+		}
+	}
+	for _, dt := range []devices.DType{devices.BF16, devices.FP16} {
+		if r, err := d.Ridge(dt, devices.Tensor); err == nil {
+			t.Rows = append(t.Rows, []string{"ridge_" + string(dt) + "_tensor_dram", num(r), "flops_per_byte", "derived"})
+			break
+		}
+	}
+	if m := d.Measured; m != nil {
+		rate := func(name string, v float64, field string) {
+			if v > 0 {
+				add("measured_"+name, num(v), "bytes_per_second", "measured."+field)
+			}
+		}
+		rate("dram_read", m.DRAMRead, "dram_read")
+		rate("dram_write", m.DRAMWrite, "dram_write")
+		rate("dram_copy", m.DRAMCopy, "dram_copy")
+		rate("l2", m.L2, "l2")
+		rate("smem", m.Smem, "smem")
+		for _, k := range peakOrder(m.Peaks) {
+			add("measured_"+k, num(m.Peaks[k]), opsUnit(k)+"_per_second", "measured.peaks."+k)
+		}
+		if m.LaunchOverhead > 0 {
+			add("measured_launch_overhead", num(m.LaunchOverhead), "seconds", "measured.launch_overhead")
+		}
+		for _, k := range sortedKeys(m.LatencyCycles) {
+			add("measured_"+k+"_latency", num(m.LatencyCycles[k]), "cycles", "measured.latency_cycles."+k)
+		}
+	}
+	out := []Table{t}
+	if lim != nil {
+		out = append(out, ArchRecords([]devices.Arch{*lim})...)
+	}
+	return out
+}
+
+// opsUnit is the unit of a peak key: flops, or ops for integer types.
+func opsUnit(k string) string {
+	if strings.HasPrefix(k, "int") {
+		return "ops"
+	}
+	return "flops"
+}
+
+// ArchRecords is the occupancy limits of compute capabilities: one row per
+// architecture (limits), its carveouts and its sources.
+func ArchRecords(archs []devices.Arch) []Table {
+	lim := Table{Key: "limits", Header: []string{"compute_capability", "family", "parts", "warp_size", "max_threads_per_block",
+		"max_threads_per_sm", "max_warps_per_sm", "max_blocks_per_sm", "regs_per_sm", "regs_per_block", "max_regs_per_thread",
+		"reg_alloc_unit", "warp_alloc_granularity", "smem_per_sm_bytes", "smem_per_block_bytes", "smem_per_block_optin_bytes",
+		"smem_reserved_per_block_bytes", "smem_alloc_unit_bytes", "barriers_per_sm", "max_cluster_size", "max_cluster_size_nonportable"}}
+	carve := Table{Key: "carveouts", Header: []string{"compute_capability", "carveout_bytes"}}
+	src := Table{Key: "sources", Header: []string{"compute_capability", "source"}}
+	for _, a := range archs {
+		cc := a.CC.String()
+		lim.Rows = append(lim.Rows, []string{cc, a.Family, a.Parts, integer(a.WarpSize), integer(a.MaxThreadsPerBlock),
+			integer(a.MaxThreadsPerSM), integer(a.MaxWarpsPerSM), integer(a.MaxBlocksPerSM), integer(a.RegsPerSM), integer(a.RegsPerBlock),
+			integer(a.MaxRegsPerThread), integer(a.RegAllocUnit), integer(a.WarpAllocGranularity), integer(a.SmemPerSM), integer(a.SmemPerBlock),
+			integer(a.SmemPerBlockOptin), integer(a.SmemReservedPerBlock), integer(a.SmemAllocUnit), integer(a.BarriersPerSM),
+			optInt(a.MaxClusterSize), optInt(a.MaxClusterSizeNonPortable)})
+		for _, c := range a.CarveoutsKiB {
+			carve.Rows = append(carve.Rows, []string{cc, integer(c << 10)})
+		}
+		for _, s := range a.Sources {
+			src.Rows = append(src.Rows, []string{cc, s})
+		}
+	}
+	return []Table{lim, carve, src}
+}
+
+// DeviceView is 'gpucalc devices show NAME': the device and the occupancy
+// limits of its compute capability.
+type DeviceView struct {
+	devices.Device
+	Limits *ArchView `json:"limits,omitempty"`
+}
+
+// ArchView is the occupancy limits of a compute capability ('gpucalc
+// devices archs'), with the carveouts in bytes.
+type ArchView struct {
+	devices.Arch
+	Carveouts []int `json:"carveouts_bytes"`
+}
+
+// NewArchView converts the carveouts to bytes.
+func NewArchView(a devices.Arch) ArchView {
+	v := ArchView{Arch: a, Carveouts: make([]int, len(a.CarveoutsKiB))}
+	for i, c := range a.CarveoutsKiB {
+		v.Carveouts[i] = c << 10
+	}
+	return v
+}

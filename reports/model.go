@@ -6,20 +6,12 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/gpucalc/gpucalc/chart"
+	"github.com/gpucalc/gpucalc/devices"
 	"github.com/gpucalc/gpucalc/model"
+	"github.com/gpucalc/gpucalc/roofline"
 	"github.com/gpucalc/gpucalc/units"
 )
-
-func gib(b float64) string { return strconv.FormatFloat(b/(1<<30), 'f', 2, 64) + " GiB" }
-
-// memSize is a memory size in GiB, or in a smaller binary unit below 1 GiB, so
-// that a small one does not read 0.00 GiB.
-func memSize(b float64) string {
-	if b >= 1<<30 {
-		return gib(b)
-	}
-	return units.FormatSize(int64(b))
-}
 
 // tpText is the smallest tensor-parallel degree that fits on device dev:
 // the flag that runs it, and where it spans hosts, that the all-reduces then
@@ -207,53 +199,64 @@ func ModelList(rows [][]string) Table {
 // ModelBatchOut are the columns model batch appends to its input.
 var ModelBatchOut = []string{"params", "weights_bytes", "kv_bytes_per_token", "memory_bytes", "fits", "smallest_tp", "lower_bound_ms", "expected_ms", "tokens_per_s", "error"}
 
-// ModelBatchRow is one evaluated batch row (Err set when it failed): its
-// result, times only where it fits, and the smallest TP at which it fits.
-type ModelBatchRow struct {
-	Cells      []string
-	Result     model.Result
-	SmallestTP int64
-	Err        error
-}
-
-// ModelBatch renders batch results: the input cells, then ModelBatchOut.
-func ModelBatch(header []string, rows []ModelBatchRow) Table {
-	t := Table{Header: append(append([]string(nil), header...), ModelBatchOut...), Rows: make([][]string, 0, len(rows))}
-	for _, r := range rows {
-		cells := inputCells(header, r.Cells, len(ModelBatchOut))
-		if r.Err != nil {
-			cells = append(cells, "", "", "", "", "", "", "", "", "", r.Err.Error())
-		} else {
-			x, m := r.Result, r.Result.Memory
-			cells = append(cells, strconv.FormatInt(m.Params.Total, 10), num(m.Weights), num(m.KVPerToken), num(m.Total), strconv.FormatBool(m.Fits),
-				strconv.FormatInt(r.SmallestTP, 10))
-			if m.Fits {
-				cells = append(cells, num(x.LowerBound*1e3), num(x.Expected*1e3), num(x.TokensPerSecond), "")
-			} else { // no times for what does not fit
-				cells = append(cells, "", "", "", "")
+// ModelTables renders the tables of 'gpucalc model' for the model named name:
+// the devices side by side when there are several, else the summary on the
+// one device (origin says where it came from when not named) and, with
+// ops, every op of the prefill and decode steps.
+func ModelTables(name string, q model.Request, rs []model.Report, origin string, ops bool) []Table {
+	cache := "sliding-window layers cache their window"
+	if q.FullCache {
+		cache = "every layer caches the whole context"
+	}
+	shape := fmt.Sprintf("batch %d, prompt %d, decode at %d tokens of context, tp %d; weights %s, activations %s, KV %s; %s (flags: --batch --prompt --ctx --gen --tp --weights --dtype --kv --full-cache)",
+		q.Batch, q.Prompt, q.Ctx, q.TP, q.Weights, q.Activations, q.KV, cache)
+	notes := []string{"Shape: " + shape + ".", q.Engine.Assumes()}
+	if len(rs) > 1 {
+		t := ModelCompare(rs)
+		t.Title = name + " side by side"
+		t.Notes = notes
+		for _, r := range rs {
+			if r.Error != "" {
+				t.Notes = append(t.Notes, r.Error+".")
 			}
 		}
-		t.Rows = append(t.Rows, cells)
+		return []Table{t}
 	}
-	return t
+	r := rs[0]
+	title := name + " on " + r.Device
+	if origin != "" {
+		title += " (" + origin + ")"
+	}
+	tables := []Table{ModelSummary(title, r, notes)}
+	if ops && r.Fits() {
+		tables = append(tables, ModelOps("Prefill ops ("+strconv.FormatInt(q.Batch, 10)+" × "+strconv.FormatInt(q.Prompt, 10)+" tokens)", *r.Prefill),
+			ModelOps("Decode ops (batch "+strconv.FormatInt(q.Batch, 10)+", "+strconv.FormatInt(q.Ctx, 10)+" tokens of context)", *r.Decode))
+	}
+	return tables
 }
 
-// ModelBatchJSON is the batch as JSON objects: the input cells (numbers
-// where they are numbers) and the results under ModelBatchOut's keys.
-func ModelBatchJSON(header []string, rows []ModelBatchRow) []map[string]any {
-	out := make([]map[string]any, 0, len(rows))
-	for _, r := range rows {
-		o := inputJSON(header, r.Cells, r.Err)
-		if r.Err == nil {
-			x, m := r.Result, r.Result.Memory
-			o["params"], o["weights_bytes"], o["kv_bytes_per_token"], o["memory_bytes"] = m.Params.Total, m.Weights, m.KVPerToken, m.Total
-			o["fits"], o["smallest_tp"] = m.Fits, r.SmallestTP
-			o["lower_bound_ms"], o["expected_ms"], o["tokens_per_s"] = nil, nil, nil
-			if m.Fits {
-				o["lower_bound_ms"], o["expected_ms"], o["tokens_per_s"] = x.LowerBound*1e3, x.Expected*1e3, x.TokensPerSecond
-			}
+// ModelDecodeChart is 'gpucalc model --plot': the decode step's ops on each
+// device's roofline (devs[i] is rs[i]'s device), of the devices it fits
+// on; it is an error when it fits on none.
+func ModelDecodeChart(name string, q model.Request, devs []devices.Device, rs []model.Report) (chart.Roofline, error) {
+	var pts [][]roofline.Point
+	var fit []devices.Device
+	for i, r := range rs {
+		if r.Fits() {
+			pts, fit = append(pts, r.Decode.Points), append(fit, devs[i])
 		}
-		out = append(out, o)
 	}
-	return out
+	if len(fit) == 0 {
+		return chart.Roofline{}, fmt.Errorf("no chart: %s does not fit on %s at tp %d, so its decode step has no times (raise --tp)", name, deviceNames(devs), q.TP)
+	}
+	return RooflineChartOf(fmt.Sprintf("%s decode step: batch %d, %d tokens of context", name, q.Batch, q.Ctx), fit, pts), nil
+}
+
+// deviceNames lists devices' names: "L4" or "L4, T4".
+func deviceNames(devs []devices.Device) string {
+	var names []string
+	for _, d := range devs {
+		names = append(names, d.Name)
+	}
+	return strings.Join(names, ", ")
 }

@@ -185,13 +185,6 @@ func rate(a ncu.Analysis, v float64, format func(float64) string) string {
 	return format(v)
 }
 
-func duration(s float64) string {
-	if s <= 0 {
-		return "-"
-	}
-	return units.FormatDuration(s)
-}
-
 // chartNameRunes is how much of a kernel's name its chart label keeps.
 const chartNameRunes = 32
 
@@ -380,4 +373,79 @@ func cutRunes(s string, n int) string {
 		return string(r[:n-1]) + "…"
 	}
 	return s
+}
+
+// NCURecords is 'gpucalc ncu': kernels, compute, memory and occupancy, one
+// row per kernel (or per kernel and precision or level), keyed by ncu's ID.
+func NCURecords(as []ncu.Analysis, device string) []Table {
+	k := Table{Key: "kernels", Header: []string{"id", "name", "full_name", "device", "compute_capability", "block_x", "block_y", "block_z",
+		"grid_x", "grid_y", "grid_z", "duration_seconds", "flops", "flops_per_second", "bound", "bound_share", "implausible"}}
+	c := Table{Key: "compute", Header: []string{"id", "dtype", "path", "flops", "flops_per_second", "peak_flops_per_second", "share_of_peak"}}
+	m := Table{Key: "memory", Header: []string{"id", "level", "bytes", "bytes_per_second", "ceiling_bytes_per_second", "share_of_ceiling", "flops_per_byte"}}
+	o := Table{Key: "occupancy", Header: []string{"id", "registers_per_thread", "static_smem_bytes", "dynamic_smem_bytes", "smem_config_bytes",
+		"theoretical_pct", "ncu_theoretical_pct", "match", "achieved_pct", "blocks_per_sm", "limiters", "error"}}
+	pctCell := func(p *float64) string {
+		if p == nil {
+			return ""
+		}
+		return num(*p)
+	}
+	for _, a := range as {
+		id := integer(a.ID)
+		dur, rate := "", ""
+		if a.Duration > 0 {
+			dur, rate = num(a.Duration), num(a.FLOPs/a.Duration)
+		}
+		share := ""
+		if a.Bound != "" {
+			share = num(a.BoundShare)
+		}
+		k.Rows = append(k.Rows, []string{id, a.Name, a.FullName, device, a.CC.String(), integer(a.Block.X), integer(a.Block.Y), integer(a.Block.Z),
+			integer(a.Grid.X), integer(a.Grid.Y), integer(a.Grid.Z), dur, num(a.FLOPs), rate, a.Bound, share, strings.Join(a.Implausible, "; ")})
+		for _, r := range a.Compute {
+			rate, share := "", ""
+			if a.Duration > 0 {
+				rate = num(r.PerSecond)
+				if r.Peak > 0 {
+					share = num(r.Share)
+				}
+			}
+			c.Rows = append(c.Rows, []string{id, string(r.DType), string(r.Path), num(r.FLOPs), rate, optNum(r.Peak), share})
+		}
+		for _, l := range a.Memory {
+			rate, share, ai := "", "", ""
+			if a.Duration > 0 {
+				rate = num(l.PerSecond)
+				if l.Ceiling > 0 {
+					share = num(l.Share)
+				}
+			}
+			if l.Bytes > 0 {
+				ai = num(l.Intensity)
+			}
+			m.Rows = append(m.Rows, []string{id, string(l.Level), num(l.Bytes), rate, optNum(l.Ceiling), share, ai})
+		}
+		regs, static, dyn, config := "", "", "", ""
+		if l := a.Launch; l != nil {
+			regs, static, dyn, config = integer(l.RegistersPerThread), integer(l.StaticSmem), integer(l.DynamicSmem), optInt(l.SmemConfig)
+		}
+		occ := a.Occupancy
+		ours, blocks, lim, match := "", "", "", ""
+		if occ.Error == "" {
+			ours, blocks, lim = num(occ.Theoretical), integer(occ.BlocksPerSM), occ.Limiters.String()
+			if a.Kernel.Occupancy.Theoretical != nil {
+				match = boolean(occ.Match)
+			}
+		}
+		o.Rows = append(o.Rows, []string{id, regs, static, dyn, config, ours, pctCell(a.Kernel.Occupancy.Theoretical), match,
+			pctCell(a.Kernel.Occupancy.Achieved), blocks, lim, occ.Error})
+	}
+	return []Table{k, c, m, o}
+}
+
+// NCUView is 'gpucalc ncu': the device measured against and every kernel.
+type NCUView struct {
+	Device       string         `json:"device"`
+	DeviceOrigin string         `json:"device_origin"`
+	Kernels      []ncu.Analysis `json:"kernels"`
 }

@@ -1,16 +1,11 @@
 package reports
 
 import (
-	"encoding/json"
 	"fmt"
-	"io"
-	"sort"
 	"strconv"
 	"strings"
 
-	"github.com/gpucalc/gpucalc/escape"
 	"github.com/gpucalc/gpucalc/occupancy"
-	"github.com/gpucalc/gpucalc/units"
 )
 
 // Occupancy is the answer of `gpucalc occupancy`, ready to render.
@@ -42,30 +37,6 @@ func NewOccupancy(t occupancy.Target, k occupancy.Kernel, l occupancy.Launch, de
 	// Empty, not nil: JSON writes [] when there is nothing to note.
 	o.Notes = append([]string{}, occupancyNotes(o)...)
 	return o
-}
-
-func pct(f float64) string { return strconv.FormatFloat(100*f, 'f', 1, 64) + "%" }
-
-func size(b int) string {
-	s := units.FormatSize(int64(b))
-	if b >= 1024 && b%1024 != 0 {
-		s += " (" + strconv.Itoa(b) + " B)"
-	}
-	return s
-}
-
-func plural(n int, what string) string {
-	if n == 1 {
-		return "1 " + what
-	}
-	return strconv.Itoa(n) + " " + what + "s"
-}
-
-func count(n int) string {
-	if n == occupancy.Unlimited {
-		return "no limit"
-	}
-	return strconv.Itoa(n)
 }
 
 func (o Occupancy) isDefault(name string) bool {
@@ -237,306 +208,95 @@ func occupancyNotes(o Occupancy) []string {
 	return n
 }
 
-// Suggestion renders `gpucalc occupancy suggest`.
-func Suggestion(t occupancy.Target, k occupancy.Kernel, o occupancy.SuggestOptions, s occupancy.Suggestion) []Table {
-	sum := Table{Title: "Suggested block size on " + t.String(), Header: []string{"Quantity", "Value"}}
-	add := func(k, v string) { sum.Rows = append(sum.Rows, []string{k, v}) }
-	add("block size", strconv.Itoa(s.BlockSize))
-	add("blocks per SM", strconv.Itoa(s.Result.Blocks))
-	add("occupancy", pct(s.Result.Occupancy()))
-	if t.SMs > 0 {
-		add("minimum grid size", fmt.Sprintf("%d (%s per SM × %d SMs)", s.MinGridSize, plural(s.Result.Blocks, "block"), t.SMs))
-	} else {
-		add("minimum grid size", "unknown for an architecture; give --device for the SM count")
-	}
-	add("registers per thread", strconv.Itoa(k.Regs))
-	dyn := size(o.DynamicSmem)
-	if o.SmemPerThread > 0 {
-		dyn += fmt.Sprintf(" + %d B per thread", o.SmemPerThread)
-	}
-	add("shared memory per block", size(k.StaticSmem)+" static + "+dyn+" dynamic")
-	cand := Table{Title: "Candidates (tried largest first, as the runtime does)", Header: []string{"Threads", "Dynamic smem", "Blocks per SM", "Active threads", "Occupancy", "Limited by", "Chosen"}}
-	for _, c := range s.Candidates {
-		mark := ""
-		if c.Threads == s.BlockSize {
-			mark = "yes"
-		}
-		cand.Rows = append(cand.Rows, []string{strconv.Itoa(c.Threads), size(c.DynamicSmem), strconv.Itoa(c.Blocks), strconv.Itoa(c.ActiveThreads), pct(c.Occupancy), c.Limiters.String(), mark})
-	}
-	cand.Notes = []string{
-		"cudaOccupancyMaxPotentialBlockSize maximises active threads per SM (threads × blocks); a tie keeps the larger block, and the search stops at the first block size that fills the SM.",
-	}
-	return []Table{sum, cand}
-}
-
-// AvailSmem renders `gpucalc occupancy avail-smem`.
-func AvailSmem(t occupancy.Target, k occupancy.Kernel, blocks, threads int, s occupancy.AvailSmem) Table {
-	tab := Table{Title: "Dynamic shared memory per block for " + strconv.Itoa(blocks) + " blocks of " + strconv.Itoa(threads) + " threads on " + t.String(), Header: []string{"Quantity", "Bytes", "Size"}}
-	tab.Rows = [][]string{
-		{"cudaOccupancyAvailableDynamicSMemPerBlock", strconv.Itoa(s.Runtime), size(s.Runtime)},
-		{"largest that really fits", strconv.Itoa(s.Fits), size(s.Fits)},
-	}
-	if s.RuntimeBlocks < blocks {
-		tab.Notes = append(tab.Notes, fmt.Sprintf("With the runtime's answer only %s fit: it does not subtract the %s CUDA reserves per block (documented behaviour of cuda_occupancy.h, measured on an H100). Use the second figure.", plural(s.RuntimeBlocks, "block"), size(t.Arch.SmemReservedPerBlock)))
-	}
-	tab.Notes = append(tab.Notes, fmt.Sprintf("Registers per thread: %d; static shared memory: %s. Sizes are binary.", k.Regs, size(k.StaticSmem)))
-	return tab
-}
-
 // BatchColumns are the result columns `gpucalc occupancy batch` appends.
 var BatchColumns = []string{"blocks_per_sm", "warps_per_sm", "occupancy", "limiters", "blocks_by_warps", "blocks_by_regs", "blocks_by_smem", "blocks_by_blocks", "regs_per_block", "smem_per_block", "error"}
 
-// OccupancyBatch writes batch results row by row: CSV streams (written by
-// hand: a million rows must take well under two seconds); JSON streams an
-// array of objects (numbers as numbers, empty cells as null); table and
-// Markdown collect the rows and render them at Flush.
-type OccupancyBatch struct {
-	w      io.Writer
-	f      Format
-	width  int
-	header []string
-	rec    []string
-	buf    []byte
-	table  Table
-	rows   int
-}
-
-// NewOccupancyBatch starts the output: the input's columns, then
-// BatchColumns. width is the table's (see Render).
-func NewOccupancyBatch(w io.Writer, f Format, width int, inputHeader []string) (*OccupancyBatch, error) {
-	b := &OccupancyBatch{w: w, f: f, width: width, header: append(append([]string(nil), inputHeader...), BatchColumns...)}
-	switch f {
-	case FormatCSV:
-		for i, h := range b.header {
-			if i > 0 {
-				b.buf = append(b.buf, ',')
-			}
-			b.buf = appendCSV(b.buf, h)
-		}
-		_, err := w.Write(append(b.buf, '\n'))
-		return b, err
-	case FormatJSON:
-		_, err := io.WriteString(w, "[")
-		return b, err
-	case FormatTable, FormatMarkdown:
-		b.table.Header = b.header
-		b.table.Optional = []string{"blocks_by_warps", "blocks_by_regs", "blocks_by_smem", "blocks_by_blocks", "regs_per_block", "smem_per_block"}
-		return b, nil
-	}
-	return nil, fmt.Errorf("reports: format %q is not a batch format", f)
-}
-
-func limitCell(n int) string {
+// limitCount writes a per-limit block count, empty when the limit does not
+// bind.
+func limitCount(n int) string {
 	if n == occupancy.Unlimited {
 		return ""
 	}
 	return strconv.Itoa(n)
 }
 
-// Write writes one row: the input fields (padded or cut to the header's n
-// columns), then the result, or only err in the error column. A result with a
-// reason for 0 blocks has the reason there.
-func (b *OccupancyBatch) Write(fields []string, n int, r occupancy.Result, err error) error {
-	if err == nil {
-		err = r.Err
-	}
-	b.rows++
-	if b.f == FormatCSV {
-		return b.csvRow(fields, n, r, err)
-	}
-	b.rec = append(b.rec[:0], fields...)
-	for len(b.rec) < n {
-		b.rec = append(b.rec, "")
-	}
-	b.rec = b.rec[:n]
-	if err != nil {
-		for range BatchColumns[:len(BatchColumns)-1] {
-			b.rec = append(b.rec, "")
-		}
-		b.rec = append(b.rec, err.Error())
-	} else {
-		b.rec = append(b.rec, strconv.Itoa(r.Blocks), strconv.Itoa(r.Warps), strconv.FormatFloat(r.Occupancy(), 'f', 4, 64), r.Limiters.String(),
-			limitCell(r.ByWarps), limitCell(r.ByRegisters), limitCell(r.BySharedMemory), limitCell(r.ByBlocks),
-			strconv.Itoa(r.RegsPerBlock), strconv.Itoa(r.SmemPerBlock), reasonText(r))
-	}
-	if b.f == FormatJSON {
-		return b.jsonRow()
-	}
-	b.table.Rows = append(b.table.Rows, append([]string(nil), b.rec...))
-	return nil
+func targetCells(t occupancy.Target) []string {
+	return []string{t.Device, t.CC.String(), optInt(t.SMs)}
 }
 
-func reasonText(r occupancy.Result) string {
-	if r.Reason != nil {
-		return r.Reason.Error()
+// carveoutCells writes a carveout preference as a percentage or a size,
+// both empty for the default.
+func carveoutCells(c occupancy.Carveout) []string {
+	if b, ok := c.Size(); ok {
+		return []string{"", integer(b)}
 	}
-	return ""
+	if c.IsDefault() {
+		return []string{"", ""}
+	}
+	return []string{strings.TrimSuffix(c.String(), "%"), ""}
 }
 
-// csvRow writes one CSV record straight into a buffer, quoting as
-// encoding/csv does: a million rows must take well under two seconds.
-func (b *OccupancyBatch) csvRow(fields []string, n int, r occupancy.Result, err error) error {
-	b.buf = b.buf[:0]
-	for i := range n {
-		if i > 0 {
-			b.buf = append(b.buf, ',')
-		}
-		if i < len(fields) {
-			b.buf = appendCSV(b.buf, fields[i])
-		}
+// Records is 'gpucalc occupancy': summary (one row), limits, cliffs and,
+// when asked for, waves and clusters.
+func (o Occupancy) Records() []Table {
+	r, a, k, l := o.Result, o.Target.Arch, o.Kernel, o.Launch
+	sum := Table{Key: "summary", Header: append(append([]string{}, targetHeader...),
+		"threads_per_block", "regs_per_thread", "smem_per_block_bytes", "static_smem_bytes", "dynamic_smem_bytes", "max_threads_per_block",
+		"barriers_per_block", "blocks_per_sm", "warps_per_sm", "max_warps_per_sm", "threads_per_sm", "max_threads_per_sm", "occupancy",
+		"limiters", "reason", "warps_per_block", "regs_per_warp", "regs_per_block", "smem_allocated_per_block_bytes",
+		"smem_reserved_per_block_bytes", "carveout_preference_percent", "carveout_preference_bytes", "carveout_preferred_bytes", "carveout_bytes")}
+	row := append(targetCells(o.Target),
+		integer(l.Threads), integer(k.Regs), integer(k.StaticSmem+l.DynamicSmem), integer(k.StaticSmem), integer(l.DynamicSmem), optInt(k.MaxThreads),
+		integer(max(k.Barriers, 1)), integer(r.Blocks), integer(r.Warps), integer(r.MaxWarps), integer(r.Threads), integer(a.MaxThreadsPerSM), num(o.Occupancy),
+		r.Limiters.String(), o.Reason, integer(r.WarpsPerBlock), integer(r.RegsPerWarp), integer(r.RegsPerBlock), integer(r.SmemPerBlock),
+		integer(r.SmemReserved))
+	row = append(row, carveoutCells(l.Carveout)...)
+	sum.Rows = [][]string{append(row, integer(r.CarveoutPreferred), integer(r.Carveout))}
+
+	lim := Table{Key: "limits", Header: []string{"limit", "blocks_per_sm", "per_block", "per_sm", "unit", "limiting"}}
+	add := func(li occupancy.Limiter, perBlock, perSM int, unit string) {
+		lim.Rows = append(lim.Rows, []string{li.String(), limitCount(r.By(li)), integer(perBlock), integer(perSM), unit, boolean(r.Limiters&li != 0)})
 	}
-	if err != nil {
-		b.buf = append(b.buf, ",,,,,,,,,,,"...)
-		b.buf = appendCSV(b.buf, err.Error())
-	} else {
-		num := func(v int) {
-			b.buf = append(b.buf, ',')
-			if v != occupancy.Unlimited {
-				b.buf = strconv.AppendInt(b.buf, int64(v), 10)
+	add(occupancy.LimitWarps, r.WarpsPerBlock, a.MaxWarpsPerSM, "warps")
+	add(occupancy.LimitRegisters, r.RegsPerBlock, a.RegsPerSM, "registers")
+	smemSM := r.Carveout
+	if smemSM == 0 {
+		smemSM = a.SmemPerSM
+	}
+	add(occupancy.LimitSharedMemory, r.SmemPerBlock, smemSM, "bytes")
+	add(occupancy.LimitBlocks, 1, a.MaxBlocksPerSM, "blocks")
+	if a.CC.Major >= 9 {
+		add(occupancy.LimitBarriers, max(k.Barriers, 1), a.BarriersPerSM, "barriers")
+	}
+	out := []Table{sum, lim}
+	if c := o.Cliffs; c != nil {
+		t := Table{Key: "cliffs", Header: []string{"change", "value", "unit", "blocks_per_sm", "current_value", "current_blocks_per_sm"}}
+		add := func(name string, cl *occupancy.Cliff, cur int, unit string) {
+			v, b := "", ""
+			if cl != nil {
+				v, b = integer(cl.Value), integer(cl.Blocks)
 			}
+			t.Rows = append(t.Rows, []string{name, v, unit, b, integer(cur), integer(c.Blocks)})
 		}
-		num(r.Blocks)
-		num(r.Warps)
-		b.buf = append(b.buf, ',')
-		b.buf = strconv.AppendFloat(b.buf, r.Occupancy(), 'f', 4, 64)
-		b.buf = append(b.buf, ',')
-		b.buf = append(b.buf, r.Limiters.String()...)
-		num(r.ByWarps)
-		num(r.ByRegisters)
-		num(r.BySharedMemory)
-		num(r.ByBlocks)
-		num(r.RegsPerBlock)
-		num(r.SmemPerBlock)
-		b.buf = append(b.buf, ',')
-		b.buf = appendCSV(b.buf, reasonText(r))
+		add("regs_down", c.RegsDown, k.Regs, "registers")
+		add("regs_up", c.RegsUp, k.Regs, "registers")
+		add("smem_down", c.SmemDown, k.StaticSmem+l.DynamicSmem, "bytes")
+		add("smem_up", c.SmemUp, k.StaticSmem+l.DynamicSmem, "bytes")
+		out = append(out, t)
 	}
-	b.buf = append(b.buf, '\n')
-	_, err = b.w.Write(b.buf)
-	return err
+	if w := o.Waves; w != nil {
+		out = append(out, Table{Key: "waves", Header: []string{"grid_blocks", "blocks_per_wave", "waves", "last_wave_blocks", "last_wave_fill"},
+			Rows: [][]string{{integer(w.Grid), integer(w.PerWave), integer(w.Waves), integer(w.LastWaveBlocks), num(w.LastWaveFill)}}})
+	}
+	if c := o.Clusters; c != nil {
+		out = append(out, Table{Key: "clusters", Header: []string{"cluster_size", "active_clusters", "active_blocks", "slots_per_sm",
+			"blocks_per_sm", "naive_bound", "gpcs", "gpcs_estimated", "max_potential_cluster_size", "non_portable"},
+			Rows: [][]string{{integer(c.Size), integer(c.Active), integer(c.Blocks), integer(c.SlotsPerSM), integer(c.BlocksPerSM),
+				integer(c.Naive), integer(len(c.GPCs)), boolean(c.Estimated), integer(c.MaxSize), boolean(c.NonPortable)}}})
+	}
+	return out
 }
 
-// appendCSV appends one field, neutralised as Table's CSV is
-// (escape.CSV) and quoted where encoding/csv would quote it.
-func appendCSV(buf []byte, f string) []byte {
-	f = escape.CSV(f)
-	quote := f != "" && (f[0] == ' ' || f[0] == '\t' || f == `\.`)
-	for i := 0; i < len(f) && !quote; i++ {
-		c := f[i]
-		quote = c == ',' || c == '"' || c == '\r' || c == '\n'
-	}
-	if !quote {
-		return append(buf, f...)
-	}
-	buf = append(buf, '"')
-	buf = append(buf, strings.ReplaceAll(f, `"`, `""`)...)
-	return append(buf, '"')
-}
-
-func (b *OccupancyBatch) jsonRow() error {
-	var s strings.Builder
-	if b.rows > 1 {
-		s.WriteByte(',')
-	}
-	s.WriteString("\n  {")
-	for i, h := range b.header {
-		if i > 0 {
-			s.WriteString(", ")
-		}
-		s.WriteString(strconv.Quote(h))
-		s.WriteString(": ")
-		v := b.rec[i]
-		if v != "" && (v[0] == '-' || v[0] >= '0' && v[0] <= '9') && json.Valid([]byte(v)) {
-			s.WriteString(v)
-		} else if v == "" {
-			s.WriteString("null")
-		} else {
-			q, _ := json.Marshal(v)
-			s.Write(q)
-		}
-	}
-	s.WriteByte('}')
-	_, err := io.WriteString(b.w, s.String())
-	return err
-}
-
-// Flush ends the output.
-func (b *OccupancyBatch) Flush() error {
-	switch b.f {
-	case FormatCSV:
-		return nil
-	case FormatJSON:
-		end := "\n]\n"
-		if b.rows == 0 {
-			end = "]\n"
-		}
-		_, err := io.WriteString(b.w, end)
-		return err
-	}
-	return Render(b.w, b.f, b.width, b.table)
-}
-
-// BuildRow is one kernel of a build log with its occupancy.
-type BuildRow struct {
-	Kernel occupancy.BuildKernel `json:"kernel"`
-	// Threads is the block size used; ThreadsFrom says whether it came from
-	// --launch or the default.
-	Threads     int              `json:"threads"`
-	ThreadsFrom string           `json:"threads_from"`
-	Result      occupancy.Result `json:"result"`
-	Occupancy   float64          `json:"occupancy"`
-	// MaxThreads is the largest block the registers allow.
-	MaxThreads int      `json:"max_threads_by_regs"`
-	Flags      []string `json:"flags,omitempty"`
-	// Error says why the kernel could not be calculated; the figures are
-	// then empty.
-	Error string `json:"error,omitempty"`
-}
-
-// NewBuildRow fills the derived fields of a row.
-func NewBuildRow(k occupancy.BuildKernel, threads int, from string, r occupancy.Result, maxThreads int) BuildRow {
-	row := BuildRow{Kernel: k, Threads: threads, ThreadsFrom: from, Result: r, Occupancy: r.Occupancy(), MaxThreads: maxThreads}
-	if k.Spills() {
-		row.Flags = append(row.Flags, fmt.Sprintf("spills (%d B stores, %d B loads)", k.SpillStores, k.SpillLoads))
-	}
-	if k.Stack > 0 {
-		row.Flags = append(row.Flags, fmt.Sprintf("local memory: %d B stack per thread", k.Stack))
-	}
-	if threads > maxThreads {
-		row.Flags = append(row.Flags, fmt.Sprintf("%d threads need more registers than a block has", threads))
-	}
-	if r.Reason != nil && threads <= maxThreads {
-		row.Flags = append(row.Flags, r.Reason.Error())
-	}
-	return row
-}
-
-// SortBuildRows orders rows by occupancy, lowest first, then by name.
-func SortBuildRows(rows []BuildRow) {
-	sort.SliceStable(rows, func(i, j int) bool {
-		if rows[i].Occupancy != rows[j].Occupancy {
-			return rows[i].Occupancy < rows[j].Occupancy
-		}
-		return rows[i].Kernel.Short < rows[j].Kernel.Short
-	})
-}
-
-// BuildTable renders `gpucalc occupancy from-build`.
-func BuildTable(rows []BuildRow, notes []string) Table {
-	t := Table{Title: "Occupancy of the kernels in the build log (lowest first)",
-		Header:   []string{"Kernel", "Arch", "Regs", "Static smem", "Threads", "Blocks per SM", "Occupancy", "Limited by", "Max threads (regs)", "Flags"},
-		Optional: []string{"Max threads (regs)", "Arch", "Static smem"}}
-	for _, r := range rows {
-		if r.Error != "" {
-			t.Rows = append(t.Rows, []string{r.Kernel.Short, r.Kernel.CC.SM(), "-", "-", strconv.Itoa(r.Threads), "-", "-", "-", "-", "error: " + r.Error})
-			continue
-		}
-		lim := limiterText(r.Result.Limiters)
-		if r.Result.Blocks == 0 {
-			lim = "cannot launch"
-		}
-		t.Rows = append(t.Rows, []string{r.Kernel.Short, r.Kernel.CC.SM(), strconv.Itoa(r.Kernel.Regs), size(r.Kernel.StaticSmem),
-			strconv.Itoa(r.Threads), strconv.Itoa(r.Result.Blocks), pct(r.Occupancy), lim, strconv.Itoa(r.MaxThreads), strings.Join(r.Flags, "; ")})
-	}
-	t.Notes = notes
-	return t
-}
+// targetHeader is the device columns an occupancy summary starts with;
+// targetCells their values (device and sms empty for an architecture).
+var targetHeader = []string{"device", "compute_capability", "sms"}

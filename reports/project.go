@@ -21,13 +21,6 @@ func TraceProjection(r project.Result, origin string, top int, verbose bool) []T
 	return []Table{projectedOps(r, origin, top), projectedSummary(r, verbose), projectedStep(r)}
 }
 
-func ratio(x float64) string {
-	if x <= 0 {
-		return "-"
-	}
-	return strconv.FormatFloat(x, 'f', 2, 64) + "×"
-}
-
 func boundName(o project.Op) string {
 	if !o.Modelled {
 		return string(o.Bound) + " (unmodelled)"
@@ -187,16 +180,6 @@ func basis(measured bool) string {
 		return "measured"
 	}
 	return "datasheet"
-}
-
-func speedup(x float64) string {
-	switch {
-	case x <= 0:
-		return "-"
-	case x >= 1:
-		return strconv.FormatFloat(x, 'f', 2, 64) + "× faster"
-	}
-	return strconv.FormatFloat(1/x, 'f', 2, 64) + "× slower"
 }
 
 func projectedStep(r project.Result) Table {

@@ -140,3 +140,33 @@ func reviewFindings(r review.Report) Table {
 	}
 	return t
 }
+
+// ReviewRecords is 'gpucalc check': one summary row per device, the ops
+// and the findings of every device.
+func ReviewRecords(rv Review) []Table {
+	sum := Table{Key: "summary", Header: []string{"device", "workload", "ops", "flops", "bytes", "lower_bound_seconds", "expected_seconds",
+		"transfer_seconds", "speedup_vs_first", "errors", "warnings", "infos"}}
+	ops := Table{Key: "ops", Header: []string{"device", "name", "op", "count", "bound", "expected_bound", "lower_bound_seconds", "expected_seconds",
+		"share", "peak_fraction", "bandwidth_fraction", "kernel_penalty_seconds"}}
+	fs := Table{Key: "findings", Header: []string{"device", "number", "severity", "check", "op", "saves_seconds", "share_of_expected", "message", "fix"}}
+	for _, r := range rv.Reports {
+		speedup := ""
+		if r.Expected > 0 {
+			speedup = num(rv.Reports[0].Expected / r.Expected)
+		}
+		sum.Rows = append(sum.Rows, []string{r.Device, r.Workload, integer(len(r.Ops)), num(r.FLOPs), num(r.Bytes), num(r.LowerBound), num(r.Expected),
+			num(r.Transfer), speedup, integer(r.Count(review.Error)), integer(r.Count(review.Warning)), integer(r.Count(review.Info))})
+		for _, o := range r.Ops {
+			ops.Rows = append(ops.Rows, []string{r.Device, o.Name, o.Spec, integer(o.Count), string(o.Point.Bound), o.Point.ExpectedBound,
+				num(o.LowerBound), num(o.Expected), num(o.Share), num(o.PeakFraction), num(o.BandwidthFraction), num(o.KernelPenalty)})
+		}
+		for i, f := range r.Findings {
+			saves, share := "", ""
+			if f.Saves > 0 {
+				saves, share = num(f.Saves), num(f.Saves/r.Expected)
+			}
+			fs.Rows = append(fs.Rows, []string{r.Device, integer(i + 1), string(f.Severity), f.Check, f.Op, saves, share, f.Message, f.Fix})
+		}
+	}
+	return []Table{sum, ops, fs}
+}

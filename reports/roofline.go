@@ -1,63 +1,14 @@
 package reports
 
 import (
-	"math"
 	"slices"
 	"strconv"
 	"strings"
 
-	"github.com/gpucalc/gpucalc/chart"
 	"github.com/gpucalc/gpucalc/devices"
-	"github.com/gpucalc/gpucalc/ops"
 	"github.com/gpucalc/gpucalc/roofline"
 	"github.com/gpucalc/gpucalc/units"
 )
-
-// siCount formats a count with a decimal prefix and about four significant
-// digits: 137438953472 → "137.4 G".
-func siCount(v float64) string {
-	for _, p := range []struct {
-		s string
-		m float64
-	}{{"P", 1e15}, {"T", 1e12}, {"G", 1e9}, {"M", 1e6}, {"k", 1e3}} {
-		if math.Abs(v) >= p.m {
-			return strconv.FormatFloat(v/p.m, 'f', digits(v/p.m), 64) + " " + p.s
-		}
-	}
-	return strconv.FormatFloat(v, 'f', digits(v), 64) + " "
-}
-
-func digits(v float64) int {
-	switch a := math.Abs(v); {
-	case a >= 100:
-		return 1
-	case a >= 10:
-		return 2
-	case a == math.Trunc(a):
-		return 0
-	}
-	return 3
-}
-
-// num formats a plain number for CSV: integers in full, others with up to
-// six significant digits.
-func num(v float64) string {
-	if v == math.Trunc(v) && math.Abs(v) < 1e18 {
-		return strconv.FormatFloat(v, 'f', 0, 64)
-	}
-	return strconv.FormatFloat(v, 'g', 6, 64)
-}
-
-func us(s float64) string { return plain(s * 1e6) }
-
-func tflops(v float64) string { return plain(v / 1e12) }
-
-// plain is a number for a CSV cell: six significant digits and no exponent,
-// so that a positive value never prints as 0.
-func plain(v float64) string {
-	r, _ := strconv.ParseFloat(strconv.FormatFloat(v, 'g', 6, 64), 64)
-	return strconv.FormatFloat(r, 'f', -1, 64)
-}
 
 // label is a point's name: the workload entry's, else its op spec.
 func label(p roofline.Point) string {
@@ -158,64 +109,6 @@ func RooflineCompare(names []string, pts [][]roofline.Point, na []string) Table 
 // RooflineBatchColumns are the columns roofline batch adds to its input.
 var RooflineBatchColumns = []string{"flops", "bytes", "ai", "bound", "ceiling_tflops", "lower_bound_us", "expected_us", "error"}
 
-// RooflineBatch is roofline batch's output: the input columns, then
-// RooflineBatchColumns, one row per input row. flops counts matrix FLOPs
-// only (the roof_bench and torch.utils.flop_counter convention: 0 for
-// norms, softmax and elementwise ops), and ai is flops/bytes in that
-// convention; bound and the times use every FLOP. A row with an error has
-// empty figures and its message in error.
-func RooflineBatch(b ops.Batch, pts []roofline.Point) Table {
-	t := Table{Header: append(append([]string{}, b.Header...), RooflineBatchColumns...),
-		Optional: []string{"flops", "bytes", "ai", "ceiling_tflops", "lower_bound_us"}}
-	for i, r := range b.Rows {
-		in := make([]string, len(b.Header))
-		copy(in, r.Fields)
-		if r.Err != nil {
-			t.Rows = append(t.Rows, append(in, "", "", "", "", "", "", "", r.Err.Error()))
-			continue
-		}
-		p := pts[i]
-		t.Rows = append(t.Rows, append(in, num(p.MatrixFLOPs), num(p.Bytes),
-			plain(matrixAI(p)), string(p.Bound), tflops(p.ComputeCeiling), us(p.LowerBound), us(p.Expected), ""))
-	}
-	return t
-}
-
-// matrixAI is matrix FLOPs per byte.
-func matrixAI(p roofline.Point) float64 {
-	if p.Bytes > 0 {
-		return p.MatrixFLOPs / p.Bytes
-	}
-	return 0
-}
-
-// RooflineBatchJSON is roofline batch's JSON: one object per row with the
-// input columns (as strings) and the RooflineBatchColumns as numbers; a row
-// with an error has only its input and error.
-func RooflineBatchJSON(b ops.Batch, pts []roofline.Point) []map[string]any {
-	out := make([]map[string]any, len(b.Rows))
-	for i, r := range b.Rows {
-		p := pts[i]
-		o := map[string]any{}
-		for j, h := range b.Header {
-			o[h] = ""
-			if j < len(r.Fields) {
-				o[h] = r.Fields[j]
-			}
-		}
-		if r.Err != nil {
-			o["error"] = r.Err.Error()
-			out[i] = o
-			continue
-		}
-		o["flops"], o["bytes"], o["ai"], o["bound"] = p.MatrixFLOPs, p.Bytes, matrixAI(p), p.Bound
-		o["ceiling_tflops"], o["lower_bound_us"], o["expected_us"] = p.ComputeCeiling/1e12, p.LowerBound*1e6, p.Expected*1e6
-		o["error"] = ""
-		out[i] = o
-	}
-	return out
-}
-
 // ceilingName names a peak key for a chart: bf16_tensor → "BF16 tensor".
 func ceilingName(key string) string {
 	k, tensor := strings.CutSuffix(key, "_tensor")
@@ -226,96 +119,126 @@ func ceilingName(key string) string {
 	return n
 }
 
-// chartLabel is a short label for an op: its name, else kind, shape and
-// the variant ("attention 8x16x4096x128 causal").
-func chartLabel(p roofline.Point) string {
-	if p.Name != "" {
-		return p.Name
-	}
-	shape := p.Op.Shape()
-	if p.Op.Elems > 0 {
-		shape = siCount(float64(p.Op.Elems))
-		shape = strings.ReplaceAll(strings.TrimSpace(shape), " ", "")
-	}
-	s := string(p.Op.Kind) + " " + shape + " " + string(p.Op.DType)
-	if p.Op.Causal {
-		s += " causal"
-	}
-	if p.Op.Kind == ops.GELU && p.Op.Tanh {
-		s += " tanh"
-	}
-	return s
-}
-
-// RooflineChartOf draws analysed ops: one device per slice of points
-// (pts[d][i] is op i on device d), the compute ceilings the ops use, the
-// memory slopes the model uses (DRAM, and L2 where the catalog has it,
-// measured or datasheet), and each op at its expected rate, or at its
-// measured rate where it has one, with the roof at its intensity.
-func RooflineChartOf(title string, devs []devices.Device, pts [][]roofline.Point) chart.Roofline {
-	c := chart.Roofline{Title: title}
-	for d, dev := range devs {
-		// The L2 slope only where an op runs from L2.
-		cd := chart.Device{Name: dev.Name, DRAM: dev.Memory.BytesPerSecond}
-		seen := map[string]bool{}
-		for _, p := range pts[d] {
-			if p.MemoryLevel == roofline.Link {
-				continue // a GPU-to-GPU transfer is not on the chip's roofline
-			}
-			if !seen[p.PeakKey] {
-				seen[p.PeakKey] = true
-				cd.Ceilings = append(cd.Ceilings, chart.Ceiling{Name: ceilingName(p.PeakKey), FLOPS: p.ComputeCeiling})
-			}
-			// The slopes are the model's (measured where it has them), so
-			// each roof mark lies on its line.
-			switch p.MemoryLevel {
-			case devices.DRAM:
-				cd.DRAM = p.MemoryCeiling
-			case devices.L2:
-				cd.L2 = p.MemoryCeiling
-				_, cd.L2Measured = l2Ceiling(dev)
-			}
-			c.Points = append(c.Points, opChartPoint(chartLabel(p), d, p))
+// RooflineRecords is 'gpucalc roofline': every op on every device
+// (points), and each device's totals (summary).
+func RooflineRecords(views []RooflineView) []Table {
+	pts := Table{Key: "points", Header: []string{"device", "name", "op", "count", "flops", "matrix_flops", "transcendentals", "bytes",
+		"ai_flops_per_byte", "peak", "compute_ceiling_flops_per_second", "memory_level", "memory_ceiling_bytes_per_second",
+		"ridge_flops_per_byte", "attainable_flops_per_second", "bound", "lower_bound_seconds", "expected_seconds", "expected_bound"}}
+	sum := Table{Key: "summary", Header: []string{"device", "ops", "flops", "bytes", "lower_bound_seconds", "expected_seconds", "memory_bound_share"}}
+	for _, v := range views {
+		if v.NotAvailable != "" {
+			continue // JSON says why
 		}
-		c.Devices = append(c.Devices, cd)
+		for _, p := range v.Points {
+			pts.Rows = append(pts.Rows, []string{v.Device, p.Name, p.Op.String(), integer(p.Count), num(p.FLOPs), num(p.MatrixFLOPs),
+				num(p.Transcendentals), num(p.Bytes), num(p.AI), p.PeakKey, num(p.ComputeCeiling), string(p.MemoryLevel), num(p.MemoryCeiling),
+				num(p.Ridge), num(p.Attainable), string(p.Bound), num(p.LowerBound), num(p.Expected), p.ExpectedBound})
+		}
+		s := v.totals
+		sum.Rows = append(sum.Rows, []string{v.Device, integer(s.Ops), num(s.FLOPs), num(s.Bytes), num(s.LowerBound), num(s.Expected), num(s.MemoryBoundShare)})
 	}
-	return c
+	return []Table{pts, sum}
 }
 
-// opChartPoint places a roofline point at its measured rate where it has
-// one, else at its expected rate, with the roof (its attainable rate).
-func opChartPoint(label string, dev int, p roofline.Point) chart.Point {
-	cp := chart.Point{Label: label, Group: opGroup(p.Op.Kind), Device: dev, FLOPs: p.FLOPs, Bytes: p.Bytes, Roof: p.Attainable}
-	switch {
-	case p.Measured > 0:
-		cp.Rate, cp.Measured = p.FLOPs/p.Measured, true
-	case p.Expected > 0:
-		cp.Rate = p.FLOPs / p.Expected
+// NewRooflineViews are the views of a workload priced on several devices
+// (roofline.Compare); origins[i] says where ps[i]'s device came from when
+// it was not named. A workload of several ops gets its totals.
+func NewRooflineViews(ps []roofline.Priced, origins []string) []RooflineView {
+	views := make([]RooflineView, len(ps))
+	for i, p := range ps {
+		v := RooflineView{Device: p.Model.Device().Name, Origin: origins[i], Points: p.Points, totals: p.Summary}
+		switch {
+		case p.Unsupported != nil:
+			v.NotAvailable, v.Error = p.Unsupported.Reason(), p.Err.Error()
+		default:
+			v.Efficiency, v.Notes = p.Model.Efficiency(), p.Model.Notes
+			if len(p.Points) > 1 {
+				s := p.Summary
+				v.Summary = &s
+			}
+		}
+		views[i] = v
 	}
-	return cp
+	return views
 }
 
-// opGroup is an op's family on a chart, one colour each.
-func opGroup(k ops.Kind) string {
-	switch k {
-	case ops.Matmul, ops.Linear, ops.Conv2D:
-		return "matmul, conv"
-	case ops.Attention:
-		return "attention"
-	case ops.LayerNorm, ops.RMSNorm, ops.Softmax, ops.BatchNorm, ops.Reduce:
-		return "norm, softmax"
-	case "":
-		return ""
+// RooflineModelNotes states the figures behind a device's expected times;
+// verbose adds the model's notes on where each figure comes from.
+func RooflineModelNotes(m *roofline.Model, verbose bool) []string {
+	e := m.Efficiency()
+	basis := "datasheet figures"
+	if m.Device().Measured != nil {
+		basis = "measured ceilings"
 	}
-	return "elementwise"
+	notes := []string{
+		"Lower bound: datasheet peaks. Expected: " + basis + ", cold L2, " + units.FormatDuration(m.FixedCost()) + " fixed cost per op, " +
+			e.Family + " GEMM efficiency, DRAM stream " + units.FormatBandwidth(m.Stream()) + ".",
+		"FMA = 2 FLOPs, transcendentals apart ('gpucalc roofline --help'); -v for sources.",
+	}
+	if verbose {
+		notes = append(notes, m.Notes...)
+	}
+	return notes
 }
 
-// l2Ceiling is the L2 bandwidth a chart draws: the measured figure where
-// the catalog has one (the achievable rate, so no L2 point lies above it),
-// else the datasheet's, else zero.
-func l2Ceiling(d devices.Device) (bw float64, measured bool) {
-	if d.Measured != nil && d.Measured.L2 > 0 {
-		return d.Measured.L2, true
+// RooflineTables renders the views of one workload as 'gpucalc roofline'
+// prints them: a comparison when there are several devices, then each
+// device's ops (with notes[i] under views[i]) and totals.
+func RooflineTables(workload string, views []RooflineView, notes [][]string) []Table {
+	var tables []Table
+	if len(views) > 1 {
+		var devs, na []string
+		var pts [][]roofline.Point
+		for _, v := range views {
+			devs, pts, na = append(devs, v.Device), append(pts, v.Points), append(na, v.NotAvailable)
+		}
+		t := RooflineCompare(devs, pts, na)
+		for _, v := range views {
+			if v.Error != "" {
+				t.Notes = append(t.Notes, v.Error+".")
+			}
+		}
+		tables = append(tables, t)
 	}
-	return d.L2.BytesPerSecond, false
+	for i, v := range views {
+		if v.NotAvailable != "" {
+			continue
+		}
+		title := "Roofline on " + v.Device
+		if v.Origin != "" {
+			title += " (" + v.Origin + ")"
+		}
+		if workload != "ops" {
+			title += ": " + workload
+		}
+		tables = append(tables, RooflinePoints(title, v.Points, notes[i]))
+		if v.Summary != nil {
+			tables = append(tables, RooflineSummary("Totals on "+v.Device, *v.Summary, v.Points))
+		}
+	}
+	return tables
+}
+
+// RooflineView is one device's result of 'gpucalc roofline'.
+type RooflineView struct {
+	Device     string             `json:"device"`
+	Origin     string             `json:"device_origin,omitempty"`
+	Efficiency devices.Efficiency `json:"efficiency"`
+	Notes      []string           `json:"notes,omitempty"`
+	Points     []roofline.Point   `json:"points"`
+	Summary    *roofline.Summary  `json:"summary,omitempty"`
+	// NotAvailable is why the device cannot run the workload ("no fp8
+	// tensor cores"), in a side-by-side answer whose other devices can;
+	// Error the whole message. Such a view has no points.
+	NotAvailable string `json:"not_available,omitempty"`
+	Error        string `json:"error,omitempty"`
+	// totals are the points' totals, which JSON shows (as Summary) only
+	// for a workload of several ops and CSV always.
+	totals roofline.Summary
+}
+
+// RooflineComparison is 'gpucalc roofline --devices': one view per device.
+type RooflineComparison struct {
+	Devices []RooflineView `json:"devices"`
 }

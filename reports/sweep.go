@@ -102,3 +102,40 @@ func SweepChart(t occupancy.Target, q occupancy.Quantity, pts []occupancy.Point,
 	name, f := sweepAxis(q)
 	return chart.Sweep{Target: t, Quantity: q, Points: pts, Current: current, Name: name, CurrentLabel: f(current)}
 }
+
+// sweepColumn names the varied quantity in record headers.
+func sweepColumn(q occupancy.Quantity) string {
+	switch q {
+	case occupancy.VaryThreads:
+		return "threads_per_block"
+	case occupancy.VaryRegs:
+		return "regs_per_thread"
+	}
+	return "smem_per_block_bytes"
+}
+
+// SweepRecords is 'gpucalc occupancy sweep': the rows of SweepTable, each
+// range as from and to, the current value in the row that holds it.
+func SweepRecords(q occupancy.Quantity, pts []occupancy.Point, current int) []Table {
+	n := sweepColumn(q)
+	t := Table{Key: "sweep", Header: []string{"from_" + n, "to_" + n, "blocks_per_sm", "warps_per_sm", "occupancy", "limiters", "current_" + n}}
+	for _, g := range sweepGroups(q, pts) {
+		cur := ""
+		if current >= g.from && current <= g.to {
+			cur = integer(current)
+		}
+		p := g.first
+		t.Rows = append(t.Rows, []string{integer(g.from), integer(g.to), integer(p.Blocks), integer(p.Warps), num(p.Occupancy), p.Limiters.String(), cur})
+	}
+	return []Table{t}
+}
+
+// SweepView is 'gpucalc occupancy sweep'.
+type SweepView struct {
+	Target  occupancy.Target   `json:"target"`
+	Kernel  occupancy.Kernel   `json:"kernel"`
+	Launch  occupancy.Launch   `json:"launch"`
+	Vary    occupancy.Quantity `json:"vary"`
+	Current int                `json:"current"`
+	Points  []occupancy.Point  `json:"points"`
+}

@@ -1,6 +1,3 @@
-// Package reports renders gpucalc's results: tables (tablewriter), Markdown,
-// CSV, JSON and charts (gonum/plot). It is the only package that imports those
-// libraries, and it turns their panics into errors.
 package reports
 
 import (

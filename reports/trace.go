@@ -8,6 +8,7 @@ import (
 	"github.com/gpucalc/gpucalc/chart"
 	"github.com/gpucalc/gpucalc/devices"
 	"github.com/gpucalc/gpucalc/ncu"
+	"github.com/gpucalc/gpucalc/project"
 	"github.com/gpucalc/gpucalc/review"
 	"github.com/gpucalc/gpucalc/trace"
 	"github.com/gpucalc/gpucalc/units"
@@ -276,4 +277,12 @@ func TraceRecords(a trace.Analysis) []Table {
 			num(s.Expected), num(s.UnmodelledTime), num(s.Window), num(s.LaunchOverhead), integer(s.ShortKernels), num(s.ShortTime),
 			num(s.TransferTime), num(float64(s.TransferBytes))}}}
 	return []Table{ops, ks, st, tr, un, fs, sum}
+}
+
+// TraceView is 'gpucalc trace': the device and the trace's analysis, and
+// with --on its projection to other devices.
+type TraceView struct {
+	DeviceOrigin string `json:"device_origin"`
+	trace.Analysis
+	Projection *project.Result `json:"projection,omitempty"`
 }

@@ -119,16 +119,6 @@ func rankSlowest(rs trace.Ranks) Table {
 	return t
 }
 
-func signedDuration(x float64) string {
-	switch {
-	case x > 0:
-		return "+" + units.FormatDuration(x)
-	case x < 0:
-		return "−" + units.FormatDuration(-x)
-	}
-	return "0"
-}
-
 // rankFindings renders the findings as the review does, with savings as
 // shares of the median rank's window.
 func rankFindings(rs trace.Ranks, top int) Table {
