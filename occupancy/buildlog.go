@@ -256,7 +256,9 @@ func (p *buildParser) endSection() {
 		}
 	}
 	for _, i := range p.section {
-		if p.out[i].Tool == "cuobjdump" {
+		// A kernel listed twice in one section is one kernel: its
+		// reserve comes off once.
+		if p.out[i].Tool == "cuobjdump" && !p.out[i].ReservedRemoved {
 			p.out[i].StaticSmem -= a.SmemReservedPerBlock
 			p.out[i].ReservedRemoved = true
 		}
