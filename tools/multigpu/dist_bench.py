@@ -70,6 +70,21 @@ def log(*a):
         print(f"[{time.time() - T0:6.1f}s]", *a, flush=True)
 
 
+class Both:
+    """Steps several optimizers as one."""
+
+    def __init__(self, opts):
+        self.opts = opts
+
+    def step(self):
+        for o in self.opts:
+            o.step()
+
+    def zero_grad(self, set_to_none=True):
+        for o in self.opts:
+            o.zero_grad(set_to_none=set_to_none)
+
+
 def build(name, strategy, mode):
     cfg = AutoConfig.from_pretrained(os.path.join(os.environ.get("MODELS_DIR", os.path.join(HERE, "models")), name))
     fp32 = mode == "mixed"
@@ -114,6 +129,14 @@ def build(name, strategy, mode):
         from torch.distributed.optim import ZeroRedundancyOptimizer
         opt = ZeroRedundancyOptimizer(m.parameters(), optimizer_class=torch.optim.AdamW, lr=1e-5, fused=True)
         optname = "ZeroRedundancyOptimizer(AdamW fused)"
+    elif strategy == "tp":
+        # Fused AdamW takes DTensors or tensors, not both in one call: the split weights and the
+        # replicated norms step apart, each in one fused launch per group.
+        from torch.distributed.tensor import DTensor
+        split = [p for p in m.parameters() if isinstance(p, DTensor)]
+        whole = [p for p in m.parameters() if not isinstance(p, DTensor)]
+        opt = Both([torch.optim.AdamW(ps, lr=1e-5, fused=True) for ps in (split, whole) if ps])
+        optname = "AdamW fused (DTensor and tensor parameters apart)"
     else:
         try:
             opt = torch.optim.AdamW(m.parameters(), lr=1e-5, fused=True)

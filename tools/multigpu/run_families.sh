@@ -3,7 +3,7 @@
 # and tensor parallelism (README.md). Run from the repository root on a host of 2 or 4 GPUs:
 #     tools/multigpu/run_families.sh OUT
 # Four GPUs run two 2-rank lanes side by side (GPUs 0-1 and 2-3: NVLink between every pair, so the
-# lanes share no link); two GPUs run lane A only. RANKS=4 runs CONFIGS4 on 4 ranks instead.
+# lanes share no link); two GPUs run lane A only. A_CONFIGS and B_CONFIGS replace the lanes' configurations. RANKS=4 runs CONFIGS4 on 4 ranks instead.
 # Everything comes back as OUT/results.tar.gz (CSVs, logs) and OUT/traces_LANE.tar.gz (rank 0's traces).
 set -u
 out=$1
@@ -17,10 +17,10 @@ nvidia-smi --query-gpu=name,memory.total --format=csv > $work/gpus.txt
 nvidia-smi topo -m > $work/topo.txt 2>&1
 python3 -c 'import torch, transformers; print(torch.__version__, transformers.__version__, torch.cuda.nccl.version())' > $work/versions.txt 2>&1
 n=$(nvidia-smi -L | wc -l)
-A="qwen2.5-0.5b:ddp:bf16 qwen2.5-0.5b:zero1:bf16 qwen2.5-0.5b:zero3:bf16 llama-3.1-8b:tp:bf16:0 qwen2.5-1.5b:ddp:mixed
- qwen2.5-1.5b:zero3:bf16 qwen2.5-1.5b:zero1:mixed qwen2.5-0.5b:zero2:mixed mistral-7b-v0.1:zero3:bf16 qwen2.5-1.5b:zero2:bf16"
-B="qwen3-1.7b:ddp:bf16 qwen3-1.7b:zero1:bf16 qwen3-1.7b:zero2:bf16 qwen3-8b:tp:bf16:0 qwen3-1.7b:zero3:mixed
- qwen3-8b:zero3:bf16 qwen3-1.7b:ddp:mixed mistral-7b-v0.1:zero1:bf16 qwen2.5-0.5b:ddp:mixed qwen3-1.7b:zero2:mixed"
+A=${A_CONFIGS:-"qwen2.5-0.5b:ddp:bf16 qwen2.5-0.5b:zero1:bf16 qwen2.5-0.5b:zero3:bf16 llama-3.1-8b:tp:bf16:0 qwen2.5-1.5b:ddp:mixed
+ qwen2.5-1.5b:zero3:bf16 qwen2.5-1.5b:zero1:mixed qwen2.5-0.5b:zero2:mixed mistral-7b-v0.1:zero3:bf16 qwen2.5-1.5b:zero2:bf16"}
+B=${B_CONFIGS:-"qwen3-1.7b:ddp:bf16 qwen3-1.7b:zero1:bf16 qwen3-1.7b:zero2:bf16 qwen3-8b:tp:bf16:0 qwen3-1.7b:zero3:mixed
+ qwen3-8b:zero3:bf16 qwen3-1.7b:ddp:mixed mistral-7b-v0.1:zero1:bf16 qwen2.5-0.5b:ddp:mixed qwen3-1.7b:zero2:mixed"}
 lane() { # NAME GPUS PORT CONFIGS...
 	name=$1 gpus=$2 port=$3
 	shift 3
