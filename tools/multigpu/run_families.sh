@@ -25,7 +25,7 @@ lane() { # NAME GPUS PORT CONFIGS...
 	name=$1 gpus=$2 port=$3
 	shift 3
 	k=$(echo "$gpus" | tr , '\n' | wc -l)
-	CUDA_VISIBLE_DEVICES=$gpus timeout 60 torchrun --master_port $((port + 1)) --nproc_per_node $k \
+	[ "${COMM:-1}" = 0 ] || CUDA_VISIBLE_DEVICES=$gpus timeout 60 torchrun --master_port $((port + 1)) --nproc_per_node $k \
 		"$here/comm_bench.py" $work/comm_$name.csv > $work/comm_$name.log 2>&1
 	CUDA_VISIBLE_DEVICES=$gpus timeout ${LANE_S:-400} torchrun --master_port $port --nproc_per_node $k \
 		"$here/dist_bench.py" $work/$name "$@" > $work/$name.log 2>&1
