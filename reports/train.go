@@ -6,7 +6,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/gpucalc/gpucalc/model"
 	"github.com/gpucalc/gpucalc/train"
 	"github.com/gpucalc/gpucalc/units"
 )
@@ -76,7 +75,7 @@ func trainSummary(r train.Result, origin string) Table {
 	} else {
 		trainTimes(row, *t)
 	}
-	note := "Memory per allocation as PyTorch, transformers (sdpa, full-vocabulary fp32 loss) and peft make it; time: kernels at measured ceilings, each phase at least its kernels × " + units.FormatDuration(model.EagerCPUPerKernel) + " of eager launches."
+	note := "Memory per allocation as PyTorch, transformers (sdpa, full-vocabulary fp32 loss) and peft make it; time: kernels at measured ceilings, each phase at least the host's time to issue it (" + units.FormatDuration(train.TrainCPUPerKernel) + " a kernel, and the collectives', FSDP2's, ZeroRedundancyOptimizer's, DTensor's and checkpointing's work measured per unit)."
 	if origin != "" {
 		note += " Device: " + origin + "."
 	}
@@ -105,8 +104,28 @@ func trainTimes(row func(k, v string), t train.Time) {
 	if t.CommTotal > 0 {
 		row("  data-parallel communication", units.FormatDuration(t.CommTotal)+", "+units.FormatDuration(t.Comm)+" not hidden under compute")
 	}
+	if t.HostBound > 0 {
+		row("  host-bound", fmt.Sprintf("%s (%.0f%% of the step) the GPU waits for the host; host %s: %s",
+			units.FormatDuration(t.HostBound), 100*t.HostShare, units.FormatDuration(t.CPU), hostCauses(t)))
+	}
 	row("dominated by", t.Dominant+" ("+trainShares(t)+")")
 	row("tokens/s", strconv.FormatFloat(t.TokensPerSecond, 'f', 0, 64)+fmt.Sprintf(", MFU %.1f%%", 100*t.MFU))
+}
+
+// hostCauses lists the host's time by cause, largest first.
+func hostCauses(t train.Time) string {
+	keys := make([]string, 0, len(t.HostBy))
+	for k := range t.HostBy {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		return t.HostBy[keys[i]] > t.HostBy[keys[j]] || t.HostBy[keys[i]] == t.HostBy[keys[j]] && keys[i] < keys[j]
+	})
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = k + " " + units.FormatDuration(t.HostBy[k])
+	}
+	return strings.Join(parts, ", ")
 }
 
 // trainShares lists the parts of the step's GPU time, largest first.

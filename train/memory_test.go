@@ -23,7 +23,8 @@ func builtin(t testing.TB, name string) model.Config {
 // (SC 2020), Figure 1: mixed-precision Adam holds 2Ψ + 2Ψ + KΨ bytes (K =
 // 12); sharded over Nd GPUs, P_os = 2Ψ + 2Ψ + KΨ/Nd, P_os+g = 2Ψ +
 // (2+K)Ψ/Nd, P_os+g+p = (2+2+K)Ψ/Nd. The paper's example, Ψ = 7.5B on
-// Nd = 64, is 120, 31.4, 16.6 and 1.9 GB.
+// Nd = 64, is 120, 31.4, 16.6 and 1.9 GB. Stage 1 in mixed precision is
+// PyTorch's ZeroRedundancyOptimizer here (below); bf16 checks P_os's form.
 func TestZeROPaper(t *testing.T) {
 	c := builtin(t, "llama-3.1-8b")
 	psi := float64(Count(c, Request{}.Defaults()).Total)
@@ -34,6 +35,10 @@ func TestZeROPaper(t *testing.T) {
 	}{
 		{2 + 2 + k, 120}, {2 + 2 + k/nd, 31.4}, {2 + (2+k)/nd, 16.6}, {(2 + 2 + k) / nd, 1.9},
 	}
+	// --zero 1 is PyTorch's ZeroRedundancyOptimizer under DDP, not
+	// DeepSpeed's stage 1: the model stays fp32 under autocast (4 + 4
+	// bytes) and only the fp32 AdamW states (8) are sharded.
+	paper[1].formula, paper[1].example = 4+4+8/nd, (4+4+8/nd)*7.5
 	for stage, want := range paper {
 		l := newLayout(c, Request{Precision: Mixed, GPUs: nd, ZeRO: int64(stage)}.Defaults())
 		w, g, o := l.states()

@@ -30,13 +30,21 @@ type Time struct {
 	// GPU is the step's GPU time: forward, backward, optimizer and
 	// exposed communication.
 	GPU float64 `json:"gpu_seconds"`
-	// Kernels launched in the step; CPU the host's time to launch them
-	// eagerly (model.EagerCPUPerKernel each).
-	Kernels int     `json:"kernels"`
-	CPU     float64 `json:"cpu_launch_seconds"`
+	// Kernels launched in the step; CPU the host's time to issue the
+	// step eagerly: the kernels (TrainCPUPerKernel each), the collectives,
+	// and FSDP2's, ZeroRedundancyOptimizer's and DTensor's work per module
+	// or tensor (HostBy).
+	Kernels int                `json:"kernels"`
+	CPU     float64            `json:"cpu_launch_seconds"`
+	HostBy  map[string]float64 `json:"host_seconds_by_cause"`
 	// Step is the step as a user times it: per phase the longer of GPU
 	// and CPU time.
 	Step float64 `json:"step_seconds"`
+	// HostBound is the time the GPU waits for the host, summed over the
+	// phases where the host is the slower; HostShare its share of the
+	// step.
+	HostBound float64 `json:"host_bound_seconds"`
+	HostShare float64 `json:"host_bound_share"`
 	// LaunchBound: the CPU's launches take longer than the GPU's work.
 	LaunchBound bool `json:"launch_bound"`
 	// TokensPerSecond over all GPUs; MFU the model FLOPs of the step (the
@@ -50,6 +58,11 @@ type Time struct {
 	// Dominant is the part taking most of the step ("launches" when the
 	// CPU sets the pace).
 	Dominant string `json:"dominant"`
+	// phases are the forward's, backward's and optimizer's GPU times and
+	// kernels, for the tests that take the host's figures from measured
+	// phases.
+	phases [3]phase
+	host   host
 }
 
 // Parts of step time.
@@ -239,7 +252,7 @@ func (l layout) time(pr pricer) (Time, error) {
 	opt, optKernels := l.optimizer(pr)
 	out.Optimizer = opt
 	fwd.by[optimizer] += opt
-	exposed, total, err := l.comm(m, fwd.gpu, bwd.gpu)
+	exposed, total, afterStep, err := l.comm(m, fwd.gpu, bwd.gpu)
 	if err != nil {
 		return Time{}, err
 	}
@@ -252,9 +265,16 @@ func (l layout) time(pr pricer) (Time, error) {
 	}
 	out.GPU = fwd.gpu + bwd.gpu + opt + exposed
 	out.Kernels = fwd.kernels + bwd.kernels + optKernels
-	cpu := func(k int) float64 { return float64(k) * model.EagerCPUPerKernel }
-	out.CPU = cpu(out.Kernels)
-	out.Step = math.Max(fwd.gpu, cpu(fwd.kernels)) + math.Max(bwd.gpu, cpu(bwd.kernels)) + math.Max(opt, cpu(optKernels)) + exposed
+	out.phases = [3]phase{fwd, bwd, {gpu: opt, kernels: optKernels}}
+	h := l.host(fwd.kernels, bwd.kernels, optKernels)
+	out.CPU, out.HostBy, out.host = h.total(), h.causes(), h
+	// The parameters gathered after the optimizer's step run in its phase,
+	// issued with it.
+	optGPU := opt + afterStep
+	hf, hb, ho := h.phase[0], h.phase[1], h.phase[2]
+	out.Step = math.Max(fwd.gpu, hf) + math.Max(bwd.gpu, hb) + math.Max(optGPU, ho) + exposed - afterStep
+	out.HostBound = math.Max(0, hf-fwd.gpu) + math.Max(0, hb-bwd.gpu) + math.Max(0, ho-optGPU)
+	out.HostShare = out.HostBound / out.Step
 	out.LaunchBound = out.CPU > out.GPU
 	out.TokensPerSecond = float64(T*r.DP()) / out.Step
 	if peak, err := m.Device().Peak(devices.BF16, devices.Tensor); err == nil && peak > 0 {
@@ -371,17 +391,13 @@ func (l layout) optimizer(pr pricer) (float64, int) {
 		params /= l.dp
 	}
 	master, states, copyBack := l.train.w, l.train.o, 0.0
-	if l.r.Precision == Mixed && l.r.ZeRO > 0 {
+	if l.r.Precision == Mixed && l.r.ZeRO >= 2 {
 		// DeepSpeed's and FSDP's: fp32 master weights among the states,
 		// the bf16 model weights written back.
 		master, states, copyBack = 4, l.train.o-4, 2
 	}
 	per := 2*master + l.train.g + 2*states + copyBack
-	tensors := 9*l.c.Layers + 3
-	if l.r.Method == LoRA {
-		tensors = 2 * l.c.Layers * int64(len(projections(l.c)))
-	}
-	kernels := int((tensors + 109) / 110)
+	kernels := int((l.tensors() + 109) / 110)
 	return pr.pass(per*params) + float64(kernels-1)*pr.ramp, kernels
 }
 
@@ -393,13 +409,13 @@ func (l layout) optimizer(pr pricer) (float64, int) {
 // forward and backward likewise; ZeRO-1 and -2 all-gather the updated
 // parameters after the step, exposed. A reduce-scatter or all-gather is
 // half a ring all-reduce.
-func (l layout) comm(m *roofline.Model, fwd, bwd float64) (exposed, total float64, err error) {
+func (l layout) comm(m *roofline.Model, fwd, bwd float64) (exposed, total, afterStep float64, err error) {
 	dp := l.r.DP()
 	if dp <= 1 {
-		return 0, 0, nil
+		return 0, 0, 0, nil
 	}
 	if m.Device().Peer().BytesPerSecond <= 0 {
-		return 0, 0, fmt.Errorf("%s has no GPU-to-GPU link in the catalog: cannot price %d-way data parallelism", m.Device().Name, dp)
+		return 0, 0, 0, fmt.Errorf("%s has no GPU-to-GPU link in the catalog: cannot price %d-way data parallelism", m.Device().Name, dp)
 	}
 	gradType := devices.BF16
 	if l.train.g == 4 {
@@ -425,6 +441,7 @@ func (l layout) comm(m *roofline.Model, fwd, bwd float64) (exposed, total float6
 		gather := ar(devices.BF16, weights) / 2
 		total = red + gather
 		exposed = math.Max(0, red-bwd) + last + gather
+		afterStep = gather
 	case 3:
 		gather := ar(devices.BF16, weights) / 2
 		rs := ar(gradType, elems) / 2
@@ -432,5 +449,5 @@ func (l layout) comm(m *roofline.Model, fwd, bwd float64) (exposed, total float6
 		layer := ar(devices.BF16, weights/l.c.Layers) / 2
 		exposed = math.Max(0, gather-fwd) + math.Max(0, gather+rs-bwd) + layer + last
 	}
-	return exposed, total, nil
+	return exposed, total, afterStep, nil
 }

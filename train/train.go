@@ -45,10 +45,11 @@ const (
 	BF16 Precision = "bf16"
 	// Mixed keeps fp32 master weights under torch.autocast(bfloat16) with
 	// fp32 AdamW (4+4+8 bytes per parameter, and bf16 copies of the
-	// weights made per forward), as a Trainer with bf16=True does. Under
-	// ZeRO (stage 1 or more) it is DeepSpeed's and FSDP's mixed precision:
-	// bf16 weights and gradients, fp32 master weights in the optimizer
-	// (2+2+12, the ZeRO paper's 2Ψ+2Ψ+KΨ).
+	// weights made per forward), as a Trainer with bf16=True does; ZeRO-1
+	// (PyTorch's ZeroRedundancyOptimizer under DDP) shards only the fp32
+	// AdamW states of that. Under ZeRO-2 and -3 it is DeepSpeed's and
+	// FSDP's mixed precision: bf16 weights and gradients, fp32 master
+	// weights in the optimizer (2+2+12, the ZeRO paper's 2Ψ+2Ψ+KΨ).
 	Mixed Precision = "mixed"
 )
 
