@@ -2,6 +2,8 @@ package train
 
 import (
 	"fmt"
+	"sort"
+	"strings"
 
 	"github.com/gpucalc/gpucalc/devices"
 	"github.com/gpucalc/gpucalc/model"
@@ -21,6 +23,11 @@ const (
 	// CommShare is the share of the step from which data-parallel
 	// communication not hidden under compute is reported.
 	CommShare = 0.05
+	// HostShare is the share of the step from which the GPU's wait for
+	// the host is reported, and HostCauseShare the share of the host's
+	// time from which a cause of it is named with its fix.
+	HostShare      = 0.10
+	HostCauseShare = 0.15
 )
 
 // Review is the design review of a training step: the step's times as
@@ -99,18 +106,25 @@ func Findings(c model.Config, res Result) []review.Finding {
 			Message: fmt.Sprintf("optimizer states hold %s, %.0f%% of the peak.", size(m.Optimizer), 100*share),
 			Fix:     fix, Numbers: map[string]float64{"optimizer_bytes": m.Optimizer, "share": share}})
 	}
-	if t.LaunchBound {
-		out = append(out, review.Finding{Severity: review.Warning, Check: "launch_overhead",
-			Message: fmt.Sprintf("the step launches %d kernels eagerly, %s of CPU, against %s of GPU work: the GPU idles.",
-				t.Kernels, units.FormatDuration(t.CPU), units.FormatDuration(t.GPU)),
-			Fix:   "a larger micro-batch or longer sequences (the same kernels do more work), or torch.compile / CUDA graphs",
-			Saves: t.Step - t.GPU, Numbers: map[string]float64{"kernels": float64(t.Kernels), "cpu_seconds": t.CPU, "gpu_seconds": t.GPU}})
+	if t.HostShare >= HostShare {
+		out = append(out, hostFindings(*t)...)
 	}
 	if t.Comm > CommShare*t.Step {
+		fix := "a larger micro-batch (more compute to hide it under), gradient accumulation (communicate once per accumulated step)"
+		switch {
+		case r.ZeRO == 3:
+			fix += ", or reshard_after_forward=False (--zero 2: backward reuses the forward's gathered parameters instead of gathering them again)"
+		case r.ZeRO == 0:
+			fix += ", or a larger bucket_cap_mb (fewer, larger all-reduces: the last one waits)"
+		case r.ZeRO == 1:
+			fix += ", or overlapping the optimizer with backward (ZeroRedundancyOptimizer(overlap_with_ddp=True): each bucket steps and broadcasts as its all-reduce ends)"
+		default:
+			fix += ", or a lower ZeRO stage"
+		}
 		out = append(out, review.Finding{Severity: review.Warning, Check: "dp_communication",
 			Message: fmt.Sprintf("data-parallel communication takes %s, %s of it not hidden under compute (%.0f%% of the step).",
 				units.FormatDuration(t.CommTotal), units.FormatDuration(t.Comm), 100*t.Comm/t.Step),
-			Fix:   "a larger micro-batch (more compute to hide it under), gradient accumulation (communicate once per accumulated step), or a lower ZeRO stage",
+			Fix:   fix,
 			Saves: t.Comm, Numbers: map[string]float64{"comm_seconds": t.CommTotal, "exposed_seconds": t.Comm}})
 	}
 	if r.Ckpt == NoCkpt {
@@ -125,4 +139,41 @@ func Findings(c model.Config, res Result) []review.Finding {
 		}
 	}
 	return out
+}
+
+// hostFixes are the fixes for each cause of host time.
+var hostFixes = map[string]string{
+	HostKernels:     "a larger micro-batch or longer sequences (the same kernels do more work), or torch.compile / CUDA graphs (one launch for many kernels)",
+	HostCollectives: "a larger bucket_cap_mb (fewer all-reduces to issue)",
+	HostFSDP:        "fewer, larger fully_shard units (several decoder layers each: FSDP2's work is per module, not per byte), and a larger micro-batch",
+	HostZeRO:        "ZeroRedundancyOptimizer(parameters_as_bucket_view=True) (one broadcast per bucket, not per tensor), or overlap_with_ddp=True (steps and broadcasts each bucket under backward)",
+	HostDTensor:     "a larger micro-batch, or data parallelism alone where the model fits (DTensor's dispatch is per module and pass)",
+	HostCheckpoint:  "checkpointing fewer layers, or a larger micro-batch without it",
+}
+
+// hostFindings report the GPU's wait for the host: one finding, naming
+// each cause that takes a HostCauseShare of the host's time, largest first,
+// with its fix.
+func hostFindings(t Time) []review.Finding {
+	causes := make([]string, 0, len(t.HostBy))
+	for k, v := range t.HostBy {
+		if v >= HostCauseShare*t.CPU {
+			causes = append(causes, k)
+		}
+	}
+	sort.Slice(causes, func(i, j int) bool { return t.HostBy[causes[i]] > t.HostBy[causes[j]] })
+	named := make([]string, len(causes))
+	fixes := make([]string, len(causes))
+	nums := map[string]float64{"host_bound_seconds": t.HostBound, "host_bound_share": t.HostShare,
+		"cpu_seconds": t.CPU, "gpu_seconds": t.GPU, "kernels": float64(t.Kernels)}
+	for i, k := range causes {
+		named[i] = fmt.Sprintf("%s %s", k, units.FormatDuration(t.HostBy[k]))
+		fixes[i] = hostFixes[k]
+		nums["host_"+k+"_seconds"] = t.HostBy[k]
+	}
+	return []review.Finding{{Severity: review.Warning, Check: "launch_overhead",
+		Message: fmt.Sprintf("the GPU waits %s for the host, %.0f%% of the step: issuing the step's %d kernels and its distributed work eagerly takes %s of host time (%s) against %s of GPU work.",
+			units.FormatDuration(t.HostBound), 100*t.HostShare, t.Kernels, units.FormatDuration(t.CPU), strings.Join(named, ", "), units.FormatDuration(t.GPU)),
+		Fix:   strings.Join(fixes, "; "),
+		Saves: t.HostBound, Numbers: nums}}
 }

@@ -65,8 +65,12 @@ With --phase train the workload is a training step (see 'gpucalc train':
   checkpointing      checkpointing would fit a micro-batch twice as large
   logits_memory      the logits and the loss's fp32 buffers dominate the peak
   optimizer_memory   optimizer states dominate the peak (ZeRO, 8-bit states)
-  launch_overhead    eager launches outlast the GPU's work
+  launch_overhead    the GPU waits for the host: kernels, collectives, FSDP2
+                     modules, ZeRO broadcasts, DTensor, checkpointing (each
+                     cause named with its fix)
   dp_communication   data-parallel communication not hidden under compute
+                     (fix: micro-batch, bucket sizes, reshard_after_forward,
+                     overlapping the optimizer)
 
 Severities: error (cannot run as described, or a number is wrong), warning
 (the fix saves at least 1% of the expected time, or a kernel misses its
