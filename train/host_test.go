@@ -140,3 +140,42 @@ func TestCheckpointLayerHost(t *testing.T) {
 	})
 	hostFigure(t, "CheckpointLayerHost", CheckpointLayerHost, xs)
 }
+
+// TestOverlapExponent checks that overlapExponent is the best of the
+// exponents tried (and of the plain longer of GPU and host) on the rows
+// read and the ground truth: the median error of steps of at least 4,096
+// tokens per GPU over both.
+func TestOverlapExponent(t *testing.T) {
+	rm, err := roofline.New(deviceFor(t, "NVIDIA H100 80GB HBM3"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func(p float64) { overlapExponent = p }(overlapExponent)
+	median := func(p float64) float64 {
+		overlapExponent = p
+		var errs []float64
+		for _, f := range []string{"testdata/multigpu_fam_x2.csv", "testdata/train_h100.csv"} {
+			for _, m := range readMeasured(t, f) {
+				if m.status != "ok" || m.rank != 0 || m.batch*m.seq < 4096 {
+					continue
+				}
+				st, err := StepTime(configFor(t, m.model), m.request(), rm)
+				if err != nil {
+					t.Fatal(err)
+				}
+				errs = append(errs, math.Abs(st.Step*1e3/m.stepMS-1))
+			}
+		}
+		med, _ := quantiles(errs)
+		return med
+	}
+	chosen := overlapExponent
+	best := median(chosen)
+	for _, p := range []float64{2, 3, 4, 1000} {
+		e := median(p)
+		t.Logf("exponent %g: median error %.2f%% (chosen %g: %.2f%%)", p, 100*e, chosen, 100*best)
+		if e < best {
+			t.Errorf("exponent %g gives %.2f%%, under the chosen %g's %.2f%%", p, 100*e, chosen, 100*best)
+		}
+	}
+}
