@@ -118,7 +118,7 @@ func TestReadBatch(t *testing.T) {
 	_, rows, err = ReadBatch(strings.NewReader("model,device,method,precision,ckpt,batch,seq,gpus,bucket_view\n" +
 		"llama-3.2-1b,h100,full,bf16,none,1,1024,2,true\nllama-3.2-1b,h100,full,bf16,none,1,1024,2,\nllama-3.2-1b,h100,full,bf16,none,1,1024,2,maybe\n"))
 	if err != nil || !rows[0].Request.BucketView || rows[1].Request.BucketView || rows[1].Err != nil ||
-		rows[2].Err == nil || !strings.Contains(rows[2].Err.Error(), `bucket_view: "maybe" is not true or false`) {
+		rows[2].Err == nil || !strings.Contains(rows[2].Err.Error(), `column 9 (bucket_view) "maybe": expected true or false`) {
 		t.Errorf("bucket_view: %v %+v", err, rows)
 	}
 }

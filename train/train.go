@@ -114,6 +114,17 @@ const (
 	DefaultAlpha = 32
 )
 
+// The ranges a request's sizes take (Validate), flags and batch cells
+// alike.
+const (
+	MaxSequences = 1 << 16
+	MinSeq       = 2
+	MaxSeq       = 1 << 22
+	MaxGPUs      = 1 << 16
+	MaxTP        = 64
+	MaxRank      = 1 << 14
+)
+
 // Projections are the linear layers of a dense decoder layer, by the names
 // peft targets.
 var Projections = []string{"q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"}
@@ -223,11 +234,14 @@ func (r Request) Validate(c model.Config) error {
 	default:
 		return fmt.Errorf("ckpt %q: expected none or full", r.Ckpt)
 	}
-	if r.Batch < 1 || r.Batch > 1<<16 || r.Seq < 2 || r.Seq > 1<<22 {
-		return fmt.Errorf("batch %d, seq %d: expected a batch of 1 to 65536 sequences of 2 to 4194304 tokens", r.Batch, r.Seq)
+	if r.Batch < 1 || r.Batch > MaxSequences || r.Seq < MinSeq || r.Seq > MaxSeq {
+		return fmt.Errorf("batch %d, seq %d: expected a batch of 1 to %d sequences of %d to %d tokens", r.Batch, r.Seq, MaxSequences, MinSeq, MaxSeq)
 	}
-	if r.GPUs < 1 || r.GPUs > 1<<16 || r.TP < 1 || r.TP > 64 || r.GPUs%r.TP != 0 {
-		return fmt.Errorf("gpus %d, tp %d: expected tp (1 to 64) to divide the GPUs", r.GPUs, r.TP)
+	if r.GPUs < 1 || r.GPUs > MaxGPUs {
+		return fmt.Errorf("gpus %d: expected 1 to %d GPUs", r.GPUs, MaxGPUs)
+	}
+	if r.TP < 1 || r.TP > MaxTP || r.GPUs%r.TP != 0 {
+		return fmt.Errorf("gpus %d, tp %d: expected tp (1 to %d) to divide the GPUs", r.GPUs, r.TP, MaxTP)
 	}
 	if r.ZeRO < 0 || r.ZeRO > 3 {
 		return fmt.Errorf("zero %d: expected a stage 0, 1, 2 or 3", r.ZeRO)
@@ -235,8 +249,8 @@ func (r Request) Validate(c model.Config) error {
 	if r.BucketView && (r.ZeRO > 1 || r.DP() < 2) {
 		return fmt.Errorf("bucket view: DDP's gradient_as_bucket_view needs zero 0 or 1 over at least 2 data-parallel GPUs (gpus %d, tp %d, zero %d)", r.GPUs, r.TP, r.ZeRO)
 	}
-	if r.Method == LoRA && (r.LoRARank < 1 || r.LoRARank > 1<<14 || r.LoRAAlpha < 1) {
-		return fmt.Errorf("LoRA rank %d, alpha %d: expected a rank of 1 to 16384 and a positive alpha", r.LoRARank, r.LoRAAlpha)
+	if r.Method == LoRA && (r.LoRARank < 1 || r.LoRARank > MaxRank || r.LoRAAlpha < 1) {
+		return fmt.Errorf("LoRA rank %d, alpha %d: expected a rank of 1 to %d and a positive alpha", r.LoRARank, r.LoRAAlpha, MaxRank)
 	}
 	if err := supports(c); err != nil {
 		return err
