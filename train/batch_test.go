@@ -3,6 +3,8 @@ package train
 import (
 	"strings"
 	"testing"
+
+	"github.com/gpucalc/gpucalc/model"
 )
 
 // TestReadBatchRefuses: a row is read as the flags are. Each case lost
@@ -65,5 +67,26 @@ func TestReadBatchDefaults(t *testing.T) {
 	}
 	if got := rows[1].Request; got.Batch != 4 || got.Seq != 1024 || got.GPUs != 8 || got.TP != 2 || got.ZeRO != 3 || got.Ckpt != FullCkpt {
 		t.Errorf("reordered columns: %+v", got)
+	}
+}
+
+// A quantized checkpoint is refused, as model refuses a scheme it does
+// not model: it was priced as bf16.
+func TestQuantizedRefused(t *testing.T) {
+	base := `{"model_type": "llama", "hidden_size": 64, "num_hidden_layers": 1, "num_attention_heads": 2, "intermediate_size": 128, "vocab_size": 100, "hidden_act": "silu"`
+	for qc, want := range map[string]string{
+		`{"quant_method": "awq", "bits": 4, "group_size": 128}`: "it ships awq 4-bit weights (quantization_config)",
+		`{"quant_method": "mxfp4"}`:                             "it ships mxfp4 weights (quantization_config)",
+	} {
+		c, err := model.Parse("cfg", []byte(base+`, "quantization_config": `+qc+"}"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := (Request{}).Defaults().Validate(c); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v; want %q", qc, err, want)
+		}
+		if _, err := Analyze(c, Request{}, h100(t)); err == nil {
+			t.Errorf("%s: Analyze answered", qc)
+		}
 	}
 }

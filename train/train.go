@@ -268,6 +268,10 @@ func supports(c model.Config) error {
 	switch {
 	case c.MLA() || c.Experts > 0:
 		return fmt.Errorf("training %s (%s) is not modelled: the training model covers dense decoders (llama, mistral, qwen2, qwen3)", c.Name, map[bool]string{true: "MLA", false: "mixture of experts"}[c.MLA()])
+	case c.Quantization != nil:
+		// model prices such weights (or refuses them); training them is
+		// another model (QLoRA's 4-bit base, fp8 training), not a bf16 one.
+		return fmt.Errorf("training %s is not modelled: it ships %s weights (quantization_config), and the training model holds a bf16 or fp32 base (QLoRA's 4-bit base and fp8 training are not modelled); give the unquantized model's config.json", c.Name, c.Quantization)
 	case c.FusedQKV || c.FusedGateUp || c.NormsPerLayer != 2 || c.Activation != "silu":
 		return fmt.Errorf("training %s (model_type %s) is not modelled: its fused projections or extra norms save other tensors; the training model covers llama, mistral, qwen2 and qwen3", c.Name, c.ModelType)
 	}
