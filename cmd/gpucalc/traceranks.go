@@ -88,7 +88,7 @@ func sameFile(files []string, stats []os.FileInfo, path string, st os.FileInfo) 
 // device's link, the slowest rank and the findings.
 func traceRanksRun(opts *traceOptions, form reports.Format, files []string) error {
 	f := opts.f
-	if len(opts.on) > 0 {
+	if opts.onGiven() {
 		return usagef("--on projects one trace: give one rank's file to project it")
 	}
 	if opts.chart.file != "" {
