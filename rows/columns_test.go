@@ -1,6 +1,7 @@
 package rows
 
 import (
+	"slices"
 	"strings"
 	"testing"
 )
@@ -52,4 +53,38 @@ func TestColumnsInt(t *testing.T) {
 			t.Errorf("%q %s: %d %v %v, want %d %v %q", c.rec, c.name, v, set, err, c.v, c.set, c.wantError)
 		}
 	}
+}
+
+// FuzzColumns: any header is read without a panic, and one that is
+// accepted names every required column once and nothing the reader does
+// not take.
+func FuzzColumns(f *testing.F) {
+	f.Add("model,batch,gpus")
+	f.Add("Model, BATCH ,gpu")
+	f.Add("batch,batch,model")
+	f.Add("")
+	req, opt := []string{"model", "batch"}, []string{"gpus", "tp"}
+	f.Fuzz(func(t *testing.T, line string) {
+		head := strings.Split(line, ",")
+		c, err := ReadColumns(head, req, opt)
+		if err != nil {
+			if len(err.Error()) > 400 {
+				t.Errorf("a message of %d bytes", len(err.Error()))
+			}
+			return
+		}
+		seen := map[string]bool{}
+		for _, h := range head {
+			n := strings.ToLower(strings.TrimSpace(h))
+			if seen[n] || !slices.Contains(req, n) && !slices.Contains(opt, n) {
+				t.Fatalf("%q accepted: %q", line, h)
+			}
+			seen[n] = true
+		}
+		for _, n := range req {
+			if i, ok := c.Index(n); !ok || !strings.EqualFold(strings.TrimSpace(head[i]), n) {
+				t.Fatalf("%q accepted without %s", line, n)
+			}
+		}
+	})
 }
