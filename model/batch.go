@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
 
 	"github.com/gpucalc/gpucalc/rows"
@@ -31,11 +30,14 @@ const (
 	MaxBatchBytes = 64 << 20
 )
 
-// ReadBatch reads CSV with BatchColumns as its header (in that order; extra
-// columns are kept in Cells) through rows (bounded lines, binary data and
-// broken quotes stop it with their line). A bad header is an error; a bad
-// row is a row with Err set, so that one bad row never stops the batch; an
-// input that breaks off returns the rows before the break and the error.
+// ReadBatch reads CSV with BatchColumns as its header, in that order,
+// through rows (bounded lines, binary data and broken quotes stop it with
+// their line). A row is read as the flags are: a header with another,
+// missing or repeated column is an error; a row with more or fewer cells
+// than the header, or a cell out of its flag's range (batch 0, tp 0), is a
+// row with Err set naming the column; an empty cell is the default. One
+// bad row never stops the batch; an input that breaks off returns the rows
+// before the break and the error.
 func ReadBatch(r io.Reader) ([]BatchRow, error) {
 	cr := rows.NewCSV(rows.Limit(r, MaxBatchBytes))
 	head, err := cr.Read()
@@ -45,18 +47,21 @@ func ReadBatch(r io.Reader) ([]BatchRow, error) {
 	if err != nil {
 		return nil, err
 	}
-	if len(head) < len(BatchColumns) {
-		return nil, fmt.Errorf("line 1: header %s; expected %s", rows.Quote(strings.Join(head, ",")), strings.Join(BatchColumns, ","))
+	cols, err := rows.ReadColumns(head, BatchColumns, nil)
+	if err != nil {
+		return nil, err
 	}
+	// The output echoes the cells under BatchColumns: they come in its order.
 	for i, h := range BatchColumns {
-		if strings.ToLower(strings.TrimSpace(head[i])) != h {
-			return nil, fmt.Errorf("line 1: column %d is %s; expected the header %s", i+1, rows.Quote(head[i]), strings.Join(BatchColumns, ","))
+		if j, _ := cols.Index(h); j != i {
+			return nil, fmt.Errorf("line 1: column %d is %s; expected the header %s, in that order", i+1, rows.Quote(head[i]), strings.Join(BatchColumns, ","))
 		}
 	}
+	cr.Fields = len(head)
 	out, err := rows.Records(cr, MaxBatchRows, func(line int, cells []string, err error) (BatchRow, error) {
 		r := BatchRow{Line: line, Cells: cells, Err: err}
 		if err == nil {
-			r.Err = r.parse()
+			r.Err = r.parse(cols)
 		}
 		return r, r.Err
 	})
@@ -67,29 +72,32 @@ func ReadBatch(r io.Reader) ([]BatchRow, error) {
 	return out, err
 }
 
-func (r *BatchRow) parse() error {
-	if len(r.Cells) < len(BatchColumns) {
-		return fmt.Errorf("%d cells; expected %d (%s)", len(r.Cells), len(BatchColumns), strings.Join(BatchColumns, ","))
-	}
-	cell := func(i int) string { return strings.TrimSpace(r.Cells[i]) }
-	r.Model, r.Device = cell(0), cell(1)
+// The ranges of a batch row's sizes (validateShape's).
+const (
+	maxBatch  = 1 << 20
+	maxTokens = 1 << 24
+	maxTP     = 64
+)
+
+func (r *BatchRow) parse(cols rows.Columns) error {
+	r.Model, r.Device = cols.Cell(r.Cells, "model"), cols.Cell(r.Cells, "device")
 	if r.Model == "" {
-		return fmt.Errorf("model: empty; give a built-in name or a path to a config.json")
+		return cols.Bad(r.Cells, "model", "empty; give a built-in name or a path to a config.json")
 	}
-	r.Shape.Phase = Phase(strings.ToLower(cell(2)))
+	r.Shape.Phase = Phase(strings.ToLower(cols.Cell(r.Cells, "phase")))
 	if r.Shape.Phase != Prefill && r.Shape.Phase != Decode {
-		return fmt.Errorf("phase: %q; expected prefill or decode", cell(2))
+		return cols.Bad(r.Cells, "phase", "expected prefill or decode")
 	}
-	for i, dst := range []*int64{&r.Shape.Batch, &r.Shape.Seq, &r.Shape.Ctx, &r.Shape.TP} {
-		s := cell(3 + i)
-		if s == "" {
-			continue
+	for _, x := range []struct {
+		name   string
+		lo, hi int64
+		dst    *int64
+	}{{"batch", 1, maxBatch, &r.Shape.Batch}, {"seq", 1, maxTokens, &r.Shape.Seq}, {"ctx", 0, maxTokens, &r.Shape.Ctx}, {"tp", 1, maxTP, &r.Shape.TP}} {
+		v, _, err := cols.Int(r.Cells, x.name, x.lo, x.hi)
+		if err != nil {
+			return err
 		}
-		v, err := strconv.ParseInt(s, 10, 64)
-		if err != nil || v < 0 {
-			return fmt.Errorf("%s: %s is not a whole number", BatchColumns[3+i], rows.Quote(s))
-		}
-		*dst = v
+		*x.dst = v
 	}
 	return r.Shape.Defaults().validateShape()
 }

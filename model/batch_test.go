@@ -22,7 +22,7 @@ func TestReadBatch(t *testing.T) {
 	if rows[0].Err != nil || rows[0].Shape != want || rows[0].Model != "llama-3.1-8b" || rows[0].Device != "h100" || rows[0].Line != 2 {
 		t.Errorf("row 1: %+v", rows[0])
 	}
-	for i, w := range []string{"prompt length", `batch: "x"`, "2 cells"} {
+	for i, w := range []string{"prompt length", `column 4 (batch) "x"`, "2 fields, the header has 7"} {
 		if e := rows[i+1].Err; e == nil || !strings.Contains(e.Error(), w) {
 			t.Errorf("row %d: error %v, want %q", i+2, e, w)
 		}
@@ -31,6 +31,33 @@ func TestReadBatch(t *testing.T) {
 		if _, err := ReadBatch(strings.NewReader(bad)); err == nil || !strings.Contains(err.Error(), "model,device,phase,batch,seq,ctx,tp") {
 			t.Errorf("header %q: %v", bad, err)
 		}
+	}
+}
+
+// TestReadBatchRefuses: a row is read as the flags are. Before, batch 0
+// and tp 0 became 1, a cell past the header vanished and an unknown or
+// repeated column was kept and ignored.
+func TestReadBatchRefuses(t *testing.T) {
+	const head = "model,device,phase,batch,seq,ctx,tp"
+	for _, c := range []struct{ name, in, want string }{
+		{"batch 0", head + "\nllama-3.1-8b,h100,decode,0,1,512,1\n", `column 4 (batch) "0": expected a whole number from 1 to 1048576`},
+		{"tp 0", head + "\nllama-3.1-8b,h100,decode,1,1,512,0\n", `column 7 (tp) "0"`},
+		{"tp 65", head + "\nllama-3.1-8b,h100,decode,1,1,512,65\n", `column 7 (tp) "65"`},
+		{"ctx -1", head + "\nllama-3.1-8b,h100,decode,1,1,-1,1\n", `column 6 (ctx) "-1"`},
+		{"a cell past the header", head + "\nllama-3.1-8b,h100,decode,1,1,512,1,8\n", "8 fields, the header has 7"},
+		{"phase", head + "\nllama-3.1-8b,h100,training,1,1,512,1\n", `column 3 (phase) "training": expected prefill or decode`},
+		{"an unknown column", head + ",gpus\nllama-3.1-8b,h100,decode,1,1,512,1,8\n", `line 1, column 8: unknown column "gpus"`},
+		{"a repeated column", head + ",tp\nllama-3.1-8b,h100,decode,1,1,512,1,8\n", `line 1, columns 7 and 8: both are "tp"`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			rows, err := ReadBatch(strings.NewReader(c.in))
+			if err == nil && len(rows) == 1 {
+				err = rows[0].Err
+			}
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("error %v, want %q", err, c.want)
+			}
+		})
 	}
 }
 

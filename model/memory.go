@@ -162,11 +162,11 @@ func (s Shape) validateShape() error {
 	default:
 		return fmt.Errorf("phase %q: expected prefill or decode", s.Phase)
 	}
-	if s.Batch <= 0 || s.Batch > 1<<20 || s.Seq > 1<<24 || s.Ctx > 1<<24 {
-		return fmt.Errorf("batch must be 1 to 1048576 and seq, ctx at most 16777216 tokens")
+	if s.Batch <= 0 || s.Batch > maxBatch || s.Seq > maxTokens || s.Ctx > maxTokens {
+		return fmt.Errorf("batch must be 1 to %d and seq, ctx at most %d tokens", maxBatch, maxTokens)
 	}
-	if s.TP <= 0 || s.TP > 64 {
-		return fmt.Errorf("tp=%d: expected 1 to 64 GPUs", s.TP)
+	if s.TP <= 0 || s.TP > maxTP {
+		return fmt.Errorf("tp=%d: expected 1 to %d GPUs", s.TP, maxTP)
 	}
 	if s.Weights.size() == 0 || s.Activations.Size() == 0 || s.KV.Size() == 0 {
 		return fmt.Errorf("unknown data type in weights=%s activations=%s kv=%s", s.Weights, s.Activations, s.KV)

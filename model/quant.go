@@ -2,8 +2,10 @@ package model
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
+	"reflect"
 	"slices"
 	"strings"
 
@@ -55,7 +57,12 @@ func parseQuantization(f fields) (*Quantization, error) {
 		} `json:"config_groups"`
 	}
 	if err := json.Unmarshal(f.m["quantization_config"], &qc); err != nil {
-		return nil, fmt.Errorf("%s: field \"quantization_config\" is not an object with quant_method: %v", f.name, err)
+		// Said in the config's words: json's error names Go's types.
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) && te.Field != "" {
+			return nil, fmt.Errorf("%s: field \"quantization_config.%s\" is %s; expected %s", f.name, te.Field, jsonKind(te.Value), goKind(te.Type))
+		}
+		return nil, fmt.Errorf("%s: field \"quantization_config\" is not an object with quant_method (such as {\"quant_method\": \"awq\", \"bits\": 4})", f.name)
 	}
 	q := &Quantization{Method: strings.ToLower(qc.Method), Bits: qc.Bits}
 	switch q.Method {
@@ -96,6 +103,35 @@ func parseQuantization(f fields) (*Quantization, error) {
 		return nil, fmt.Errorf("%s: field \"quantization_config\" has no quant_method", f.name)
 	}
 	return q, nil
+}
+
+// jsonKind names a JSON value's kind as json's type errors give it
+// ("string", "number", "number 4.5", "object", "array", "bool").
+func jsonKind(v string) string {
+	switch {
+	case v == "object", v == "array":
+		return "an " + v
+	case v == "bool":
+		return "true or false"
+	case strings.HasPrefix(v, "number "):
+		return "the " + v
+	}
+	return "a " + v
+}
+
+// goKind names what a field of Go type t takes, in JSON's words.
+func goKind(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.String:
+		return "a string"
+	case reflect.Int, reflect.Int64, reflect.Int32:
+		return "a whole number"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Slice:
+		return "an array"
+	}
+	return "an object"
 }
 
 // fill completes a shape with the config's defaults, then Shape's: the

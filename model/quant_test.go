@@ -54,4 +54,19 @@ func TestQuantization(t *testing.T) {
 	if _, err := Parse("cfg", []byte(base+`, "quantization_config": {"bits": 4}}`)); err == nil {
 		t.Error("a quantization_config without quant_method parses")
 	}
+	// A malformed quantization_config is said in the config's words; it
+	// printed Go's struct description ("Go struct field .quant_method of
+	// type string").
+	for qc, want := range map[string]string{
+		`{"quant_method": 4}`:                          `cfg: field "quantization_config.quant_method" is a number; expected a string`,
+		`{"quant_method": "awq", "bits": "4"}`:         `cfg: field "quantization_config.bits" is a string; expected a whole number`,
+		`{"quant_method": "awq", "bits": 4.5}`:         `cfg: field "quantization_config.bits" is the number 4.5; expected a whole number`,
+		`{"quant_method": "awq", "load_in_4bit": "y"}`: `cfg: field "quantization_config.load_in_4bit" is a string; expected true or false`,
+		`"awq"`: `cfg: field "quantization_config" is not an object with quant_method`,
+	} {
+		_, err := Parse("cfg", []byte(base+`, "quantization_config": `+qc+"}"))
+		if err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "Go ") {
+			t.Errorf("%s: %v; want %q", qc, err, want)
+		}
+	}
 }

@@ -63,37 +63,19 @@ func NewBatchReader(r io.Reader, lookup func(string) (devices.Arch, error)) (*Ba
 	if err != nil {
 		return nil, fmt.Errorf("batch header: %w", err)
 	}
-	b.Header = append([]string(nil), head...)
+	cols, err := rows.ReadColumns(head, BatchColumns[:batchRequired], BatchColumns[batchRequired:])
+	if err != nil {
+		return nil, fmt.Errorf("batch header: %w", err)
+	}
+	b.Header = cols.Header
 	b.cr.Fields = len(head)
-	for i := range b.col {
-		b.col[i] = -1
-	}
-	for i, h := range b.Header {
-		h = strings.TrimSpace(h)
-		j := indexOf(BatchColumns, h)
-		if j < 0 {
-			return nil, fmt.Errorf("batch header: unknown column %s; expected %s", rows.Quote(h), strings.Join(BatchColumns, ","))
-		}
-		if b.col[j] >= 0 {
-			return nil, fmt.Errorf("batch header: column %s twice", rows.Quote(h))
-		}
-		b.col[j] = i
-	}
-	for j, name := range BatchColumns[:batchRequired] {
-		if b.col[j] < 0 {
-			return nil, fmt.Errorf("batch header: missing column %q; expected %s (and optionally max_threads,barriers)", name, strings.Join(BatchColumns[:batchRequired], ","))
+	for j, name := range BatchColumns {
+		b.col[j] = -1
+		if i, ok := cols.Index(name); ok {
+			b.col[j] = i
 		}
 	}
 	return b, nil
-}
-
-func indexOf(list []string, s string) int {
-	for i, x := range list {
-		if x == s {
-			return i
-		}
-	}
-	return -1
 }
 
 // Next reads the next row into row; it returns io.EOF at the end and other
@@ -142,27 +124,41 @@ func (b *BatchReader) parse(rec []string, row *BatchRow) error {
 			continue
 		}
 		n, err := strconv.Atoi(s)
-		if j == 5 && err != nil {
-			return fmt.Errorf("carveout %s: expected -1 or empty for the default, or a percentage 0..100", rows.Quote(s))
+		if j == 5 && (err != nil || n < -1 || n > 100) {
+			return b.cellError(rec, j, "expected -1 or empty for the default, or a percentage 0..100")
 		}
 		if err != nil || n < 0 && !(n == -1 && j >= 5) || n > MaxBatchValue {
-			return fmt.Errorf("%s %s: expected a whole number from 0 to %d", BatchColumns[j], rows.Quote(s), MaxBatchValue)
+			return b.cellError(rec, j, fmt.Sprintf("expected a whole number from 0 to %d", MaxBatchValue))
 		}
 		v[j] = n
 	}
 	row.Kernel = Kernel{Regs: v[2], StaticSmem: v[3], MaxThreads: max(v[6], 0), Barriers: max(v[7], 0)}
 	row.Launch = Launch{Threads: v[1], DynamicSmem: v[4]}
-	switch c := v[5]; {
-	case c == -1:
-	case c >= 0 && c <= 100:
+	if c := v[5]; c >= 0 {
 		row.Launch.Carveout = CarveoutPercent(c)
-	default:
-		return fmt.Errorf("carveout %d: expected -1 or empty for the default, or a percentage 0..100", c)
-	}
-	if v[6] < -1 || v[7] < -1 {
-		return fmt.Errorf("max_threads and barriers must not be negative")
 	}
 	return nil
+}
+
+// cellError is the error of column j's cell (BatchColumns' index).
+func (b *BatchReader) cellError(rec []string, j int, allowed string) error {
+	return &rows.CellError{Column: b.col[j] + 1, Name: BatchColumns[j], Value: rec[b.col[j]], Allowed: allowed}
+}
+
+// inputColumn is the column whose cell a calculation's input error is
+// about (an index into BatchColumns), -1 for one about several cells.
+var inputColumn = map[error]int{
+	ErrBlockSize: 1, ErrLaunchBounds: 1, ErrRegisters: 2, ErrStaticSmem: 3,
+	ErrCarveout: 5, ErrMaxThreads: 6, ErrBarriers: 7,
+}
+
+// calcError names the line of a row the calculation refused, and the
+// column when the error is about one cell.
+func (b *BatchReader) calcError(row *BatchRow, err error) error {
+	if j, ok := inputColumn[err]; ok && b.col[j] >= 0 {
+		err = b.cellError(row.Fields, j, err.Error())
+	}
+	return fmt.Errorf("line %d: %w", row.Line, err)
 }
 
 // BatchWriter takes a batch's answers in order: a row's input fields (n
@@ -200,7 +196,7 @@ func RunBatch(br *BatchReader, w BatchWriter, progress func(rows int)) (BatchCou
 		if row.Err == nil {
 			r = Calculate(row.Arch, row.Kernel, row.Launch)
 			if r.Err != nil {
-				row.Err = fmt.Errorf("line %d: %w", row.Line, r.Err)
+				row.Err = br.calcError(&row, r.Err)
 			}
 		}
 		n.Rows++

@@ -60,14 +60,14 @@ func TestBatchReader(t *testing.T) {
 		"8.0 50% shared_memory 0 5", // 50% of 164 KiB → 100 KiB; 100/17 = 5
 		"line 4: 4 fields, the header has 7",
 		"line 5: compute capability 9.9 is not in the catalog",
-		`line 6: regs "3x": expected a whole number from 0 to 1099511627776`,
-		"line 7: carveout 101: expected -1 or empty for the default, or a percentage 0..100",
-		`line 8: dynamic_smem "9223372036854775807": expected a whole number from 0 to 1099511627776`,
-		`line 9: threads "-5": expected a whole number from 0 to 1099511627776`,
-		`line 10: dynamic_smem "1099511627777": expected a whole number from 0 to 1099511627776`,
+		`line 6: column 4 (regs) "3x": expected a whole number from 0 to 1099511627776`,
+		`line 7: column 7 (carveout) "101": expected -1 or empty for the default, or a percentage 0..100`,
+		`line 8: column 6 (dynamic_smem) "9223372036854775807": expected a whole number from 0 to 1099511627776`,
+		`line 9: column 3 (threads) "-5": expected a whole number from 0 to 1099511627776`,
+		`line 10: column 6 (dynamic_smem) "1099511627777": expected a whole number from 0 to 1099511627776`,
 		"8.0 default warps|registers 1 6",
 		`line 12: a " inside a field`,
-		`line 13: threads "128.0": expected a whole number`,
+		`line 13: column 3 (threads) "128.0": expected a whole number`,
 	}
 	if len(got) != len(want) {
 		t.Fatalf("got %q", got)
@@ -117,7 +117,7 @@ func TestRunBatch(t *testing.T) {
 	if n.Rows != 3 || n.Failed != 1 || done != 3 || !log.flushed || n.ReadErr == nil || !strings.Contains(n.ReadErr.Error(), "line 5") {
 		t.Errorf("count %+v, progress %d, flushed %v", n, done, log.flushed)
 	}
-	if len(log.rows) != 3 || log.rows[0] != "sm_90,256,64,0,49152, → 4" || !strings.Contains(log.rows[1], "line 3: ") || log.rows[2] != "sm_80,128,32,0,0, → 16" {
+	if len(log.rows) != 3 || log.rows[0] != "sm_90,256,64,0,49152, → 4" || !strings.Contains(log.rows[1], `line 3: column 2 (threads) "2000": a block has 1 to`) || log.rows[2] != "sm_80,128,32,0,0, → 16" {
 		t.Errorf("rows %q", log.rows)
 	}
 }
@@ -125,9 +125,9 @@ func TestRunBatch(t *testing.T) {
 func TestBatchHeader(t *testing.T) {
 	for in, want := range map[string]string{
 		"":                               "batch input is empty",
-		"device,threads\n":               `missing column "regs"`,
-		"device,threads,regs,bogus\n":    `unknown column "bogus"`,
-		"device,device,threads\n":        `column "device" twice`,
+		"device,threads\n":               `line 1: no column "regs"`,
+		"device,threads,regs,bogus\n":    `line 1, column 4: unknown column "bogus"`,
+		"device,device,threads\n":        `line 1, columns 1 and 2: both are "device"`,
 		"\"device,threads,regs\n1,2,3\n": "batch header",
 	} {
 		_, err := NewBatchReader(strings.NewReader(in), lookupArch)

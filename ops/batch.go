@@ -54,10 +54,12 @@ const (
 )
 
 // ReadBatch reads CSV with header op,dtype,shape,note in roof_bench's
-// conventions (see SpecHelp's shape=): note carries the variant (erf or
-// tanh, causal or full, "stride1 same", "e4m3 in, bf16 out"). An optional ms
-// or measured_us column gives a measured time; other columns are kept and
-// echoed, except names in reserved (the columns the caller will add).
+// conventions (see SpecHelp's shape=), in any order: note carries the
+// variant (erf or tanh, causal or full, "stride1 same", "e4m3 in, bf16
+// out"). An optional ms or measured_us column gives a measured time. Any
+// other column, a column twice, or one of reserved (the columns the caller
+// will add) is an error, and a row with more or fewer cells than the
+// header is a bad row: a row is read as the flags are.
 //
 // Every data row read gives one BatchRow, in order; a bad row carries its
 // error in Err. An error is returned for a bad header, or with the rows read
@@ -71,31 +73,18 @@ func ReadBatch(r io.Reader, reserved []string) (Batch, error) {
 		}
 		return Batch{}, fmt.Errorf("batch input: %w", err)
 	}
-	header = slices.Clone(header)
-	col := map[string]int{}
 	for i, h := range header {
-		h = strings.ToLower(strings.TrimSpace(h))
-		if _, dup := col[h]; dup {
-			return Batch{}, fmt.Errorf("batch input: column %s given twice", rows.Quote(h))
-		}
-		if slices.Contains(reserved, h) {
-			return Batch{}, fmt.Errorf("batch input: column %q is one gpucalc writes; drop it from the input", h)
-		}
-		col[h] = i
-	}
-	for _, c := range BatchColumns {
-		if _, ok := col[c]; !ok {
-			return Batch{}, fmt.Errorf("batch input: missing column %q; the header must hold %s (and optionally ms or measured_us)", c, strings.Join(BatchColumns, ","))
+		if h = strings.ToLower(strings.TrimSpace(h)); slices.Contains(reserved, h) {
+			return Batch{}, fmt.Errorf("batch input: line 1, column %d: %q is a column gpucalc writes; drop it from the input", i+1, h)
 		}
 	}
-	msCol, usCol := -1, -1
-	if i, ok := col["ms"]; ok {
-		msCol = i
+	cols, err := rows.ReadColumns(header, BatchColumns, []string{"ms", "measured_us"})
+	if err != nil {
+		return Batch{}, fmt.Errorf("batch input: %w", err)
 	}
-	if i, ok := col["measured_us"]; ok {
-		usCol = i
-	}
-	if msCol >= 0 && usCol >= 0 {
+	header = cols.Header
+	_, hasMS := cols.Index("ms")
+	if _, hasUS := cols.Index("measured_us"); hasMS && hasUS {
 		return Batch{}, fmt.Errorf("batch input: give ms or measured_us, not both")
 	}
 	b := Batch{Header: header}
@@ -121,7 +110,7 @@ func ReadBatch(r io.Reader, reserved []string) (Batch, error) {
 			return b, fmt.Errorf("batch input: %w", err)
 		}
 		row := BatchRow{Line: cr.Line(), Fields: slices.Clone(rec)}
-		row.Op, row.Measured, err = batchRow(rec, col, msCol, usCol)
+		row.Op, row.Measured, err = batchRow(rec, cols)
 		if err != nil {
 			row.Err = fmt.Errorf("line %d: %w", row.Line, err)
 			cr.Bad()
@@ -135,23 +124,24 @@ func ReadBatch(r io.Reader, reserved []string) (Batch, error) {
 }
 
 // batchRow reads one row's op and measured time.
-func batchRow(rec []string, col map[string]int, msCol, usCol int) (Op, float64, error) {
-	o, err := ParseBench(rec[col["op"]], rec[col["dtype"]], rec[col["shape"]], rec[col["note"]])
+func batchRow(rec []string, cols rows.Columns) (Op, float64, error) {
+	cell := func(name string) string { i, _ := cols.Index(name); return rec[i] }
+	o, err := ParseBench(cell("op"), cell("dtype"), cell("shape"), cell("note"))
 	if err != nil {
 		return Op{}, 0, err
 	}
 	measured := 0.0
 	for _, c := range []struct {
-		i     int
-		scale float64
 		name  string
-	}{{msCol, 1e-3, "ms"}, {usCol, 1e-6, "measured_us"}} {
-		if c.i < 0 || strings.TrimSpace(rec[c.i]) == "" {
+		scale float64
+	}{{"ms", 1e-3}, {"measured_us", 1e-6}} {
+		s := cols.Cell(rec, c.name)
+		if s == "" {
 			continue
 		}
-		v, err := strconv.ParseFloat(strings.TrimSpace(rec[c.i]), 64)
+		v, err := strconv.ParseFloat(s, 64)
 		if err != nil || !(v > 0 && v <= 1e12) {
-			return Op{}, 0, fmt.Errorf("%s=%s is not a time; expected a positive number up to 1e12", c.name, rows.Quote(rec[c.i]))
+			return Op{}, 0, cols.Bad(rec, c.name, "not a time; expected a positive number up to 1e12")
 		}
 		measured = v * c.scale
 	}

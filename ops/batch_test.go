@@ -32,11 +32,14 @@ gelu_tanh,fp32,65536,tanh,4.7
 func TestReadBatchErrors(t *testing.T) {
 	for _, tt := range []struct{ in, want string }{
 		{"", "empty"},
-		{"op,dtype,shape\n", `missing column "note"`},
+		{"op,dtype,shape\n", `no column "note"`},
 		{"op,dtype,shape,note\n", "no rows"},
 		{"op,dtype,shape,note,flops\ncopy,fp32,8,,1\n", "gpucalc writes"},
 		{"op,dtype,shape,note,ms,measured_us\ncopy,fp32,8,,1,1\n", "not both"},
-		{"op,op,shape,note\n", "twice"},
+		{"op,op,shape,note\n", `columns 1 and 2: both are "op"`},
+		// A column it does not take was echoed before, and a misspelt
+		// measured time (ms_measured) went unused.
+		{"op,dtype,shape,note,ms_measured\ncopy,fp32,8,,1\n", `line 1, column 5: unknown column "ms_measured"`},
 		{"\x00\x01\x02", "binary"},
 		{strings.Repeat("z", 3<<20), "longer than 1 MiB"},
 	} {
@@ -56,11 +59,12 @@ func TestReadBatchRowErrors(t *testing.T) {
 	const good = "copy,fp32,8,,1\n"
 	for _, tt := range []struct{ row, want string }{
 		{"copy,fp32,8x8,,\n", "shape=\"8x8\""},
-		{"copy,fp32,8,,-1\n", "ms=\"-1\""},
-		{"copy,fp32,8,,NaN\n", "ms=\"NaN\""},
-		{"copy,fp32,8,,+Inf\n", "ms=\"+Inf\""},
-		{"copy,fp32,8,,0\n", "ms=\"0\""},
+		{"copy,fp32,8,,-1\n", "column 5 (ms) \"-1\""},
+		{"copy,fp32,8,,NaN\n", "column 5 (ms) \"NaN\""},
+		{"copy,fp32,8,,+Inf\n", "column 5 (ms) \"+Inf\""},
+		{"copy,fp32,8,,0\n", "column 5 (ms) \"0\""},
 		{"copy,fp32\n", "2 fields, the header has 5"},
+		{"copy,fp32,8,,1,x\n", "6 fields, the header has 5"},
 		{"matmul,bf16,64x64x64 m=4096,,\n", "shape cell"},
 		{"matmul,bf16 batch=1000,64x64x64,,\n", "dtype cell"},
 		{"matmul m=1,bf16,64x64x64,,\n", "op cell"},

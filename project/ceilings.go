@@ -30,6 +30,12 @@ type Ceilings struct {
 	// Launch is the time of one kernel launch (back-to-back empty kernels),
 	// seconds: what a kernel at the launch floor scales by.
 	Launch float64 `json:"launch_overhead_seconds"`
+	// Link is the GPU-to-GPU link (NVLink, else PCIe), LinkLatency and
+	// LinkBus its NCCL collective curve (roofline's Collectives): what an
+	// NCCL kernel scales by.
+	Link        string  `json:"link"`
+	LinkLatency float64 `json:"link_latency_seconds"`
+	LinkBus     float64 `json:"link_bus_bytes_per_second"`
 	// Sources say where each figure comes from.
 	Sources []string `json:"sources"`
 
@@ -50,8 +56,10 @@ func CeilingsOf(d devices.Device, arch devices.Arch, ok bool) (Ceilings, error) 
 		return Ceilings{}, err
 	}
 	e := m.Efficiency()
+	link := m.Collectives()
 	c := Ceilings{Device: d.Name, DRAM: m.Stream(), L2: d.L2.BytesPerSecond, L2Bytes: d.L2.Bytes, SMs: d.SMs, Clock: d.BoostClockHz,
-		Launch: e.LaunchOverhead, dev: d, eff: e, arch: arch, hasArch: ok, model: m}
+		Launch: e.LaunchOverhead, Link: link.Link.Type, LinkLatency: link.Latency, LinkBus: link.BusBandwidth,
+		dev: d, eff: e, arch: arch, hasArch: ok, model: m}
 	if c.SMs <= 0 || c.Clock <= 0 {
 		return Ceilings{}, fmt.Errorf("device %q has no SM count or clock in the catalog: its kernels cannot be scaled", d.Name)
 	}
@@ -86,6 +94,11 @@ func CeilingsOf(d devices.Device, arch devices.Arch, ok bool) (Ceilings, error) 
 	} else {
 		c.Sources = append(c.Sources, fmt.Sprintf("launch %s: the catalog's default (measured on an H100 SXM)", units.FormatDuration(c.Launch)))
 	}
+	how := "measured all-reduce"
+	if !link.Measured {
+		how = link.Note
+	}
+	c.Sources = append(c.Sources, fmt.Sprintf("link %s: NCCL bus %s after %s (%s)", link.Link.Type, units.FormatBandwidth(c.LinkBus), units.FormatDuration(c.LinkLatency), how))
 	c.Measured = measured == 3
 	compute := fmt.Sprintf("datasheet peaks × the %s family's achievable GEMM fractions", e.Family)
 	if me != nil && len(me.Peaks) > 0 {

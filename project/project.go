@@ -22,6 +22,10 @@
 // trace does not record but which stream their tensors: DRAM-bound. Both
 // are counted apart.
 //
+// NCCL kernels are the link's: a kernel's time less the source link's
+// latency is bus bytes at the source's bus bandwidth, moved on the target
+// at its own (T' = L'_link + (T − L_link)·B/B'), whatever its SMs.
+//
 // The step's CPU launch gaps are not projected: they belong to the host.
 package project
 
@@ -53,6 +57,9 @@ const (
 	// Latency: less than half of its work ran at any ceiling; it scales by
 	// SM clock and waves.
 	Latency Bound = "latency"
+	// Link: an NCCL kernel; it scales by the devices' GPU-to-GPU links
+	// (their collective curves), never by a compute ceiling or clock.
+	Link Bound = "link"
 )
 
 // Result is a trace projected to one or more devices.
@@ -370,6 +377,11 @@ type waves struct{ latency, compute float64 }
 // (persistent kernels launch one block per slot), as are kernels whose
 // occupancy is unknown on either side: those scale without quantization.
 func waveRatios(s launchShape, src, tgt Ceilings) (waves, bool) {
+	if s.blocks <= 0 {
+		// A grid the trace does not give (or gives as 0): no waves to
+		// compare, only the clocks.
+		return waves{latency: src.Clock / tgt.Clock, compute: 1}, true
+	}
 	bs, okS := resident(s, src)
 	bt, okT := resident(s, tgt)
 	ok := okT || !tgt.hasArch
@@ -392,6 +404,20 @@ func waveRatios(s launchShape, src, tgt Ceilings) (waves, bool) {
 		latency: wt / ws * src.Clock / tgt.Clock,
 		compute: wt * float64(bt*tgt.SMs) / (ws * float64(bs*src.SMs)),
 	}, ok
+}
+
+// linkTime is an NCCL kernel of dur seconds on the source moved over the
+// target's link: its time beyond the source link's latency is bus bytes
+// at the source's bus bandwidth; a kernel within the latency scales by the
+// latencies. A target without a link curve keeps the time.
+func linkTime(dur float64, src, tgt Ceilings) float64 {
+	switch {
+	case src.LinkBus <= 0 || tgt.LinkBus <= 0 || src.LinkLatency <= 0:
+		return dur
+	case dur <= src.LinkLatency:
+		return dur * tgt.LinkLatency / src.LinkLatency
+	}
+	return tgt.LinkLatency + (dur-src.LinkLatency)*src.LinkBus/tgt.LinkBus
 }
 
 func ceilInt(a, b int) int { return (a + b - 1) / b }
@@ -455,6 +481,9 @@ func project(t *trace.Trace, a *trace.Analysis, classes []opClass, src, tgt Ceil
 		if base >= work {
 			b = Launch
 		}
+		if trace.IsComm(k.Name) {
+			proj, b = linkTime(dur, src, tgt), Link
+		}
 		r := &rows[ci]
 		r.source += dur
 		r.projected += proj
@@ -490,10 +519,13 @@ func project(t *trace.Trace, a *trace.Analysis, classes []opClass, src, tgt Ceil
 			op.Generic = c.generic / c.work
 		}
 		best := -1.0
-		for _, b := range []Bound{Launch, DRAM, L2, Compute, Latency} {
+		for _, b := range []Bound{Launch, DRAM, L2, Compute, Latency, Link} {
 			if r.byBound[b] > best && r.byBound[b] > 0 {
 				best, op.Bound = r.byBound[b], b
 			}
+		}
+		if op.Bound == Link {
+			op.Ceiling, op.TargetCeiling, op.AtCeiling, op.SourceRate, op.TargetRate = "link", "link", 1, src.LinkBus, tgt.LinkBus
 		}
 		if r.source > 0 {
 			op.Ratio = r.projected / r.source

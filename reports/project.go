@@ -29,7 +29,7 @@ func boundName(o project.Op) string {
 }
 
 // ceilingNames are how the table names an op's ceiling.
-var ceilingNames = map[string]string{"dram": "DRAM", "dram_read": "DRAM reads", "l2": "L2"}
+var ceilingNames = map[string]string{"dram": "DRAM", "dram_read": "DRAM reads", "l2": "L2", "link": "NCCL bus bandwidth"}
 
 // why says what an op's time scaled by: the launch floor, the ceiling it
 // ran at and that ceiling on both devices, or SM clock and waves.
@@ -102,7 +102,7 @@ func projectedOps(r project.Result, origin string, top int) Table {
 	if u := r.Projections[0].Unattributed; u.Source > 0 {
 		row("-", "unattributed", "", u.Source, func(p project.Projection) project.Op { return p.Unattributed })
 	}
-	note := "Ratio = projected / source time; Bound = what most of the op's time scaled by (launch floor, DRAM, L2, compute, or latency: SM clock and waves)."
+	note := "Ratio = projected / source time; Bound = what most of the op's time scaled by (launch floor, DRAM, L2, compute, latency: SM clock and waves, or link: NCCL)."
 	if n < len(ops) {
 		note += fmt.Sprintf(" %d more ops (--top 0 lists all).", len(ops)-n)
 	}
@@ -118,8 +118,8 @@ func shareOf(p project.Projection, b project.Bound) float64 {
 	for _, x := range p.Bounds {
 		in := x.Bound == b && x.Modelled
 		switch {
-		case x.Bound == project.Launch:
-			in = b == project.Launch
+		case x.Bound == project.Launch, x.Bound == project.Link:
+			in = b == x.Bound
 		case !x.Modelled:
 			in = b == ""
 		}
@@ -130,16 +130,16 @@ func shareOf(p project.Projection, b project.Bound) float64 {
 	return s
 }
 
-var shareBounds = []project.Bound{project.Launch, project.DRAM, project.L2, project.Compute, project.Latency}
+var shareBounds = []project.Bound{project.Launch, project.DRAM, project.L2, project.Compute, project.Latency, project.Link}
 
 func projectedSummary(r project.Result, verbose bool) Table {
 	t := Table{
 		Title:  "Kernel time projected from " + r.Source.Device + ", and its share in each bound",
-		Header: []string{"Device", "Kernel time", "Speed-up", "Launch", "DRAM", "L2", "Compute", "Latency", "Unmodelled", "Ceilings"},
+		Header: []string{"Device", "Kernel time", "Speed-up", "Launch", "DRAM", "L2", "Compute", "Latency", "Link", "Unmodelled", "Ceilings"},
 	}
 	if len(r.Projections) > 0 {
 		s := r.Projections[0].Summary
-		t.Rows = append(t.Rows, []string{r.Source.Device + " (measured)", duration(s.SourceKernel), "1.00×", "", "", "", "", "", "", basis(r.Source.Measured)})
+		t.Rows = append(t.Rows, []string{r.Source.Device + " (measured)", duration(s.SourceKernel), "1.00×", "", "", "", "", "", "", "", basis(r.Source.Measured)})
 	}
 	var validated, not []string
 	for _, p := range r.Projections {

@@ -54,6 +54,15 @@ func findingCounts(r review.Report) string {
 	return strings.Join(parts, ", ")
 }
 
+// reviewTimes are a report's lower bound and expected time, or "none"
+// and why where it has none (a training step that does not fit).
+func reviewTimes(r review.Report) (lower, expected string) {
+	if r.NoTime != "" {
+		return "none: " + r.NoTime, "none: " + r.NoTime
+	}
+	return units.FormatDuration(r.LowerBound), units.FormatDuration(r.Expected)
+}
+
 // ReviewTables renders a review as tables: a comparison when there are
 // several devices, then for each device a summary, the ops and the
 // findings, with each finding's text and fix listed under the findings
@@ -63,8 +72,12 @@ func ReviewTables(rv Review) []Table {
 	if len(rv.Reports) > 1 {
 		t := Table{Title: "Devices: " + rv.Reports[0].Workload, Header: []string{"Device", "Lower bound", "Expected", "vs first", "Errors", "Warnings", "Info"}}
 		for _, r := range rv.Reports {
-			t.Rows = append(t.Rows, []string{r.Device, units.FormatDuration(r.LowerBound), units.FormatDuration(r.Expected),
-				strconv.FormatFloat(rv.Reports[0].Expected/r.Expected, 'f', 2, 64) + "×",
+			lower, expected := reviewTimes(r)
+			vs := ""
+			if first := rv.Reports[0]; first.NoTime == "" && r.NoTime == "" && r.Expected > 0 {
+				vs = strconv.FormatFloat(first.Expected/r.Expected, 'f', 2, 64) + "×"
+			}
+			t.Rows = append(t.Rows, []string{r.Device, lower, expected, vs,
 				strconv.Itoa(r.Count(review.Error)), strconv.Itoa(r.Count(review.Warning)), strconv.Itoa(r.Count(review.Info))})
 		}
 		t.Notes = []string{"vs first: the first device's expected time over this one's (above 1: faster)"}
@@ -87,8 +100,9 @@ func reviewSummary(r review.Report, origin string) Table {
 	add("Ops", strconv.Itoa(len(r.Ops)))
 	add("FLOPs", reviewCount(r.FLOPs))
 	add("Bytes (ideal)", units.FormatDecimal(r.Bytes, "B"))
-	add("Lower bound (datasheet peaks)", units.FormatDuration(r.LowerBound))
-	add("Expected", units.FormatDuration(r.Expected))
+	lower, expected := reviewTimes(r)
+	add("Lower bound (datasheet peaks)", lower)
+	add("Expected", expected)
 	if r.Transfer > 0 {
 		add("Host transfers (not in expected)", units.FormatDuration(r.Transfer))
 	}
@@ -151,10 +165,14 @@ func ReviewRecords(rv Review) []Table {
 	fs := Table{Key: "findings", Header: []string{"device", "number", "severity", "check", "op", "saves_seconds", "share_of_expected", "message", "fix"}}
 	for _, r := range rv.Reports {
 		speedup := ""
-		if r.Expected > 0 {
+		if r.Expected > 0 && rv.Reports[0].NoTime == "" {
 			speedup = num(rv.Reports[0].Expected / r.Expected)
 		}
-		sum.Rows = append(sum.Rows, []string{r.Device, r.Workload, integer(len(r.Ops)), num(r.FLOPs), num(r.Bytes), num(r.LowerBound), num(r.Expected),
+		lower, expected := num(r.LowerBound), num(r.Expected)
+		if r.NoTime != "" {
+			lower, expected = "", ""
+		}
+		sum.Rows = append(sum.Rows, []string{r.Device, r.Workload, integer(len(r.Ops)), num(r.FLOPs), num(r.Bytes), lower, expected,
 			num(r.Transfer), speedup, integer(r.Count(review.Error)), integer(r.Count(review.Warning)), integer(r.Count(review.Info))})
 		for _, o := range r.Ops {
 			ops.Rows = append(ops.Rows, []string{r.Device, o.Name, o.Spec, integer(o.Count), string(o.Point.Bound), o.Point.ExpectedBound,

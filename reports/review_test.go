@@ -59,3 +59,27 @@ func TestVersionReport(t *testing.T) {
 	}
 	golden(t, "version", rendered{tables: VersionTables(v), records: VersionRecords(v), view: v})
 }
+
+// A report without a time (a training step that does not fit) says so in
+// every table and leaves CSV's times empty: it read 0 s, and "vs first"
+// divided by it.
+func TestReviewNoTime(t *testing.T) {
+	timed := review.Report{Workload: "step", Device: "H200 SXM", Expected: 2, LowerBound: 1}
+	none := review.Report{Workload: "step", Device: "H100 SXM", NoTime: "the step does not fit"}
+	for _, rv := range []Review{{Reports: []review.Report{none, timed}}, {Reports: []review.Report{timed, none}}} {
+		var b strings.Builder
+		if err := Render(&b, FormatTable, 0, ReviewTables(rv)...); err != nil {
+			t.Fatal(err)
+		}
+		if err := Render(&b, FormatCSV, 0, ReviewRecords(rv)[0]); err != nil {
+			t.Fatal(err)
+		}
+		out := b.String()
+		for _, bad := range []string{" 0 s", "+Inf", "NaN", "0.00×"} {
+			if strings.Contains(out, bad) {
+				t.Errorf("%q in:\n%s", bad, out)
+			}
+		}
+		contains(t, out, "none: the step does not fit")
+	}
+}

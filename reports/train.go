@@ -178,9 +178,10 @@ func TrainRecords(rs []train.Result) []Table {
 	return []Table{t}
 }
 
-// TrainBatchOut are the columns train batch appends to its input:
-// grads_bytes are every gradient as held at the end of backward and
-// activations_bytes what the forward saves for backward (the itemised peak
-// is train's).
-var TrainBatchOut = []string{"params", "trainable_params", "weights_bytes", "grads_bytes", "optimizer_bytes", "activations_bytes",
+// TrainBatchOut are the columns train batch appends to its input. Each
+// name means what train's JSON means by it: grads_held_bytes are every
+// gradient as held at the end of backward, activations_saved_bytes what
+// the forward saves for backward (train's grads_bytes and
+// activations_bytes are those alive at the peak, which train itemises).
+var TrainBatchOut = []string{"params", "trainable_params", "weights_bytes", "grads_held_bytes", "optimizer_bytes", "activations_saved_bytes",
 	"peak_bytes", "fits", "verdict", "step_ms", "tokens_per_s", "mfu", "error"}

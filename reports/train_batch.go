@@ -33,8 +33,8 @@ func TrainBatchJSON(header []string, rows []train.BatchResult) []map[string]any 
 		o := inputJSON(header, r.Cells, r.Err)
 		if r.Err == nil {
 			x, m := r.Result, r.Result.Memory
-			o["params"], o["trainable_params"], o["weights_bytes"], o["grads_bytes"] = x.Params.Total, x.Params.Trainable, m.Weights, m.GradsHeld
-			o["optimizer_bytes"], o["activations_bytes"], o["peak_bytes"], o["fits"] = m.Optimizer, m.Saved, m.Peak, m.Fits
+			o["params"], o["trainable_params"], o["weights_bytes"], o["grads_held_bytes"] = x.Params.Total, x.Params.Trainable, m.Weights, m.GradsHeld
+			o["optimizer_bytes"], o["activations_saved_bytes"], o["peak_bytes"], o["fits"] = m.Optimizer, m.Saved, m.Peak, m.Fits
 			o["verdict"] = string(m.Verdict)
 			o["step_ms"], o["tokens_per_s"], o["mfu"] = nil, nil, nil
 			if t := x.Time; t != nil {

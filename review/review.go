@@ -11,6 +11,7 @@ package review
 
 import (
 	"cmp"
+	"encoding/json"
 	"fmt"
 	"slices"
 
@@ -113,6 +114,23 @@ type Report struct {
 	Findings []Finding `json:"findings"`
 	// Notes are the model's assumptions on this device.
 	Notes []string `json:"notes,omitempty"`
+	// NoTime says why the workload has no time (a training step that does
+	// not fit): Expected and LowerBound are then no figures, and JSON
+	// writes them as null.
+	NoTime string `json:"no_time,omitempty"`
+}
+
+// MarshalJSON writes the report, its times null when it has none.
+func (r Report) MarshalJSON() ([]byte, error) {
+	type plain Report
+	if r.NoTime == "" {
+		return json.Marshal(plain(r))
+	}
+	return json.Marshal(struct {
+		plain
+		Expected   *float64 `json:"expected_seconds"`
+		LowerBound *float64 `json:"lower_bound_seconds"`
+	}{plain: plain(r)})
 }
 
 // Count returns the number of findings of severity s.

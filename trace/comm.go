@@ -223,3 +223,10 @@ func collectiveRows(ks []commKernel, nRanks int, curve roofline.Collectives) ([]
 	slices.SortStableFunc(rows, func(a, b CollectiveRow) int { return cmp.Compare(b.Time, a.Time) })
 	return rows, missing
 }
+
+// IsComm reports whether a kernel, by its name, is NCCL's: its time is
+// the link's (and the waiting for other ranks), not the SMs'.
+func IsComm(name string) bool {
+	_, ok := commKind(name)
+	return ok
+}

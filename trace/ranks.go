@@ -175,6 +175,8 @@ func AnalyzeRanks(traces []RankTrace, m *roofline.Model) (Ranks, error) {
 	}
 	if numbers == nil {
 		out.Notes = append(out.Notes, "the traces carry no distributedInfo: ranks are numbered in the order the files were given")
+	} else if world := worldSize(traces); world > len(traces) {
+		out.Notes = append(out.Notes, fmt.Sprintf("%d of the run's %d ranks: the slowest rank is the slowest of these", len(traces), world))
 	}
 	var kernels []commKernel
 	for i, rt := range traces {
@@ -198,15 +200,63 @@ func AnalyzeRanks(traces []RankTrace, m *roofline.Model) (Ranks, error) {
 	return out, nil
 }
 
-// rankNumbers are the ranks the traces' distributedInfo give, nil when
-// any trace lacks it; two traces of one rank are an error.
+// rankNumbers checks that the traces are one run's ranks and returns
+// their numbers from distributedInfo, nil when no trace carries it. One
+// run is at least two traces, all with distributedInfo or none, of one
+// world size, with distinct ranks from 0 to the world size less one, on
+// one GPU model: traces of other runs or GPUs mixed in would be priced
+// on the first one's GPU, renumber the ranks or merge two steps.
 func rankNumbers(traces []RankTrace) ([]int, error) {
+	if len(traces) < 2 {
+		what := "one trace"
+		if d := traces[0].Trace.Distributed; d != nil && d.WorldSize > 1 {
+			what = fmt.Sprintf("one trace, rank %d of %d,", d.Rank, d.WorldSize)
+		}
+		return nil, fmt.Errorf("%s is not a multi-GPU step: give every rank's trace of the run, or analyse %s alone as a single trace", what, traces[0].Name)
+	}
+	var first *RankTrace
+	gpu := ""
+	for i := range traces {
+		rt := &traces[i]
+		name := rt.Trace.DeviceName()
+		if name == "" {
+			continue
+		}
+		if gpu == "" {
+			gpu, first = name, rt
+		} else if name != gpu {
+			return nil, fmt.Errorf("%s ran on %s and %s on %s: give the traces of one run, whose ranks share one GPU model", first.Name, gpu, rt.Name, name)
+		}
+	}
+	with := slices.IndexFunc(traces, func(rt RankTrace) bool { return rt.Trace.Distributed != nil })
+	if with < 0 {
+		return nil, nil
+	}
+	if without := slices.IndexFunc(traces, func(rt RankTrace) bool { return rt.Trace.Distributed == nil }); without >= 0 {
+		return nil, fmt.Errorf("%s has no distributedInfo while %s is rank %d: give only the traces of one multi-GPU run, one per rank", traces[without].Name, traces[with].Name, traces[with].Trace.Distributed.Rank)
+	}
 	out := make([]int, len(traces))
 	seen := map[int]string{}
+	// The world size where a trace gives one (0 where it does not); the
+	// number of traces stands for it where none does.
+	world, sized := 0, ""
+	for _, rt := range traces {
+		n := rt.Trace.Distributed.WorldSize
+		if n == 0 {
+			continue
+		}
+		if world != 0 && n != world {
+			return nil, fmt.Errorf("%s is of a world of %d ranks and %s of %d: give the traces of one run", sized, world, rt.Name, n)
+		}
+		world, sized = n, rt.Name
+	}
+	if world <= 0 {
+		world = len(traces)
+	}
 	for i, rt := range traces {
 		d := rt.Trace.Distributed
-		if d == nil {
-			return nil, nil
+		if d.Rank < 0 || d.Rank >= world {
+			return nil, fmt.Errorf("%s is rank %d of %d (distributedInfo): a rank is 0 to the world size less one", rt.Name, d.Rank, world)
 		}
 		if prev, dup := seen[d.Rank]; dup {
 			return nil, fmt.Errorf("%s and %s are both rank %d (distributedInfo): give one trace per rank, the files of one run", prev, rt.Name, d.Rank)
@@ -215,6 +265,16 @@ func rankNumbers(traces []RankTrace) ([]int, error) {
 		out[i] = d.Rank
 	}
 	return out, nil
+}
+
+// worldSize is the run's world size where a trace gives it, else 0.
+func worldSize(traces []RankTrace) int {
+	for _, rt := range traces {
+		if d := rt.Trace.Distributed; d != nil && d.WorldSize > 0 {
+			return d.WorldSize
+		}
+	}
+	return 0
 }
 
 // span is an interval of GPU time, in microseconds as the trace has them.

@@ -288,9 +288,17 @@ func TestRankNumbers(t *testing.T) {
 	}{
 		{"distributedInfo numbers them", []string{`"distributedInfo": {"rank": 1, "world_size": 2},`, `"distributedInfo": {"backend": "nccl", "rank": 0},`}, []int{0, 1}, "", false},
 		{"a backend of another shape is skipped", []string{`"distributedInfo": {"backend": {"name": "nccl"}, "rank": 1},`, `"distributedInfo": {"rank": 0},`}, []int{0, 1}, "", false},
-		{"without it, the order given", []string{``, `"distributedInfo": {"rank": 0},`}, []int{0, 1}, "", true},
-		{"no rank is no distributedInfo", []string{`"distributedInfo": {"backend": "nccl"},`, `"distributedInfo": {"rank": 0},`}, []int{0, 1}, "", true},
+		{"without it, the order given", []string{``, ``}, []int{0, 1}, "", true},
 		{"one rank twice", []string{`"distributedInfo": {"rank": 0},`, `"distributedInfo": {"rank": 0},`}, nil, "a and b are both rank 0", false},
+		// One run or none: each case below was analysed as one step before.
+		{"a stray single-GPU trace", []string{``, `"distributedInfo": {"rank": 0},`}, nil, "a has no distributedInfo while b is rank 0: give only the traces of one multi-GPU run", false},
+		{"no rank is no distributedInfo", []string{`"distributedInfo": {"backend": "nccl"},`, `"distributedInfo": {"rank": 0},`}, nil, "a has no distributedInfo", false},
+		{"world sizes 2 and 4", []string{`"distributedInfo": {"rank": 0, "world_size": 2},`, `"distributedInfo": {"rank": 1, "world_size": 4},`}, nil, "a is of a world of 2 ranks and b of 4", false},
+		{"rank 5 of 2", []string{`"distributedInfo": {"rank": 0, "world_size": 2},`, `"distributedInfo": {"rank": 5, "world_size": 2},`}, nil, "b is rank 5 of 2 (distributedInfo): a rank is 0 to the world size less one", false},
+		{"rank -1", []string{`"distributedInfo": {"rank": -1, "world_size": 2},`, `"distributedInfo": {"rank": 0, "world_size": 2},`}, nil, "a is rank -1 of 2", false},
+		{"rank 2^63-1", []string{`"distributedInfo": {"rank": 9223372036854775807},`, `"distributedInfo": {"rank": 0},`}, nil, "a is rank 9223372036854775807 of 2", false},
+		{"two GPU models", []string{`"deviceProperties": [{"id": 0, "name": "NVIDIA H200"}],`, `"deviceProperties": [{"id": 0, "name": "NVIDIA H100 80GB HBM3"}],`}, nil, "a ran on NVIDIA H200 and b on NVIDIA H100 80GB HBM3: give the traces of one run", false},
+		{"of 4, two given", []string{`"distributedInfo": {"rank": 3, "world_size": 4},`, `"distributedInfo": {"rank": 0, "world_size": 4},`}, []int{0, 3}, "", false},
 	} {
 		rs, err := AnalyzeRanks([]RankTrace{{Name: "a", Trace: trace(c.infos[0])}, {Name: "b", Trace: trace(c.infos[1])}}, m)
 		if c.err != "" {
@@ -309,5 +317,10 @@ func TestRankNumbers(t *testing.T) {
 		if !slices.Equal(got, c.ranks) || (len(rs.Notes) > 0 && strings.Contains(rs.Notes[0], "no distributedInfo")) != c.note {
 			t.Errorf("%s: ranks %v, notes %q", c.name, got, rs.Notes)
 		}
+	}
+	// A lone rank was its own straggler.
+	_, err = AnalyzeRanks([]RankTrace{{Name: "a", Trace: trace(`"distributedInfo": {"rank": 0, "world_size": 2},`)}}, m)
+	if want := "one trace, rank 0 of 2, is not a multi-GPU step: give every rank's trace of the run, or analyse a alone"; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("a lone rank: %v, want %q", err, want)
 	}
 }

@@ -35,9 +35,6 @@ type Change struct {
 	Peak    float64 `json:"peak_bytes"`
 }
 
-// maxBatch bounds the micro-batch search.
-const maxBatch = 1 << 16
-
 // Analyze answers request r for model c on the roofline model m's device:
 // memory at the peak, the largest micro-batch that fits, the changes that
 // make it fit, and the step's time.
@@ -83,7 +80,7 @@ func MaxBatch(c model.Config, r Request, usable float64) int64 {
 
 func (l layout) maxBatch(usable float64) int64 {
 	// Memory grows with the batch: the first batch that does not fit.
-	return int64(sort.Search(maxBatch, func(i int) bool {
+	return int64(sort.Search(MaxSequences, func(i int) bool {
 		l.r.Batch = int64(i) + 1
 		return !l.memory(usable).Fits
 	}))

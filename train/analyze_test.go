@@ -2,6 +2,7 @@ package train
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -118,7 +119,7 @@ func TestReadBatch(t *testing.T) {
 	_, rows, err = ReadBatch(strings.NewReader("model,device,method,precision,ckpt,batch,seq,gpus,bucket_view\n" +
 		"llama-3.2-1b,h100,full,bf16,none,1,1024,2,true\nllama-3.2-1b,h100,full,bf16,none,1,1024,2,\nllama-3.2-1b,h100,full,bf16,none,1,1024,2,maybe\n"))
 	if err != nil || !rows[0].Request.BucketView || rows[1].Request.BucketView || rows[1].Err != nil ||
-		rows[2].Err == nil || !strings.Contains(rows[2].Err.Error(), `bucket_view: "maybe" is not true or false`) {
+		rows[2].Err == nil || !strings.Contains(rows[2].Err.Error(), `column 9 (bucket_view) "maybe": expected true or false`) {
 		t.Errorf("bucket_view: %v %+v", err, rows)
 	}
 }
@@ -165,19 +166,36 @@ func BenchmarkBatch10k(b *testing.B) {
 }
 
 // FuzzReadBatch: any input reads without a panic, every row either parses
-// into a request or carries its error, and parsed rows answer without a
-// panic.
+// into a request or carries its error, a parsed row has a cell for every
+// column and asks what its cells say (a number given is the number
+// answered: nothing silently becomes a default), and parsed rows answer
+// without a panic.
 func FuzzReadBatch(f *testing.F) {
 	f.Add("model,device,method,precision,ckpt,batch,seq,gpus,zero,tp,lora_rank\nllama-3.2-1b,h100,lora,bf16,1,4,1024,2,1,1,8\n")
 	f.Add("model,device,method,precision,ckpt,batch,seq\nllama-3.2-1b,,full,mixed,none,-1,x\n\"broken\n")
 	f.Add("model,device\n")
+	f.Add("seq,batch,model,device,method,precision,ckpt,gpus,tp\n0,0,llama-3.2-1b,h100,full,bf16,none,0,0,9\n")
 	m := h100(f)
 	c := builtin(f, "llama-3.2-1b")
 	f.Fuzz(func(t *testing.T, in string) {
-		_, rows, _ := ReadBatch(strings.NewReader(in))
+		head, rows, _ := ReadBatch(strings.NewReader(in))
 		for _, r := range rows {
 			if r.Err != nil {
 				continue
+			}
+			if len(r.Cells) != len(head) {
+				t.Fatalf("line %d: %d cells under %d columns read", r.Line, len(r.Cells), len(head))
+			}
+			q := r.Request
+			for i, h := range head {
+				v, err := strconv.ParseInt(strings.TrimSpace(r.Cells[i]), 10, 64)
+				if err != nil {
+					continue
+				}
+				got := map[string]int64{"batch": q.Batch, "seq": q.Seq, "gpus": q.GPUs, "tp": q.TP, "zero": q.ZeRO, "lora_rank": q.LoRARank}
+				if g, ok := got[strings.ToLower(strings.TrimSpace(h))]; ok && g != v {
+					t.Fatalf("line %d: %s %d asked, %d read", r.Line, h, v, g)
+				}
 			}
 			if r.Request.Batch > 64 || r.Request.Seq > 1<<14 || r.Request.GPUs > 64 {
 				continue // keep each run short

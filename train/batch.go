@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"io"
 	"runtime"
-	"slices"
-	"strconv"
 	"strings"
 	"sync"
 
@@ -33,12 +31,15 @@ type BatchRow struct {
 	Err     error
 }
 
-// ReadBatch reads CSV whose header starts with BatchColumns and may go on
-// with BatchOptional columns (other columns are kept in Cells) through
-// rows (bounded lines, binary data and broken quotes stop it at their
-// line). A bad header is an error; a bad row is a row with Err set; an
-// input that breaks off returns the rows before the break and the error.
-// It returns the header as given.
+// ReadBatch reads CSV whose header holds BatchColumns and may add
+// BatchOptional columns, in any order, through rows (bounded lines, binary
+// data and broken quotes stop it at their line). A row is read as the
+// flags are: a header with an unknown or repeated column is an error; a
+// row with more or fewer cells than the header, or a cell out of its
+// flag's range (batch 0, a tp of 0), is a row with Err set naming the line
+// and column; an empty cell is the flag's default. An input that breaks
+// off returns the rows before the break and the error. It returns the
+// header as given.
 func ReadBatch(r io.Reader) ([]string, []BatchRow, error) {
 	cr := rows.NewCSV(rows.Limit(r, model.MaxBatchBytes))
 	head, err := cr.Read()
@@ -48,28 +49,16 @@ func ReadBatch(r io.Reader) ([]string, []BatchRow, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	head = slices.Clone(head)
-	if len(head) < len(BatchColumns) {
-		return nil, nil, fmt.Errorf("line 1: header %s; expected %s (then optionally %s)", rows.Quote(strings.Join(head, ",")), strings.Join(BatchColumns, ","), strings.Join(BatchOptional, ","))
+	cols, err := rows.ReadColumns(head, BatchColumns, BatchOptional)
+	if err != nil {
+		return nil, nil, err
 	}
-	optional := map[string]int{}
-	for i, h := range head {
-		h = strings.ToLower(strings.TrimSpace(h))
-		if i < len(BatchColumns) {
-			if h != BatchColumns[i] {
-				return nil, nil, fmt.Errorf("line 1: column %d is %s; expected the header %s", i+1, rows.Quote(head[i]), strings.Join(BatchColumns, ","))
-			}
-			continue
-		}
-		if slices.Contains(BatchOptional, h) {
-			optional[h] = i
-		}
-	}
+	cr.Fields = len(cols.Header)
 	// A training batch keeps its rows as the model batch does: the same bounds.
 	out, err := rows.Records(cr, model.MaxBatchRows, func(line int, cells []string, err error) (BatchRow, error) {
 		r := BatchRow{Line: line, Cells: cells, Err: err}
 		if err == nil {
-			r.Err = r.parse(optional)
+			r.Err = r.parse(cols)
 		}
 		return r, r.Err
 	})
@@ -77,61 +66,47 @@ func ReadBatch(r io.Reader) ([]string, []BatchRow, error) {
 	if errors.As(err, &se) {
 		err = fmt.Errorf("%w; split the file", err)
 	}
-	return head, out, err
+	return cols.Header, out, err
 }
 
-func (r *BatchRow) parse(optional map[string]int) error {
-	if len(r.Cells) < len(BatchColumns) {
-		return fmt.Errorf("%d cells; expected at least %d (%s)", len(r.Cells), len(BatchColumns), strings.Join(BatchColumns, ","))
-	}
-	cell := func(i int) string { return strings.ToLower(strings.TrimSpace(r.Cells[i])) }
-	r.Model, r.Device = strings.TrimSpace(r.Cells[0]), strings.TrimSpace(r.Cells[1])
+func (r *BatchRow) parse(cols rows.Columns) error {
+	cell := func(name string) string { return strings.ToLower(cols.Cell(r.Cells, name)) }
+	r.Model, r.Device = cols.Cell(r.Cells, "model"), cols.Cell(r.Cells, "device")
 	if r.Model == "" {
-		return fmt.Errorf("model: empty; give a built-in name or a path to a config.json")
+		return cols.Bad(r.Cells, "model", "empty; give a built-in name or a path to a config.json")
 	}
-	q := Request{Method: Method(cell(2)), Precision: Precision(cell(3)), Ckpt: Ckpt(cell(4))}
+	q := Request{Method: Method(cell("method")), Precision: Precision(cell("precision")), Ckpt: Ckpt(cell("ckpt"))}
 	switch q.Ckpt {
 	case "0", "false", "no":
 		q.Ckpt = NoCkpt
 	case "1", "true", "yes":
 		q.Ckpt = FullCkpt
 	}
-	ints := []struct {
-		name string
-		i    int
-		dst  *int64
-	}{{"batch", 5, &q.Batch}, {"seq", 6, &q.Seq}}
-	if i, ok := optional["bucket_view"]; ok && i < len(r.Cells) {
-		switch strings.ToLower(cell(i)) {
-		case "", "0", "false", "no":
-		case "1", "true", "yes":
-			q.BucketView = true
-		default:
-			return fmt.Errorf("bucket_view: %s is not true or false", rows.Quote(r.Cells[i]))
+	switch cell("bucket_view") {
+	case "", "0", "false", "no":
+	case "1", "true", "yes":
+		q.BucketView = true
+	default:
+		return cols.Bad(r.Cells, "bucket_view", "expected true or false (leave it empty for false)")
+	}
+	for _, x := range []struct {
+		name   string
+		lo, hi int64
+		dst    *int64
+	}{
+		{"batch", 1, MaxSequences, &q.Batch}, {"seq", MinSeq, MaxSeq, &q.Seq}, {"gpus", 1, MaxGPUs, &q.GPUs},
+		{"zero", 0, 3, &q.ZeRO}, {"tp", 1, MaxTP, &q.TP}, {"lora_rank", 1, MaxRank, &q.LoRARank},
+	} {
+		v, set, err := cols.Int(r.Cells, x.name, x.lo, x.hi)
+		if err != nil {
+			return err
+		}
+		if set {
+			*x.dst = v
 		}
 	}
-	for _, k := range BatchOptional {
-		if k == "bucket_view" {
-			continue
-		}
-		if i, ok := optional[k]; ok {
-			dst := map[string]*int64{"gpus": &q.GPUs, "zero": &q.ZeRO, "tp": &q.TP, "lora_rank": &q.LoRARank}[k]
-			ints = append(ints, struct {
-				name string
-				i    int
-				dst  *int64
-			}{k, i, dst})
-		}
-	}
-	for _, x := range ints {
-		if x.i >= len(r.Cells) || cell(x.i) == "" {
-			continue
-		}
-		v, err := strconv.ParseInt(cell(x.i), 10, 64)
-		if err != nil || v < 0 {
-			return fmt.Errorf("%s: %s is not a whole number", x.name, rows.Quote(r.Cells[x.i]))
-		}
-		*x.dst = v
+	if q.LoRARank != 0 && q.Method != LoRA {
+		return cols.Bad(r.Cells, "lora_rank", "a LoRA rank needs method lora; leave it empty for full fine-tuning")
 	}
 	r.Request = q.Defaults()
 	return nil

@@ -48,6 +48,8 @@ func Review(c model.Config, r Request, m *roofline.Model) (review.Report, error)
 		if peak, err := m.Device().Peak(devices.BF16, devices.Tensor); err == nil {
 			rep.FLOPs = rep.LowerBound * peak // the model FLOPs MFU counts
 		}
+	} else {
+		rep.NoTime = "the step does not fit"
 	}
 	rep.Findings = Findings(c, res)
 	return rep, nil

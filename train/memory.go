@@ -221,37 +221,37 @@ func (l layout) perGPU() (linear, vocab, norms float64) {
 		vocab += float64(l.n.LMHead)
 	}
 	norms = float64(l.n.Total-l.n.Adapters-l.n.Linear) - vocab
-	return float64(l.n.Linear) / l.tp, vocab / l.tp, norms
+	// TP divides the heads and MLP columns (Validate); a vocabulary it
+	// does not divide is padded, so a GPU holds whole rows.
+	return float64(l.n.Linear) / l.tp, math.Ceil(vocab / l.tp), norms
 }
 
 // states are the weights, gradients (all of them) and optimizer states one
 // GPU holds, sharded by ZeRO.
 func (l layout) states() (w, g, o float64) {
 	linear, vocab, norms := l.perGPU()
-	all := linear + vocab + norms
+	frozen, trained := 0.0, linear+vocab+norms // parameters on this GPU
 	if l.r.Method == LoRA {
-		ad := float64(l.n.Adapters) / l.tp
-		w, g, o = all*l.base+ad*l.train.w, ad*l.train.g, ad*l.train.o
-	} else {
-		w, g, o = all*l.train.w, all*l.train.g, all*l.train.o
+		frozen, trained = trained, math.Ceil(float64(l.n.Adapters)/l.tp)
 	}
-	if l.r.ZeRO >= 1 {
-		o /= l.dp
+	// ZeRO stage s and above shard a state over the data-parallel GPUs.
+	// DeepSpeed and FSDP pad a flat parameter to a multiple of the GPUs,
+	// so each holds whole parameters: ⌈n / dp⌉.
+	shard := func(n float64, s int64) float64 {
+		if l.r.ZeRO >= s {
+			return math.Ceil(n / l.dp)
+		}
+		return n
 	}
-	if l.r.ZeRO >= 2 {
-		g /= l.dp
-	}
-	if l.r.ZeRO >= 3 {
-		w /= l.dp
-	}
-	return w, g, o
+	w = shard(frozen, 3)*l.base + shard(trained, 3)*l.train.w
+	return w, shard(trained, 2) * l.train.g, shard(trained, 1) * l.train.o
 }
 
 // gradsFull is every trainable gradient unsharded, bytes.
 func (l layout) gradsFull() float64 {
 	linear, vocab, norms := l.perGPU()
 	if l.r.Method == LoRA {
-		return float64(l.n.Adapters) / l.tp * l.train.g
+		return math.Ceil(float64(l.n.Adapters)/l.tp) * l.train.g
 	}
 	return (linear + vocab + norms) * l.train.g
 }
@@ -496,7 +496,7 @@ func (l layout) memory(usable float64) Memory {
 	m.Fits = m.SecondStep <= usable
 	m.Headroom = m.Largest
 	if r.DP() > 1 {
-		m.Headroom += MultiGPUReserve * m.Peak
+		m.Headroom += math.Ceil(MultiGPUReserve * m.Peak) // whole bytes
 	}
 	m.Tight = m.Fits && usable-m.SecondStep < m.Headroom
 	m.Verdict = m.grade(m.SecondStep)

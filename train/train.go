@@ -115,6 +115,17 @@ const (
 	DefaultAlpha = 32
 )
 
+// The ranges a request's sizes take (Validate), flags and batch cells
+// alike.
+const (
+	MaxSequences = 1 << 16
+	MinSeq       = 2
+	MaxSeq       = 1 << 22
+	MaxGPUs      = 1 << 16
+	MaxTP        = 64
+	MaxRank      = 1 << 14
+)
+
 // Projections are the linear layers of a dense decoder layer, by the names
 // peft targets.
 var Projections = []string{"q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"}
@@ -224,11 +235,14 @@ func (r Request) Validate(c model.Config) error {
 	default:
 		return fmt.Errorf("ckpt %q: expected none or full", r.Ckpt)
 	}
-	if r.Batch < 1 || r.Batch > 1<<16 || r.Seq < 2 || r.Seq > 1<<22 {
-		return fmt.Errorf("batch %d, seq %d: expected a batch of 1 to 65536 sequences of 2 to 4194304 tokens", r.Batch, r.Seq)
+	if r.Batch < 1 || r.Batch > MaxSequences || r.Seq < MinSeq || r.Seq > MaxSeq {
+		return fmt.Errorf("batch %d, seq %d: expected a batch of 1 to %d sequences of %d to %d tokens", r.Batch, r.Seq, MaxSequences, MinSeq, MaxSeq)
 	}
-	if r.GPUs < 1 || r.GPUs > 1<<16 || r.TP < 1 || r.TP > 64 || r.GPUs%r.TP != 0 {
-		return fmt.Errorf("gpus %d, tp %d: expected tp (1 to 64) to divide the GPUs", r.GPUs, r.TP)
+	if r.GPUs < 1 || r.GPUs > MaxGPUs {
+		return fmt.Errorf("gpus %d: expected 1 to %d GPUs", r.GPUs, MaxGPUs)
+	}
+	if r.TP < 1 || r.TP > MaxTP || r.GPUs%r.TP != 0 {
+		return fmt.Errorf("gpus %d, tp %d: expected tp (1 to %d) to divide the GPUs", r.GPUs, r.TP, MaxTP)
 	}
 	if r.ZeRO < 0 || r.ZeRO > 3 {
 		return fmt.Errorf("zero %d: expected a stage 0, 1, 2 or 3", r.ZeRO)
@@ -236,8 +250,8 @@ func (r Request) Validate(c model.Config) error {
 	if r.BucketView && (r.ZeRO > 1 || r.DP() < 2) {
 		return fmt.Errorf("bucket view: DDP's gradient_as_bucket_view needs zero 0 or 1 over at least 2 data-parallel GPUs (gpus %d, tp %d, zero %d)", r.GPUs, r.TP, r.ZeRO)
 	}
-	if r.Method == LoRA && (r.LoRARank < 1 || r.LoRARank > 1<<14 || r.LoRAAlpha < 1) {
-		return fmt.Errorf("LoRA rank %d, alpha %d: expected a rank of 1 to 16384 and a positive alpha", r.LoRARank, r.LoRAAlpha)
+	if r.Method == LoRA && (r.LoRARank < 1 || r.LoRARank > MaxRank || r.LoRAAlpha < 1) {
+		return fmt.Errorf("LoRA rank %d, alpha %d: expected a rank of 1 to %d and a positive alpha", r.LoRARank, r.LoRAAlpha, MaxRank)
 	}
 	if err := supports(c); err != nil {
 		return err
@@ -255,6 +269,10 @@ func supports(c model.Config) error {
 	switch {
 	case c.MLA() || c.Experts > 0:
 		return fmt.Errorf("training %s (%s) is not modelled: the training model covers dense decoders (llama, mistral, qwen2, qwen3)", c.Name, map[bool]string{true: "MLA", false: "mixture of experts"}[c.MLA()])
+	case c.Quantization != nil:
+		// model prices such weights (or refuses them); training them is
+		// another model (QLoRA's 4-bit base, fp8 training), not a bf16 one.
+		return fmt.Errorf("training %s is not modelled: it ships %s weights (quantization_config), and the training model holds a bf16 or fp32 base (QLoRA's 4-bit base and fp8 training are not modelled); give the unquantized model's config.json", c.Name, c.Quantization)
 	case c.FusedQKV || c.FusedGateUp || c.NormsPerLayer != 2 || c.Activation != "silu":
 		return fmt.Errorf("training %s (model_type %s) is not modelled: its fused projections or extra norms save other tensors; the training model covers llama, mistral, qwen2 and qwen3", c.Name, c.ModelType)
 	}

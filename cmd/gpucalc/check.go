@@ -6,11 +6,13 @@ import (
 	"github.com/gpucalc/gpucalc/devices"
 	"github.com/gpucalc/gpucalc/model"
 	"github.com/gpucalc/gpucalc/ops"
+	"github.com/gpucalc/gpucalc/query"
 	"github.com/gpucalc/gpucalc/reports"
 	"github.com/gpucalc/gpucalc/review"
 	"github.com/gpucalc/gpucalc/roofline"
 	"github.com/gpucalc/gpucalc/train"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 type checkOptions struct {
@@ -24,6 +26,7 @@ type checkOptions struct {
 	shape model.Shape
 	// train reviews a training step (--phase train).
 	train trainOptions
+	flags *pflag.FlagSet // which flags were given
 }
 
 func newCmdCheck(f *factory, runF func(*checkOptions) error) *cobra.Command {
@@ -112,6 +115,7 @@ worse) is found, for CI.
 	f.addSectionFlag(cmd, &opts.section, nil, "summary", "ops", "findings")
 	_ = cmd.RegisterFlagCompletionFunc("fail-on", cobra.FixedCompletions([]string{"error", "warning"}, cobra.ShellCompDirectiveNoFileComp))
 	fl := cmd.Flags()
+	opts.flags = fl
 	fl.StringVar(&opts.model, "model", "", "review a step of this `model` (built-in name or config.json) instead of a workload file")
 	fl.StringVar((*string)(&opts.shape.Phase), "phase", string(model.Decode), "with --model: `prefill`, decode or train")
 	fl.StringVar(&opts.train.method, "method", string(train.Full), "with --phase train: `full` or lora")
@@ -136,6 +140,9 @@ func checkRun(opts *checkOptions) error {
 	}
 	fail, err := failSeverity(opts.failOn)
 	if err != nil {
+		return err
+	}
+	if err := opts.flagsApply(); err != nil {
 		return err
 	}
 	var w ops.Workload
@@ -212,6 +219,26 @@ func failed(rv reports.Review, fail review.Severity) error {
 		return fmt.Errorf("check failed: %d finding(s) of severity %s or worse", n, fail)
 	}
 	return nil
+}
+
+// flagsApply refuses a flag given where it does not apply: the model's
+// flags without --model, the training flags outside --phase train, the
+// KV cache's --ctx in a training step; and a phase that is none of three.
+func (opts *checkOptions) flagsApply() error {
+	fs := opts.flags
+	if err := onlyWith(fs, opts.model != "", "--model", "phase", "batch", "prompt", "ctx", "tp"); err != nil {
+		return err
+	}
+	switch opts.shape.Phase {
+	case model.Prefill, model.Decode, "train":
+	default:
+		return usagef("--phase %s: expected prefill, decode or train", query.Quote(string(opts.shape.Phase)))
+	}
+	train := opts.shape.Phase == "train"
+	if err := onlyWith(fs, train, "--phase train", "method", "precision", "ckpt", "gpus", "zero", "bucket-view"); err != nil {
+		return err
+	}
+	return onlyWith(fs, !train, "--phase decode", "ctx")
 }
 
 // trainReview reviews a training step (--phase train) of cfg on d.

@@ -207,7 +207,7 @@ BxHxSxD; conv2d NxCxHxWxKxRxS (stride 1, same padding). The note carries the
 variant: erf or tanh (gelu), causal or full (attention), "stride2", "valid",
 "e4m3 in, bf16 out" (output type); other words are ignored. An optional ms or
 measured_us column carries a measured time, drawn as a measured point by
---plot; other extra columns are echoed.
+--plot. Any other column, or a column twice, is refused (see docs/batch.md).
 
 Every input row gives one output row, in order; a bad row has empty figures
 and its message in the error column. The exit status is 0 when every row was

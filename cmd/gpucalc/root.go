@@ -25,6 +25,7 @@ func runFactory(f *factory, args []string) int {
 	root := newCmdRoot(f)
 	started := false
 	wrapRunE(root, &started)
+	onceFlags(root)
 	root.SetArgs(args)
 	root.SetIn(stdin)
 	root.SetOut(stdout)
@@ -121,6 +122,9 @@ Exit status: 0 success, 1 failure, 2 usage error.`,
 // what the flag takes.
 func flagError(err error) error {
 	msg := err.Error()
+	if i := strings.Index(msg, " flag: --"); i >= 0 && strings.Contains(msg[i:], repeated) {
+		return errors.New(msg[i+len(" flag: "):])
+	}
 	i := strings.Index(msg, ": strconv.Parse")
 	if i < 0 {
 		return err

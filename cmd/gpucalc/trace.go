@@ -9,6 +9,7 @@ import (
 	"github.com/gpucalc/gpucalc/roofline"
 	"github.com/gpucalc/gpucalc/trace"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 type traceOptions struct {
@@ -18,7 +19,8 @@ type traceOptions struct {
 	top     int
 	chart   chartFlags
 	section sectionFlag
-	on      []string // --on: devices to project the trace to
+	on      []string    // --on: devices to project the trace to
+	onFlag  *pflag.Flag // whether --on was given (--on '' has no names)
 }
 
 func newCmdTrace(f *factory, runF func(*traceOptions) error) *cobra.Command {

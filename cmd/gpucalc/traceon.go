@@ -21,13 +21,23 @@ var traceSectionNeeds = map[string]string{"projected_ops": "--on", "projected_bo
 func addOnFlag(f *factory, cmd *cobra.Command, opts *traceOptions) {
 	cmd.Flags().StringSliceVar(&opts.on, "on", nil, "project every kernel to these GPUs: comma-separated `names` (the source is the trace's GPU, or --device)")
 	_ = cmd.RegisterFlagCompletionFunc("on", f.completeDevices)
+	opts.onFlag = cmd.Flags().Lookup("on")
+}
+
+// onGiven reports whether --on was given, names or none: --on ” is an
+// error, never the single-GPU analysis.
+func (opts *traceOptions) onGiven() bool {
+	return len(opts.on) > 0 || opts.onFlag != nil && opts.onFlag.Changed
 }
 
 // projectTrace projects the analysed trace from its device (source) to
 // the --on devices; nil without --on.
 func projectTrace(opts *traceOptions, tr *trace.Trace, a *trace.Analysis, source devices.Device, arch devices.Arch) (*project.Result, error) {
-	if len(opts.on) == 0 {
+	if !opts.onGiven() {
 		return nil, nil
+	}
+	if len(opts.on) == 0 {
+		return nil, usagef("--on '': give one or more comma-separated GPU names from 'gpucalc devices'")
 	}
 	var targets []devices.Device
 	seen := map[string]string{}

@@ -27,10 +27,19 @@ func rankFiles(argv []string) (files []string, several bool, err error) {
 		if err != nil {
 			return nil, false, fmt.Errorf("reading the folder %s: %w", dir, err)
 		}
+		var stats []os.FileInfo
 		for _, e := range entries {
 			n := strings.ToLower(e.Name())
-			if e.Type().IsRegular() && (strings.HasSuffix(n, ".json") || strings.HasSuffix(n, ".json.gz")) {
-				files = append(files, filepath.Join(dir, e.Name()))
+			if !strings.HasSuffix(n, ".json") && !strings.HasSuffix(n, ".json.gz") {
+				continue
+			}
+			// A link to a trace is a trace (os.Stat follows it).
+			path := filepath.Join(dir, e.Name())
+			if st, err := os.Stat(path); err == nil && st.Mode().IsRegular() {
+				if err := sameFile(files, stats, path, st); err != nil {
+					return nil, false, err
+				}
+				files, stats = append(files, path), append(stats, st)
 			}
 		}
 		if len(files) == 0 {
@@ -38,20 +47,40 @@ func rankFiles(argv []string) (files []string, several bool, err error) {
 		}
 		return files, true, nil
 	}
+	var stats []os.FileInfo
 	seen := map[string]bool{}
-	for _, a := range argv {
+	for i, a := range argv {
 		if a == "-" {
 			return nil, false, usagef("- (standard input) is one trace; give the ranks' traces as files or a folder")
 		}
-		if st, err := os.Stat(a); err == nil && st.IsDir() {
+		st, err := os.Stat(a)
+		if err == nil && st.IsDir() {
 			return nil, false, usagef("%s is a folder: give one folder, or several trace files", a)
 		}
 		if seen[filepath.Clean(a)] {
 			return nil, false, usagef("%s is given twice: give one trace per rank", a)
 		}
 		seen[filepath.Clean(a)] = true
+		if err == nil {
+			if err := sameFile(argv[:i], stats[:i], a, st); err != nil {
+				return nil, false, usageError{err}
+			}
+		}
+		stats = append(stats, st) // nil for a file Open will say is missing
 	}
 	return argv, true, nil
+}
+
+// sameFile is the error of path when it is a file of files (stats[i] of
+// files[i]) under another name, a link or a second path: one trace read
+// twice would be two ranks.
+func sameFile(files []string, stats []os.FileInfo, path string, st os.FileInfo) error {
+	for i, o := range stats {
+		if o != nil && os.SameFile(o, st) {
+			return fmt.Errorf("%s and %s are the same file: give one trace per rank", files[i], path)
+		}
+	}
+	return nil
 }
 
 // traceRanksRun analyses one trace per rank: each rank's compute,
@@ -59,7 +88,7 @@ func rankFiles(argv []string) (files []string, several bool, err error) {
 // device's link, the slowest rank and the findings.
 func traceRanksRun(opts *traceOptions, form reports.Format, files []string) error {
 	f := opts.f
-	if len(opts.on) > 0 {
+	if opts.onGiven() {
 		return usagef("--on projects one trace: give one rank's file to project it")
 	}
 	if opts.chart.file != "" {

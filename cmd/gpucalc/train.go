@@ -6,10 +6,12 @@ import (
 	"github.com/gpucalc/gpucalc/reports"
 	"github.com/gpucalc/gpucalc/train"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 type trainOptions struct {
 	f       *factory
+	flags   *pflag.FlagSet // which flags were given
 	devices deviceFlags
 	model   string
 	name    string
@@ -93,6 +95,7 @@ and what dominates the step.
 	}
 	f.addDeviceFlags(cmd, &opts.devices, true)
 	fl := cmd.Flags()
+	opts.flags = fl
 	fl.StringVar(&opts.method, "method", string(train.Full), "what to train: `full` or lora")
 	fl.Int64Var(&opts.req.LoRARank, "lora-rank", train.DefaultRank, "LoRA `rank`")
 	fl.Int64Var(&opts.req.LoRAAlpha, "lora-alpha", train.DefaultAlpha, "LoRA `alpha` (scales the adapters; no memory or time of its own)")
@@ -125,6 +128,9 @@ func (opts *trainOptions) request() (train.Request, error) {
 		if x.v < 1 {
 			return q, usagef("%s %d: expected 1 or more", x.flag, x.v)
 		}
+	}
+	if err := onlyWith(opts.flags, q.Method == train.LoRA, "--method lora", "lora-rank", "lora-alpha", "lora-targets"); err != nil {
+		return q, err
 	}
 	if q.Method != train.LoRA {
 		q.LoRARank, q.LoRAAlpha = 0, 0
