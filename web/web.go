@@ -192,6 +192,7 @@ func newFigure(id, title string, c chart.Chart, size chart.Size) (figure, error)
 func tablesOf(ts []reports.Table) []table {
 	out := make([]table, len(ts))
 	for i, t := range ts {
+		t = t.Collected()
 		out[i] = table{t.Title, t.Header, t.Rows, t.Notes}
 	}
 	return out
