@@ -55,10 +55,14 @@ func TestLongTable(t *testing.T) {
 				if err := Render(&got, f, 0, streamed(tb, split)); err != nil {
 					t.Fatal(err)
 				}
-				longRows = 1000
 				if got.String() != want.String() {
 					t.Errorf("%s, %d rows held: streamed\n%s\nwant\n%s", f, split, got.String(), want.String())
 				}
+				var held bytes.Buffer // long Rows are drawn as a long Stream is
+				if err := Render(&held, f, 0, tb); err != nil || held.String() != want.String() {
+					t.Errorf("%s, long rows: %v\n%s", f, err, held.String())
+				}
+				longRows = 1000
 				var short bytes.Buffer // a short Stream is drawn as Rows are
 				if err := Render(&short, f, 0, streamed(tb, split)); err != nil || short.String() != want.String() {
 					t.Errorf("%s, a short stream: %v\n%s", f, err, short.String())

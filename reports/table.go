@@ -239,10 +239,10 @@ func (t Table) escaped(esc func(string) string) Table {
 
 // longRows is the most rows a table is drawn with fitted to the terminal
 // (fit) by tablewriter, which holds every cell several times over. A
-// longer table, which only a Stream can give, is written as it is made,
-// at the width of its widest cells (as with --wide): a first pass over
-// its rows takes each column's width and alignment, a second draws them,
-// in the same characters tablewriter would.
+// longer table (an export's kernels, a long batch) is written as it is
+// made, at the width of its widest cells (as with --wide): a first pass
+// over its rows takes each column's width and alignment, a second draws
+// them, in the same characters tablewriter would.
 var longRows = 1000
 
 // grid writes t as a Markdown table, or as a table drawn in box characters
@@ -254,8 +254,8 @@ func (t Table) grid(b *bytes.Buffer, w io.Writer, markdown bool, width int, reus
 			err = fmt.Errorf("reports: rendering table %q: %v", t.Title, r)
 		}
 	}()
-	long := false
-	if t.Stream != nil {
+	long := len(t.Rows) > longRows
+	if t.Stream != nil && !long {
 		// The first longRows+1 rows tell a short table from a long one.
 		var head [][]string
 		for r := range t.all {
