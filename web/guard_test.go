@@ -500,7 +500,7 @@ func TestInflated(t *testing.T) {
 // TestHTTPServerDrops opens 50 connections on loopback that trickle their
 // headers, 50 that trickle an upload's body and 50 that sit idle after an
 // answer, and sees every one closed by the server within its timeout (the
-// timeouts shortened; a second of slack for a loaded machine); the server
+// timeouts shortened; 3 s of slack for a loaded machine); the server
 // answers a new request after.
 func TestHTTPServerDrops(t *testing.T) {
 	to := timeouts{header: 300 * time.Millisecond, body: 500 * time.Millisecond, idle: 300 * time.Millisecond, answer: 300 * time.Millisecond}
@@ -516,7 +516,7 @@ func TestHTTPServerDrops(t *testing.T) {
 	defer srv.Close()
 	addr := ln.Addr().String()
 
-	const n, slack = 50, time.Second
+	const n, slack = 50, 3 * time.Second
 	upload := "POST /api/report HTTP/1.1\r\nHost: localhost\r\n" + markerHeader + ": 1\r\nContent-Type: multipart/form-data; boundary=x\r\nContent-Length: 1000000\r\n\r\n" +
 		"--x\r\nContent-Disposition: form-data; name=\"file\"; filename=\"a.csv\"\r\n\r\n"
 	cases := []struct {
