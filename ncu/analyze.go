@@ -2,6 +2,7 @@ package ncu
 
 import (
 	"fmt"
+	"iter"
 	"math"
 	"slices"
 	"strings"
@@ -190,10 +191,12 @@ func ceiling(d devices.Device, l Level) float64 {
 
 // DeviceNames lists the distinct device names of the kernels, in order of
 // first appearance.
-func DeviceNames(ks []Kernel) []string {
+func DeviceNames(ks []Kernel) []string { return deviceNames(slices.Values(ks)) }
+
+func deviceNames(ks iter.Seq[Kernel]) []string {
 	var out []string
 	seen := map[string]bool{}
-	for _, k := range ks {
+	for k := range ks {
 		n := strings.TrimSpace(k.Device)
 		if !seen[n] {
 			seen[n] = true
@@ -207,7 +210,10 @@ func DeviceNames(ks []Kernel) []string {
 // profiled on, for exports read without a device named by the user. Its
 // errors say why; the caller says how to name a device.
 func ExportDevice(c *devices.Catalog, ks []Kernel) (devices.Device, error) {
-	names := DeviceNames(ks)
+	return exportDevice(c, DeviceNames(ks))
+}
+
+func exportDevice(c *devices.Catalog, names []string) (devices.Device, error) {
 	if len(names) != 1 {
 		return devices.Device{}, fmt.Errorf("the export spans several GPUs (%s)", strings.Join(names, ", "))
 	}

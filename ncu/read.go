@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/gpucalc/gpucalc/devices"
 	"github.com/gpucalc/gpucalc/rows"
 )
 
@@ -90,6 +91,44 @@ func (e *TooManyError) Error() string {
 // ReadAtMost is Read with a smaller limit on the kernels: past maxKernels it
 // stops, as the rows stream, with a *TooManyError.
 func ReadAtMost(r io.Reader, maxKernels int) ([]Kernel, error) {
+	l, err := readLaunches(r, maxKernels)
+	if err != nil {
+		return nil, err
+	}
+	return l.b.All(), nil
+}
+
+// Launches are an export's kernels as read, kept in blocks until analysed
+// (Analyze lets go of each block as it goes): a million launches are never
+// held twice.
+type Launches struct{ b rows.Blocks[Kernel] }
+
+// ReadLaunches is Read, the kernels kept as Launches.
+func ReadLaunches(r io.Reader) (*Launches, error) { return readLaunches(r, MaxKernels) }
+
+// Len is how many kernels were read.
+func (l *Launches) Len() int { return l.b.Len() }
+
+// DeviceNames lists the distinct device names of the kernels (see
+// DeviceNames).
+func (l *Launches) DeviceNames() []string { return deviceNames(l.b.Each) }
+
+// Device is the one GPU the kernels were profiled on (see ExportDevice).
+func (l *Launches) Device(c *devices.Catalog) (devices.Device, error) {
+	return exportDevice(c, l.DeviceNames())
+}
+
+// Analyze sets each kernel against device d (Analyze), in order, and
+// empties l.
+func (l *Launches) Analyze(d devices.Device) []Analysis {
+	as := make([]Analysis, 0, l.b.Len())
+	for k := range l.b.Drain {
+		as = append(as, Analyze(k, d))
+	}
+	return as
+}
+
+func readLaunches(r io.Reader, maxKernels int) (*Launches, error) {
 	in, _, err := rows.Decompress(r)
 	if err != nil {
 		return nil, err
@@ -135,7 +174,8 @@ func ReadAtMost(r io.Reader, maxKernels int) ([]Kernel, error) {
 		}
 		return l
 	})
-	var ks rows.Blocks[Kernel]
+	l := &Launches{}
+	ks := &l.b
 	for {
 		rec, err := cr.Read()
 		if err == io.EOF {
@@ -170,7 +210,7 @@ func ReadAtMost(r io.Reader, maxKernels int) ([]Kernel, error) {
 	if ks.Len() == 0 {
 		return nil, errors.New("the export has a header but no kernels: did ncu profile any launch? (check its --kernel-name / --launch-count filters)")
 	}
-	return ks.All(), nil
+	return l, nil
 }
 
 // setUnits keeps the units row and each column's scale.

@@ -2,11 +2,13 @@ package ncu
 
 import (
 	"bytes"
+	"reflect"
 	"runtime"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/gpucalc/gpucalc/devices"
 	"github.com/gpucalc/gpucalc/internal/testfile"
 )
 
@@ -378,5 +380,37 @@ func BenchmarkReadGroundTruth(b *testing.B) {
 		if _, err := Read(bytes.NewReader(data)); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestLaunches: the H100 export read as Launches names its one device,
+// finds it in the catalog, and analyses to what Read and Analyze give,
+// kernel for kernel; it is empty after.
+func TestLaunches(t *testing.T) {
+	data := groundTruth(t)
+	ks := readKernels(t, data)
+	l, err := ReadLaunches(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l.Len() != len(ks) || !slices.Equal(l.DeviceNames(), []string{"NVIDIA H100 80GB HBM3"}) {
+		t.Fatalf("%d launches on %q, want %d on the H100", l.Len(), l.DeviceNames(), len(ks))
+	}
+	c, err := devices.Builtin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := l.Device(c)
+	if err != nil || d.Name != "H100 SXM" {
+		t.Fatalf("device %q, %v", d.Name, err)
+	}
+	as := l.Analyze(d)
+	for i, k := range ks {
+		if want := Analyze(k, d); i >= len(as) || !reflect.DeepEqual(as[i], want) {
+			t.Fatalf("kernel %d analysed differently", i)
+		}
+	}
+	if len(as) != len(ks) || l.Len() != 0 {
+		t.Errorf("%d analysed, %d left", len(as), l.Len())
 	}
 }

@@ -24,7 +24,7 @@ func ncuKernels(as []ncu.Analysis, device, origin string) Table {
 		Title:  fmt.Sprintf("Kernels on %s (%s)", device, origin),
 		Header: []string{"ID", "Kernel", "Block", "Grid", "Duration", "FLOP/s", "Bound"},
 	}
-	for _, a := range as {
+	t.Stream = rowsOf(as, func(a *ncu.Analysis, yield func([]string) bool) bool {
 		flops, bound := "-", "-"
 		if a.FLOPs > 0 && a.Duration > 0 {
 			flops = units.FormatFLOPS(a.FLOPs / a.Duration)
@@ -35,9 +35,8 @@ func ncuKernels(as []ncu.Analysis, device, origin string) Table {
 		if len(a.Implausible) > 0 {
 			bound += " (implausible)"
 		}
-		t.Rows = append(t.Rows, []string{strconv.Itoa(a.ID), a.Name, a.Block.String(), a.Grid.String(),
-			duration(a.Duration), flops, bound})
-	}
+		return yield([]string{strconv.Itoa(a.ID), a.Name, a.Block.String(), a.Grid.String(), duration(a.Duration), flops, bound})
+	})
 	t.Notes = []string{
 		"FLOP/s: FADD, FMUL and FFMA (2 FLOPs) thread instructions of each precision, and the tensor-core operation counters, over gpu__time_duration.",
 		"Bound: the device ceiling (dense datasheet peak or bandwidth) the kernel comes closest to, and the share of it reached.",
@@ -85,7 +84,7 @@ func grouped(as []ncu.Analysis, note func(ncu.Analysis) string) []string {
 
 func ncuCompute(as []ncu.Analysis) Table {
 	t := Table{Title: "Compute", Header: []string{"ID", "Precision", "FLOPs", "FLOP/s", "Peak", "Of peak"}}
-	for _, a := range as {
+	t.Stream = rowsOf(as, func(a *ncu.Analysis, yield func([]string) bool) bool {
 		for _, r := range a.Compute {
 			peak, share := "-", "-"
 			if r.Peak > 0 {
@@ -94,17 +93,19 @@ func ncuCompute(as []ncu.Analysis) Table {
 					share = pct(r.Share)
 				}
 			}
-			t.Rows = append(t.Rows, []string{strconv.Itoa(a.ID), r.Key(), units.FormatDecimal(r.FLOPs, "FLOP"),
-				rate(a, r.PerSecond, units.FormatFLOPS), peak, share})
+			if !yield([]string{strconv.Itoa(a.ID), r.Key(), units.FormatDecimal(r.FLOPs, "FLOP"), rate(a, r.PerSecond, units.FormatFLOPS), peak, share}) {
+				return false
+			}
 		}
-	}
+		return true
+	})
 	t.Notes = []string{"fp16 on CUDA cores counts packed HADD2/HMUL2 as 2 FLOPs and HFMA2 as 4 (bf16 forms included), as Nsight Compute does."}
 	return t
 }
 
 func ncuMemory(as []ncu.Analysis) Table {
 	t := Table{Title: "Memory", Header: []string{"ID", "Level", "Bytes", "Bandwidth", "Of ceiling", "FLOP/byte"}}
-	for _, a := range as {
+	t.Stream = rowsOf(as, func(a *ncu.Analysis, yield func([]string) bool) bool {
 		for _, l := range a.Memory {
 			ceil, ai := "-", "-"
 			if l.Ceiling > 0 && a.Duration > 0 {
@@ -113,10 +114,12 @@ func ncuMemory(as []ncu.Analysis) Table {
 			if l.Bytes > 0 {
 				ai = strconv.FormatFloat(l.Intensity, 'g', 4, 64)
 			}
-			t.Rows = append(t.Rows, []string{strconv.Itoa(a.ID), string(l.Level), units.FormatDecimal(l.Bytes, "B"),
-				rate(a, l.PerSecond, units.FormatBandwidth), ceil, ai})
+			if !yield([]string{strconv.Itoa(a.ID), string(l.Level), units.FormatDecimal(l.Bytes, "B"), rate(a, l.PerSecond, units.FormatBandwidth), ceil, ai}) {
+				return false
+			}
 		}
-	}
+		return true
+	})
 	t.Notes = []string{
 		"dram: dram__bytes_read + dram__bytes_write. l2: bytes between the SMs and L2 (l1tex__m_xbar2l1tex_read_bytes + l1tex__m_l1tex2xbar_write_bytes).",
 		"l1: L1 tag-stage sectors × 32 B (l1tex__t_sectors); TMA and wgmma traffic bypasses it. Sizes and rates are decimal (1 MB = 1e6 B).",
@@ -133,6 +136,11 @@ func ncuOccupancy(as []ncu.Analysis) Table {
 	}
 	var mismatch []string
 	for _, a := range as {
+		if a.Occupancy.Error == "" && a.Kernel.Occupancy.Theoretical != nil && !a.Occupancy.Match {
+			mismatch = append(mismatch, strconv.Itoa(a.ID))
+		}
+	}
+	t.Stream = rowsOf(as, func(a *ncu.Analysis, yield func([]string) bool) bool {
 		o := a.Occupancy
 		ours, theirs, match, blocks, limiter := "-", "-", "-", "-", "-"
 		if p := a.Kernel.Occupancy.Theoretical; p != nil {
@@ -145,16 +153,14 @@ func ncuOccupancy(as []ncu.Analysis) Table {
 			match = "yes"
 			if !o.Match {
 				match = "NO"
-				mismatch = append(mismatch, strconv.Itoa(a.ID))
 			}
 		}
 		regs, smem := "-", "-"
 		if l := a.Launch; l != nil {
 			regs, smem = strconv.Itoa(l.RegistersPerThread), units.FormatSize(int64(l.StaticSmem+l.DynamicSmem))
 		}
-		t.Rows = append(t.Rows, []string{strconv.Itoa(a.ID), regs, smem, ours, theirs, match,
-			optPct(a.Kernel.Occupancy.Achieved), blocks, limiter})
-	}
+		return yield([]string{strconv.Itoa(a.ID), regs, smem, ours, theirs, match, optPct(a.Kernel.Occupancy.Achieved), blocks, limiter})
+	})
 	t.Notes = []string{
 		"Theoretical (gpucalc): the CUDA runtime's calculation from the launch statistics: registers, block size, static + dynamic shared memory (shown; the driver adds 1 KiB per block), barriers and the carveout the driver chose.",
 		"Theoretical (Nsight): sm__maximum_warps_per_active_cycle_pct. Achieved: sm__warps_active.avg.pct_of_peak_sustained_active.",
@@ -178,7 +184,7 @@ func optPct(p *float64) string {
 }
 
 // rate formats a per-second figure, "-" when the export has no duration.
-func rate(a ncu.Analysis, v float64, format func(float64) string) string {
+func rate(a *ncu.Analysis, v float64, format func(float64) string) string {
 	if a.Duration <= 0 {
 		return "-"
 	}
@@ -390,8 +396,7 @@ func NCURecords(as []ncu.Analysis, device string) []Table {
 		}
 		return num(*p)
 	}
-	for _, a := range as {
-		id := integer(a.ID)
+	k.Stream = rowsOf(as, func(a *ncu.Analysis, yield func([]string) bool) bool {
 		dur, rate := "", ""
 		if a.Duration > 0 {
 			dur, rate = num(a.Duration), num(a.FLOPs/a.Duration)
@@ -400,8 +405,10 @@ func NCURecords(as []ncu.Analysis, device string) []Table {
 		if a.Bound != "" {
 			share = num(a.BoundShare)
 		}
-		k.Rows = append(k.Rows, []string{id, a.Name, a.FullName, device, a.CC.String(), integer(a.Block.X), integer(a.Block.Y), integer(a.Block.Z),
+		return yield([]string{integer(a.ID), a.Name, a.FullName, device, a.CC.String(), integer(a.Block.X), integer(a.Block.Y), integer(a.Block.Z),
 			integer(a.Grid.X), integer(a.Grid.Y), integer(a.Grid.Z), dur, num(a.FLOPs), rate, a.Bound, share, strings.Join(a.Implausible, "; ")})
+	})
+	c.Stream = rowsOf(as, func(a *ncu.Analysis, yield func([]string) bool) bool {
 		for _, r := range a.Compute {
 			rate, share := "", ""
 			if a.Duration > 0 {
@@ -410,8 +417,13 @@ func NCURecords(as []ncu.Analysis, device string) []Table {
 					share = num(r.Share)
 				}
 			}
-			c.Rows = append(c.Rows, []string{id, string(r.DType), string(r.Path), num(r.FLOPs), rate, optNum(r.Peak), share})
+			if !yield([]string{integer(a.ID), string(r.DType), string(r.Path), num(r.FLOPs), rate, optNum(r.Peak), share}) {
+				return false
+			}
 		}
+		return true
+	})
+	m.Stream = rowsOf(as, func(a *ncu.Analysis, yield func([]string) bool) bool {
 		for _, l := range a.Memory {
 			rate, share, ai := "", "", ""
 			if a.Duration > 0 {
@@ -423,8 +435,13 @@ func NCURecords(as []ncu.Analysis, device string) []Table {
 			if l.Bytes > 0 {
 				ai = num(l.Intensity)
 			}
-			m.Rows = append(m.Rows, []string{id, string(l.Level), num(l.Bytes), rate, optNum(l.Ceiling), share, ai})
+			if !yield([]string{integer(a.ID), string(l.Level), num(l.Bytes), rate, optNum(l.Ceiling), share, ai}) {
+				return false
+			}
 		}
+		return true
+	})
+	o.Stream = rowsOf(as, func(a *ncu.Analysis, yield func([]string) bool) bool {
 		regs, static, dyn, config := "", "", "", ""
 		if l := a.Launch; l != nil {
 			regs, static, dyn, config = integer(l.RegistersPerThread), integer(l.StaticSmem), integer(l.DynamicSmem), optInt(l.SmemConfig)
@@ -437,9 +454,9 @@ func NCURecords(as []ncu.Analysis, device string) []Table {
 				match = boolean(occ.Match)
 			}
 		}
-		o.Rows = append(o.Rows, []string{id, regs, static, dyn, config, ours, pctCell(a.Kernel.Occupancy.Theoretical), match,
+		return yield([]string{integer(a.ID), regs, static, dyn, config, ours, pctCell(a.Kernel.Occupancy.Theoretical), match,
 			pctCell(a.Kernel.Occupancy.Achieved), blocks, lim, occ.Error})
-	}
+	})
 	return []Table{k, c, m, o}
 }
 
@@ -448,4 +465,12 @@ type NCUView struct {
 	Device       string         `json:"device"`
 	DeviceOrigin string         `json:"device_origin"`
 	Kernels      []ncu.Analysis `json:"kernels"`
+}
+
+// jsonList: an export's kernels are written one at a time (a million
+// would take gigabytes encoded whole).
+func (v NCUView) jsonList() (any, string, int, func(int) any) {
+	rest := v
+	rest.Kernels = []ncu.Analysis{}
+	return rest, "kernels", len(v.Kernels), func(i int) any { return &v.Kernels[i] }
 }

@@ -6,10 +6,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"iter"
+	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/gpucalc/gpucalc/escape"
 	"github.com/olekukonko/tablewriter"
+	"github.com/olekukonko/tablewriter/pkg/twwidth"
 	"github.com/olekukonko/tablewriter/renderer"
 	"github.com/olekukonko/tablewriter/tw"
 )
@@ -69,6 +73,45 @@ type Table struct {
 	// the table may leave out, the first first (the width and --wide are
 	// the command line's; see fit).
 	Optional []string
+	// Stream, when set, yields the rows after Rows, each its own slice,
+	// made as they are written: a table of a row per input row (an
+	// export's kernels) is never held whole. Render calls it up to three
+	// times (see longRows).
+	Stream iter.Seq[[]string]
+}
+
+// all yields t's rows: Rows, then Stream's.
+func (t Table) all(yield func([]string) bool) {
+	for _, r := range t.Rows {
+		if !yield(r) {
+			return
+		}
+	}
+	if t.Stream != nil {
+		t.Stream(yield)
+	}
+}
+
+// Collected returns t with its Stream's rows in Rows, for a reader that
+// wants them all (a web answer, whose rows are bounded).
+func (t Table) Collected() Table {
+	if t.Stream != nil {
+		t.Rows = slices.AppendSeq(slices.Clip(t.Rows), t.Stream)
+		t.Stream = nil
+	}
+	return t
+}
+
+// rowsOf is a Stream of the rows that rows gives for each of xs in turn
+// (rows returns false once yield has).
+func rowsOf[T any](xs []T, rows func(x *T, yield func([]string) bool) bool) iter.Seq[[]string] {
+	return func(yield func([]string) bool) {
+		for i := range xs {
+			if !rows(&xs[i], yield) {
+				return
+			}
+		}
+	}
 }
 
 // Section returns the table of tables whose Key is name, or the first for
@@ -130,9 +173,9 @@ func Render(w io.Writer, f Format, width int, tables ...Table) error {
 		case FormatCSV:
 			err = t.csv(w)
 		case FormatMarkdown:
-			err = t.grid(&buf, true, 0, &tab)
+			err = t.grid(&buf, w, true, 0, &tab)
 		case FormatTable:
-			err = t.grid(&buf, false, width, &tab)
+			err = t.grid(&buf, w, false, width, &tab)
 		default:
 			err = fmt.Errorf("reports: format %q is not a table format", f)
 		}
@@ -154,14 +197,22 @@ var asciiGlyphs = strings.NewReplacer("µ", "u", "×", "x", "–", "-", "—", "
 func (t Table) csv(w io.Writer) error {
 	cw := csv.NewWriter(w)
 	rec := make([]string, 0, len(t.Header))
-	for _, row := range append([][]string{t.Header}, t.Rows...) {
+	write := func(row []string) error {
 		rec = rec[:0]
 		for _, c := range row {
 			rec = append(rec, escape.CSV(asciiGlyphs.Replace(c)))
 		}
-		if err := cw.Write(rec); err != nil {
-			return err
+		return cw.Write(rec)
+	}
+	err := write(t.Header)
+	for row := range t.all {
+		if err != nil {
+			break
 		}
+		err = write(row)
+	}
+	if err != nil {
+		return err
 	}
 	cw.Flush()
 	return cw.Error()
@@ -186,20 +237,50 @@ func (t Table) escaped(esc func(string) string) Table {
 	return out
 }
 
+// longRows is the most rows a table is drawn with fitted to the terminal
+// (fit) by tablewriter, which holds every cell several times over. A
+// longer table (an export's kernels, a long batch) is written as it is
+// made, at the width of its widest cells (as with --wide): a first pass
+// over its rows takes each column's width and alignment, a second draws
+// them, in the same characters tablewriter would.
+var longRows = 1000
+
 // grid writes t as a Markdown table, or as a table drawn in box characters
-// fitted to width columns (fit; 0 for no limit).
-func (t Table) grid(b *bytes.Buffer, markdown bool, width int, reuse **tablewriter.Table) (err error) {
+// fitted to width columns (fit; 0 for no limit). A table of more than
+// longRows rows is streamed: drawn into b and written to w as it goes.
+func (t Table) grid(b *bytes.Buffer, w io.Writer, markdown bool, width int, reuse **tablewriter.Table) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("reports: rendering table %q: %v", t.Title, r)
 		}
 	}()
-	al := t.alignments() // of the cells as written: "&lt;0.1%" is a number
-	if markdown {
-		t = t.escaped(escape.Markdown)
-	} else {
-		t = t.escaped(escape.Terminal)
+	long := len(t.Rows) > longRows
+	if t.Stream != nil && !long {
+		// The first longRows+1 rows tell a short table from a long one.
+		var head [][]string
+		for r := range t.all {
+			if len(head) == longRows {
+				long = true
+				break
+			}
+			head = append(head, slices.Clone(r))
+		}
+		if !long {
+			t.Rows, t.Stream = head, nil
+		}
 	}
+	esc := escape.Terminal
+	if markdown {
+		esc = escape.Markdown
+	}
+	var al []alignment
+	var rows iter.Seq[[]string]
+	if long {
+		rows = t.all // the cells as written: escaped as they are drawn
+	} else {
+		al = t.alignments() // of the cells as written: "&lt;0.1%" is a number
+	}
+	t = t.escaped(esc)
 	if t.Title != "" {
 		switch {
 		case markdown:
@@ -210,13 +291,23 @@ func (t Table) grid(b *bytes.Buffer, markdown bool, width int, reuse **tablewrit
 			fmt.Fprintf(b, "%s\n", t.Title)
 		}
 	}
-	fit := t.fit(width, al)
-	for i, g := range fit.grids {
-		if i > 0 {
-			b.WriteString("\n")
-		}
-		if err := g.render(b, markdown, reuse); err != nil {
+	var fit fitted
+	if long {
+		if err := drawLong(b, w, t.Header, rows, esc, markdown); err != nil {
 			return err
+		}
+		if width > 0 {
+			t.Notes = append(t.Notes, fmt.Sprintf("Not fitted to the terminal: more than %d rows.", longRows))
+		}
+	} else {
+		fit = t.fit(width, al)
+		for i, g := range fit.grids {
+			if i > 0 {
+				b.WriteString("\n")
+			}
+			if err := g.render(b, markdown, reuse); err != nil {
+				return err
+			}
 		}
 	}
 	if len(t.Details)+len(t.Notes) > 0 && markdown {
@@ -250,6 +341,118 @@ func (t Table) grid(b *bytes.Buffer, markdown bool, width int, reuse **tablewrit
 		b.WriteString(lineOf(n, first, width))
 	}
 	return nil
+}
+
+// drawLong draws a table too long to fit (longRows) as tablewriter draws
+// one unfitted: each cell trimmed of space, a space either side, the
+// header and text left-aligned, numbers right-aligned. A first pass over
+// rows takes the columns' widths and alignment (as alignments does, from
+// the cells as written), a second draws them into b, which goes to w as
+// it fills. header is escaped already; rows' cells are escaped with esc.
+func drawLong(b *bytes.Buffer, w io.Writer, header []string, rows iter.Seq[[]string], esc func(string) string, markdown bool) error {
+	n := len(header)
+	widths, seen, text := make([]int, n), make([]bool, n), make([]bool, n)
+	for c, h := range header {
+		widths[c] = cellWidth(strings.TrimSpace(h))
+	}
+	for r := range rows {
+		for c, s := range r[:min(len(r), n)] {
+			if s != "" && s != "-" {
+				seen[c] = true
+				text[c] = text[c] || !numeric(s)
+			}
+			widths[c] = max(widths[c], cellWidth(strings.TrimSpace(esc(s))))
+		}
+	}
+	bar, rule := "│", "─"
+	if markdown {
+		bar = "|"
+	}
+	border := func(left, mid, right string) {
+		b.WriteString(left)
+		for c, wd := range widths {
+			if c > 0 {
+				b.WriteString(mid)
+			}
+			b.WriteString(strings.Repeat(rule, wd+2))
+		}
+		b.WriteString(right + "\n")
+	}
+	cells := func(r []string, escaped bool) {
+		b.WriteString(bar)
+		for c, wd := range widths {
+			s := ""
+			if c < len(r) {
+				s = r[c]
+				if !escaped {
+					s = esc(s)
+				}
+				s = strings.TrimSpace(s)
+			}
+			pad := wd - cellWidth(s)
+			b.WriteByte(' ')
+			if !escaped && seen[c] && !text[c] {
+				spaces(b, pad)
+				b.WriteString(s)
+			} else {
+				b.WriteString(s)
+				spaces(b, pad)
+			}
+			b.WriteString(" " + bar)
+		}
+		b.WriteByte('\n')
+	}
+	if !markdown {
+		border("┌", "┬", "┐")
+	}
+	cells(header, true)
+	if markdown {
+		b.WriteString("|")
+		for c, wd := range widths {
+			if seen[c] && !text[c] {
+				b.WriteString(strings.Repeat("-", wd+1) + ":|")
+			} else {
+				b.WriteString(":" + strings.Repeat("-", wd+1) + "|")
+			}
+		}
+		b.WriteByte('\n')
+	} else {
+		border("├", "┼", "┤")
+	}
+	for r := range rows {
+		cells(r, false)
+		if b.Len() >= 64<<10 {
+			if _, err := b.WriteTo(w); err != nil {
+				return err
+			}
+		}
+	}
+	if !markdown {
+		border("└", "┴", "┘")
+	}
+	return nil
+}
+
+// cellWidth is s's width in terminal columns, as tablewriter counts it:
+// its length for ASCII.
+func cellWidth(s string) int {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return twwidth.Width(s)
+		}
+	}
+	return len(s)
+}
+
+// spaces writes n spaces to b.
+func spaces(b *bytes.Buffer, n int) {
+	const blank = "                                                                "
+	for ; n > len(blank); n -= len(blank) {
+		b.WriteString(blank)
+	}
+	if n > 0 {
+		b.WriteString(blank[:n])
+	}
 }
 
 // lineOf is one note or detail after first, wrapped to width (0: not
@@ -304,10 +507,69 @@ func (g grid) render(w io.Writer, markdown bool, reuse **tablewriter.Table) erro
 }
 
 // JSON writes v as indented JSON with a trailing newline. HTML characters are
-// not escaped, so "<" stays readable.
+// not escaped, so "<" stays readable. A view with a list as long as its
+// input (listView) is written as the list's entries are encoded, never
+// held whole.
 func JSON(w io.Writer, v any) error {
+	if lv, ok := v.(listView); ok {
+		return jsonList(w, lv)
+	}
+	return newJSONEncoder(w, "").Encode(v)
+}
+
+func newJSONEncoder(w io.Writer, prefix string) *json.Encoder {
 	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
+	enc.SetIndent(prefix, "  ")
 	enc.SetEscapeHTML(false)
-	return enc.Encode(v)
+	return enc
+}
+
+// listView is a view with a list of an entry per input row, which may be
+// a million long (an export's kernels).
+type listView interface {
+	// jsonList returns the view with the list empty (not nil), the list's
+	// key in the view's JSON object, its length and its entries.
+	jsonList() (rest any, key string, n int, entry func(int) any)
+}
+
+// jsonList writes a listView as JSON writes any view, byte for byte: the
+// view without its list, then each entry, encoded one at a time, in the
+// empty list's place, written to w as they fill 64 KiB.
+func jsonList(w io.Writer, lv listView) error {
+	rest, key, n, entry := lv.jsonList()
+	var b bytes.Buffer
+	if err := newJSONEncoder(&b, "").Encode(rest); err != nil {
+		return err
+	}
+	head := b.String()
+	mark := "\n  " + strconv.Quote(key) + ": []"
+	at := strings.Index(head, mark)
+	if at < 0 {
+		return fmt.Errorf("reports: the view has no list %q", key)
+	}
+	if n == 0 {
+		_, err := io.WriteString(w, head)
+		return err
+	}
+	b.Reset()
+	b.WriteString(head[:at+len(mark)-1])
+	enc := newJSONEncoder(&b, "    ")
+	for i := range n {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString("\n    ")
+		if err := enc.Encode(entry(i)); err != nil {
+			return err
+		}
+		b.Truncate(b.Len() - 1) // the encoder's newline
+		if b.Len() >= 64<<10 {
+			if _, err := b.WriteTo(w); err != nil {
+				return err
+			}
+		}
+	}
+	b.WriteString("\n  ]" + head[at+len(mark):])
+	_, err := b.WriteTo(w)
+	return err
 }

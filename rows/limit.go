@@ -164,6 +164,33 @@ func (b *Blocks[T]) Add(x T) {
 // Len is how many records were kept.
 func (b *Blocks[T]) Len() int { return b.n }
 
+// Each yields the records in order.
+func (b *Blocks[T]) Each(yield func(T) bool) {
+	for _, x := range b.blocks {
+		for _, r := range x {
+			if !yield(r) {
+				return
+			}
+		}
+	}
+}
+
+// Drain yields the records in order, letting go of each block once its
+// records are yielded (a consumer that keeps what it makes of them holds
+// the records once, not twice); b is empty after.
+func (b *Blocks[T]) Drain(yield func(T) bool) {
+	blocks := b.blocks
+	*b = Blocks[T]{}
+	for i, x := range blocks {
+		blocks[i] = nil
+		for _, r := range x {
+			if !yield(r) {
+				return
+			}
+		}
+	}
+}
+
 // All returns the records in order, in one slice (nil for none).
 func (b *Blocks[T]) All() []T {
 	if b.n == 0 {

@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"errors"
 	"io"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -164,5 +165,11 @@ func TestBlocks(t *testing.T) {
 		if v != i {
 			t.Fatalf("record %d is %d", i, v)
 		}
+	}
+	if each := slices.Collect(b.Each); !slices.Equal(each, all) || b.Len() != 10000 {
+		t.Fatalf("Each: %d records, %d kept after", len(each), b.Len())
+	}
+	if drained := slices.Collect(b.Drain); !slices.Equal(drained, all) || b.Len() != 0 || b.All() != nil {
+		t.Fatalf("Drain: %d records, %d kept after", len(drained), b.Len())
 	}
 }

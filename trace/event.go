@@ -291,10 +291,7 @@ func (s *scanner) arg(a *args, key []byte) error {
 		a.Concrete, err = s.texts()
 	case "input dims":
 		if err = s.skip(true); err == nil {
-			var d inputDims
-			if d.UnmarshalJSON(s.raw) == nil {
-				a.Dims = d
-			}
+			a.Dims = s.dims(s.raw)
 		}
 	case "collective name":
 		a.Collective, err = s.text()
@@ -320,6 +317,23 @@ func (s *scanner) arg(a *args, key []byte) error {
 		err = s.skip(false)
 	}
 	return err
+}
+
+// dims parses "Input Dims" (nil when it is not a list of integer lists),
+// once for each distinct text; ops share the result, which nothing
+// changes.
+func (s *scanner) dims(raw []byte) inputDims {
+	if d, ok := s.shapes[string(raw)]; ok {
+		return d
+	}
+	var d inputDims
+	if d.UnmarshalJSON(raw) != nil {
+		d = nil
+	}
+	if len(s.shapes) < maxShapes {
+		s.shapes[string(raw)] = d
+	}
+	return d
 }
 
 // decode reads the top-level object. It returns a nil Trace when the input

@@ -34,10 +34,17 @@ type scanner struct {
 	esc   []byte // the same as written, escapes and all
 	lit   []byte // the last number or literal read
 	raw   []byte // a value kept whole by skip
+	// shapes holds each distinct "Input Dims" read, parsed, up to
+	// maxShapes of them: a step repeats a few hundred shapes over
+	// millions of ops.
+	shapes map[string]inputDims
 }
 
+// maxShapes is the most distinct "Input Dims" the scanner keeps parsed.
+const maxShapes = 1 << 14
+
 func newScanner(r io.Reader, lim bounds) *scanner {
-	return &scanner{r: r, buf: make([]byte, 64<<10), lim: lim, line: 1, names: interner{}}
+	return &scanner{r: r, buf: make([]byte, 64<<10), lim: lim, line: 1, names: interner{}, shapes: map[string]inputDims{}}
 }
 
 // discard consumes n buffered bytes.

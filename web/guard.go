@@ -61,17 +61,44 @@ var securityHeaders = map[string]string{
 	"Referrer-Policy":        "no-referrer",
 }
 
+// timeouts are the connection timeouts HTTPServer sets (tests shorten
+// them). A connection that trickles its headers or its body, or sits idle
+// between requests, is closed when its timeout passes, so that a few
+// hundred slow or idle clients hold no more than a goroutine each for
+// seconds (and an upload's busy slot for at most the body's time).
+type timeouts struct {
+	header, body, idle, answer time.Duration
+}
+
+var defaultTimeouts = timeouts{
+	// The request line and headers: a browser or curl sends them at once.
+	header: 5 * time.Second,
+	// The whole body: the largest upload, MaxUpload, at 3.4 MB/s or
+	// faster (loopback or any local network).
+	body: 20 * time.Second,
+	// Between requests on a keep-alive connection: a page's script sends
+	// its requests seconds apart, and a browser reconnects unseen.
+	idle: 15 * time.Second,
+	// Writing one answer once it is computed: maxAnswer at 3.4 MB/s.
+	answer: 10 * time.Second,
+}
+
 // HTTPServer returns the http.Server that serves h, with timeouts: a
 // client that trickles its headers or its body, or sits idle, is dropped.
-func HTTPServer(h http.Handler) *http.Server {
+func HTTPServer(h http.Handler) *http.Server { return httpServer(h, defaultTimeouts) }
+
+func httpServer(h http.Handler, t timeouts) *http.Server {
 	return &http.Server{
 		Handler:           h,
-		ReadHeaderTimeout: 10 * time.Second,
-		// A 64 MiB upload over a slow network link.
-		ReadTimeout: time.Minute,
-		// Reading, the work, writing.
-		WriteTimeout: time.Minute + requestDeadline + 30*time.Second,
-		IdleTimeout:  time.Minute,
+		ReadHeaderTimeout: t.header,
+		// Go's read timeout runs from the request's first byte: headers
+		// and body together.
+		ReadTimeout: t.header + t.body,
+		// Go's write timeout runs from the end of the headers: the body,
+		// the work (requestDeadline), writing the answer. An API answer
+		// gets its own, shorter deadline once computed (writeJSON).
+		WriteTimeout: t.body + requestDeadline + t.answer,
+		IdleTimeout:  t.idle,
 		// The query line (up to maxQuery) and the headers.
 		MaxHeaderBytes: maxQuery + 64<<10,
 	}

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"bufio"
 	"bytes"
 	"compress/gzip"
 	"context"
@@ -8,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"mime/multipart"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -444,6 +446,10 @@ func TestHTTPServer(t *testing.T) {
 	if srv.WriteTimeout < srv.ReadTimeout+requestDeadline {
 		t.Errorf("write timeout %v: shorter than reading (%v) and the work (%v)", srv.WriteTimeout, srv.ReadTimeout, requestDeadline)
 	}
+	// The second sweep held 50 slow-body and 50 idle connections for 50 s.
+	if srv.ReadTimeout >= 50*time.Second || srv.IdleTimeout >= 50*time.Second {
+		t.Errorf("read timeout %v, idle timeout %v: a slow or idle client is held 50 s or more", srv.ReadTimeout, srv.IdleTimeout)
+	}
 	if srv.MaxHeaderBytes < maxQuery {
 		t.Errorf("max header bytes %d: a query of %d bytes is allowed", srv.MaxHeaderBytes, maxQuery)
 	}
@@ -489,4 +495,111 @@ func TestInflated(t *testing.T) {
 	if _, err := in.Read(make([]byte, 1024)); !errors.Is(err, context.Canceled) {
 		t.Errorf("after the client left: %v, want %v", err, context.Canceled)
 	}
+}
+
+// TestHTTPServerDrops opens 50 connections on loopback that trickle their
+// headers, 50 that trickle an upload's body and 50 that sit idle after an
+// answer, and sees every one closed by the server within its timeout (the
+// timeouts shortened; 3 s of slack for a loaded machine); the server
+// answers a new request after.
+func TestHTTPServerDrops(t *testing.T) {
+	to := timeouts{header: 300 * time.Millisecond, body: 500 * time.Millisecond, idle: 300 * time.Millisecond, answer: 300 * time.Millisecond}
+	l := defaultLimits
+	l.wait = 100 * time.Millisecond
+	_, h := newLimitedServer(t, l)
+	srv := httpServer(h, to)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.Serve(ln)
+	defer srv.Close()
+	addr := ln.Addr().String()
+
+	const n, slack = 50, 3 * time.Second
+	upload := "POST /api/report HTTP/1.1\r\nHost: localhost\r\n" + markerHeader + ": 1\r\nContent-Type: multipart/form-data; boundary=x\r\nContent-Length: 1000000\r\n\r\n" +
+		"--x\r\nContent-Disposition: form-data; name=\"file\"; filename=\"a.csv\"\r\n\r\n"
+	cases := []struct {
+		name  string
+		first string        // sent at once
+		idle  bool          // read the answer, then send nothing
+		limit time.Duration // closed within this of the first byte
+	}{
+		{"slow headers", "GET / HTTP/1.1\r\nHost: localhost\r\n", false, to.header},
+		{"slow body", upload, false, to.header + to.body},
+		{"idle keep-alive", "GET / HTTP/1.1\r\nHost: localhost\r\n\r\n", true, to.idle},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var wg sync.WaitGroup
+			held := make([]time.Duration, n)
+			for i := range n {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					held[i] = hold(t, addr, c.first, c.idle)
+				}()
+			}
+			wg.Wait()
+			for i, d := range held {
+				if d > c.limit+slack {
+					t.Errorf("connection %d held for %v, past its %v timeout", i, d.Round(time.Millisecond), c.limit)
+					break
+				}
+			}
+		})
+	}
+	if w := get(h, "localhost", "/api/occupancy?device=h100"); w.Code != http.StatusOK {
+		t.Errorf("after: status %d", w.Code)
+	}
+}
+
+// hold opens a connection to addr, sends first, and then a byte every 50
+// ms (or, idle, reads one answer and sends nothing), until the server
+// closes it; it returns how long the connection was open (from the end of
+// the answer, idle). A connection still open after 10 s counts as 10 s.
+func hold(t *testing.T, addr, first string, idle bool) time.Duration {
+	conn, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Error(err)
+		return 0
+	}
+	defer conn.Close()
+	start := time.Now()
+	conn.SetDeadline(start.Add(10 * time.Second))
+	if _, err := io.WriteString(conn, first); err != nil {
+		t.Error(err)
+		return 0
+	}
+	closed := make(chan struct{})
+	br := bufio.NewReader(conn)
+	if idle {
+		resp, err := http.ReadResponse(br, nil)
+		if err != nil {
+			t.Error(err)
+			return 0
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK || resp.Close {
+			t.Errorf("the first answer: status %d, close %v", resp.StatusCode, resp.Close)
+		}
+		start = time.Now()
+	} else {
+		go func() {
+			for {
+				select {
+				case <-closed:
+					return
+				case <-time.After(50 * time.Millisecond):
+				}
+				if _, err := conn.Write([]byte("a")); err != nil {
+					return
+				}
+			}
+		}()
+	}
+	io.Copy(io.Discard, br) // until the server closes the connection
+	close(closed)
+	return time.Since(start)
 }

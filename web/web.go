@@ -17,6 +17,7 @@ import (
 	"net/http"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"github.com/gpucalc/gpucalc/chart"
 	"github.com/gpucalc/gpucalc/devices"
@@ -191,6 +192,7 @@ func newFigure(id, title string, c chart.Chart, size chart.Size) (figure, error)
 func tablesOf(ts []reports.Table) []table {
 	out := make([]table, len(ts))
 	for i, t := range ts {
+		t = t.Collected()
 		out[i] = table{t.Title, t.Header, t.Rows, t.Notes}
 	}
 	return out
@@ -228,7 +230,11 @@ func writeAnswer(w http.ResponseWriter, status int, a answer) {
 	writeJSON(w, status, body)
 }
 
+// writeJSON writes an API answer within defaultTimeouts.answer: a client
+// that does not read it is dropped then, not at the server's write timeout.
+// (A recorder in tests has no deadline to set.)
 func writeJSON(w http.ResponseWriter, status int, body []byte) {
+	_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(defaultTimeouts.answer))
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(status)

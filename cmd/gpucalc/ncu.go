@@ -60,7 +60,7 @@ func ncuRun(opts *ncuOptions) error {
 	if err != nil {
 		return err
 	}
-	ks, _, err := parseInput(f, opts.file, ncu.Read)
+	ks, _, err := parseInput(f, opts.file, ncu.ReadLaunches)
 	if err != nil {
 		return err
 	}
@@ -68,10 +68,7 @@ func ncuRun(opts *ncuOptions) error {
 	if err != nil {
 		return err
 	}
-	as := make([]ncu.Analysis, len(ks))
-	for i, k := range ks {
-		as[i] = ncu.Analyze(k, d)
-	}
+	as := ks.Analyze(d)
 	var skipped []string // the points the chart leaves out, and why
 	notes, err := opts.chart.draw(func() (chart.Chart, error) {
 		c, s := reports.NCUChart(as, d)
@@ -88,16 +85,16 @@ func ncuRun(opts *ncuOptions) error {
 
 // ncuDevice picks the device: --device, else the one the export names. A
 // --device that contradicts the export is used, with a warning.
-func ncuDevice(opts *ncuOptions, ks []ncu.Kernel) (devices.Device, string, error) {
+func ncuDevice(opts *ncuOptions, ks *ncu.Launches) (devices.Device, string, error) {
 	f := opts.f
 	if opts.devices.deviceSet() {
-		return f.deviceOver(opts.devices, ncu.DeviceNames(ks), "--device %s, but the export was profiled on %s: shares are of %s's ceilings")
+		return f.deviceOver(opts.devices, ks.DeviceNames(), "--device %s, but the export was profiled on %s: shares are of %s's ceilings")
 	}
 	c, err := f.Catalog()
 	if err != nil {
 		return devices.Device{}, "", err
 	}
-	d, err := ncu.ExportDevice(c, ks)
+	d, err := ks.Device(c)
 	if err != nil {
 		return devices.Device{}, "", fmt.Errorf("%w; pass --device NAME (or add the GPU with --device-file)", err)
 	}
