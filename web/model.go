@@ -21,7 +21,7 @@ var modelDefaults = map[string]string{
 }
 
 func (s *server) modelPage(w http.ResponseWriter, r *http.Request) {
-	q := query(r, modelDefaults)
+	q := formValues(r, modelDefaults)
 	p := page{Title: "Model", Nav: "model", Q: q}
 	p.Checks = s.deviceChecks(q["devices"])
 	for _, b := range model.Builtins() {
@@ -33,7 +33,7 @@ func (s *server) modelPage(w http.ResponseWriter, r *http.Request) {
 // model answers the model form: the view of `gpucalc model --format
 // json`, its tables and the decode step's roofline chart.
 func (s *server) model(r *http.Request) (answer, error) {
-	q := query(r, modelDefaults)
+	q := formValues(r, modelDefaults)
 	errs := fieldErrors{}
 	args := []string{"gpucalc", "model"}
 	flag := func(name, v string) { args = append(args, "--"+name, shellQuote(v)) }
@@ -174,7 +174,7 @@ func (s *server) devicesOf(list string, errs fieldErrors) ([]devices.Device, []s
 			errs.add("devices", err)
 			continue
 		}
-		devs, keys = append(devs, d), append(keys, deviceKey(d))
+		devs, keys = append(devs, d), append(keys, d.Key())
 	}
 	if len(devs) == 0 {
 		errs.add("devices", errors.New("pick one or more devices"))
@@ -192,7 +192,7 @@ func (s *server) deviceChecks(list string) []option {
 	}
 	var out []option
 	for _, d := range s.Catalog.Devices() {
-		out = append(out, option{deviceKey(d), d.Name, chosen[d.Name]})
+		out = append(out, option{d.Key(), d.Name, chosen[d.Name]})
 	}
 	return out
 }

@@ -23,11 +23,11 @@ import (
 )
 
 func (s *server) reportsPage(w http.ResponseWriter, r *http.Request) {
-	q := query(r, map[string]string{"example": "", "device": ""})
+	q := formValues(r, map[string]string{"example": "", "device": ""})
 	p := page{Title: "Reports", Nav: "reports", Q: q}
 	chosen, _ := s.Catalog.Lookup(q["device"])
 	for _, d := range s.Catalog.Devices() {
-		p.Devices = append(p.Devices, option{deviceKey(d), d.Name, q["device"] != "" && d.Name == chosen.Name})
+		p.Devices = append(p.Devices, option{d.Key(), d.Name, q["device"] != "" && d.Name == chosen.Name})
 	}
 	for _, n := range exampleNames() {
 		p.Examples = append(p.Examples, option{n, n, n == q["example"]})
@@ -47,7 +47,7 @@ func (s *server) report(r *http.Request) (answer, error) {
 			return *refused, nil
 		}
 	} else {
-		q := query(r, nil)
+		q := formValues(r, nil)
 		u.device = q["device"]
 		name := path.Base(q["example"])
 		var err error
@@ -91,7 +91,7 @@ func (s *server) checkReport(name string, data []byte, d devices.Device) (answer
 	}
 	rv := reports.Review{}
 	if d.Name == "" {
-		if d, err = s.device(defaultDevice); err != nil {
+		if d, err = s.device(devices.Default); err != nil {
 			return answer{}, err
 		}
 		rv.Origin = "default; pick a device"
@@ -111,16 +111,13 @@ func (s *server) checkReport(name string, data []byte, d devices.Device) (answer
 	}
 	cli := "gpucalc check " + shellQuote(name) + " --format html"
 	if rv.Origin == "" {
-		cli += " --device " + shellQuote(deviceKey(d))
+		cli += " --device " + shellQuote(d.Key())
 	}
 	if s.Datasheet {
 		cli += " --datasheet"
 	}
 	return answer{View: rv, HTML: buf.String(), CLI: cli}, nil
 }
-
-// defaultDevice is the CLI's default device.
-const defaultDevice = "h100"
 
 // ncuReport is `gpucalc ncu FILE`, with its chart.
 func (s *server) ncuReport(ctx context.Context, name string, in io.Reader, d devices.Device) (answer, error) {
@@ -145,7 +142,7 @@ func (s *server) ncuReport(ctx context.Context, name string, in io.Reader, d dev
 		}
 		d, origin = c, "from the export"
 	} else {
-		cli += " --device " + shellQuote(deviceKey(d))
+		cli += " --device " + shellQuote(d.Key())
 	}
 	if s.Datasheet {
 		cli += " --datasheet"
@@ -187,7 +184,7 @@ func (s *server) traceReport(ctx context.Context, name string, in io.Reader, d d
 		}
 		origin = "from the trace"
 	} else {
-		cli += " --device " + shellQuote(deviceKey(d))
+		cli += " --device " + shellQuote(d.Key())
 	}
 	if s.Datasheet {
 		cli += " --datasheet"

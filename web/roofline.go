@@ -26,7 +26,7 @@ func exampleNames() []string {
 }
 
 func (s *server) rooflinePage(w http.ResponseWriter, r *http.Request) {
-	q := query(r, rooflineDefaults)
+	q := formValues(r, rooflineDefaults)
 	p := page{Title: "Roofline", Nav: "roofline", Q: q}
 	p.Checks = s.deviceChecks(q["devices"])
 	for _, n := range exampleNames() {
@@ -85,7 +85,7 @@ func workload(q map[string]string, errs fieldErrors) (ops.Workload, []string) {
 // roofline answers the roofline form: the view of `gpucalc roofline
 // --format json`, its tables and the chart.
 func (s *server) roofline(r *http.Request) (answer, error) {
-	q := query(r, rooflineDefaults)
+	q := formValues(r, rooflineDefaults)
 	errs := fieldErrors{}
 	wl, flags := workload(q, errs)
 	devs, keys := s.devicesOf(q["devices"], errs)

@@ -97,7 +97,7 @@ func evaluateBatch(f *factory, rows []model.BatchRow) []reports.ModelBatchRow {
 		}
 		d, ok := devs[r.Device]
 		if !ok {
-			name, _ := f.deviceName(r.Device)
+			name := f.deviceName(r.Device)
 			var t devices.Device
 			if t, d.err = f.Lookup(name); d.err == nil {
 				d.m, d.err = roofline.New(t)

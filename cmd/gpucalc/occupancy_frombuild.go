@@ -50,7 +50,7 @@ with the reason, and the others are still calculated; the exit status is then
 			return execute(opts, runF, occupancyFromBuildRun)
 		},
 	}
-	cmd.Flags().IntVarP(&opts.threads, "threads", "t", defaultThreads, "threads per block for kernels without --launch")
+	cmd.Flags().IntVarP(&opts.threads, "threads", "t", occupancy.DefaultThreads, "threads per block for kernels without --launch")
 	cmd.Flags().StringArrayVar(&opts.launch, "launch", nil, "`NAME=THREADS` block size of one kernel (repeatable)")
 	cmd.Flags().StringVar(&opts.dynamic, "dynamic-smem", "0", "dynamic shared memory per block for every kernel (binary: 48K = 49152 bytes)")
 	cmd.Flags().StringVar(&opts.carveout, "carveout", "default", "shared-memory carveout preference: default, a percentage (50%) or a size (100K)")

@@ -63,9 +63,9 @@ func TestServeMatchesCLI(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct{ path, cli string }{
-		{"/api/occupancy?device=a100&regs=64&dynamic_smem=48K", "gpucalc occupancy --device a100-sxm4-80gb --regs 64 --smem 48K"},
-		{"/api/occupancy?device=h100&threads=128&regs=40&static_smem=4K&dynamic_smem=100K&carveout=50%25&cluster=4&barriers=2", ""},
-		{"/api/occupancy?device=sm_86&threads=96&regs=255&max_threads=64", ""},
+		{"/api/occupancy?device=a100&regs=64&smem=48K", "gpucalc occupancy --device a100 --regs 64 --smem 48K"},
+		{"/api/occupancy?device=h100&threads=128&regs=40&static-smem=4K&smem=104K&carveout=50%25&cluster=4&barriers=2", ""},
+		{"/api/occupancy?device=sm_86&threads=96&regs=255&max-threads=64", ""},
 		{"/api/occupancy?device=b200&threads=1024&regs=32&carveout=100K", ""},
 		{"/api/roofline?source=ops&ops=matmul+m%3D4096+n%3D4096+k%3D4096+dtype%3Dbf16%0Asoftmax+rows%3D4096+cols%3D32768&devices=h100", ""},
 		{"/api/roofline?source=example&example=llama3-8b-prefill.yaml&devices=h100,a100,h200", ""},

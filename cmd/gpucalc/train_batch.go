@@ -61,7 +61,7 @@ func trainBatchRun(opts *trainBatchOptions) error {
 		return err
 	}
 	device := func(n string) (*roofline.Model, error) {
-		name, _ := f.deviceName(n)
+		name := f.deviceName(n)
 		d, err := f.Lookup(name)
 		if err != nil {
 			return nil, err
