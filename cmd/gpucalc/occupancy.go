@@ -129,7 +129,7 @@ that reproduces every measured H100 answer; see the README).
 Sizes are binary (48K = 49152 bytes). --smem is the block's shared memory,
 static plus dynamic; --static-smem splits off the static part. More than 48K
 needs dynamic shared memory and the opt-in attribute; the result assumes it.
-Defaults: the device in $GPUCALC_DEVICE, else `+devices.Default+`; 256 threads; 32
+Defaults: the device in $GPUCALC_DEVICE, else ` + devices.Default + `; 256 threads; 32
 registers.`,
 		Example: `  gpucalc occupancy --regs 64 --smem 48K
   gpucalc occupancy --arch sm_80 --threads 128 --regs 37 --smem 8K
