@@ -78,20 +78,23 @@ by side.
 	return cmd
 }
 
-// rooflineInput turns --op or --workload into a workload.
-func rooflineInput(opts *rooflineOptions) (ops.Workload, error) {
+// query maps the flags onto the roofline question, reading the workload
+// file --workload names.
+func (opts *rooflineOptions) query() (roofline.Query, error) {
+	f := opts.f
+	c, err := f.Catalog()
+	if err != nil {
+		return roofline.Query{}, err
+	}
+	q := roofline.Query{Ops: opts.ops, Devices: f.choice(opts.devices), Catalog: c, Datasheet: f.datasheet}
 	if opts.workload != "" {
-		return opts.f.ReadWorkload(opts.workload)
-	}
-	w := ops.Workload{Name: "ops"}
-	for _, s := range opts.ops {
-		o, err := ops.Parse(s)
+		w, err := f.ReadWorkload(opts.workload)
 		if err != nil {
-			return ops.Workload{}, usageError{fmt.Errorf("--op: %w", err)}
+			return q, err
 		}
-		w.Entries = append(w.Entries, ops.Entry{Op: o, Count: 1})
+		q.WorkloadFile, q.Workload = opts.workload, &w
 	}
-	return w, nil
+	return q, nil
 }
 
 // analysis is one device's result: the view JSON writes and what the
@@ -101,23 +104,19 @@ type analysis struct {
 	model *roofline.Model
 }
 
-// analyzeOn analyses w on each device ts with its roofline model ms (side
-// by side, a device that cannot run it says why and the others answer).
-func analyzeOn(ts []target, ms []*roofline.Model, w ops.Workload) ([]analysis, error) {
-	origins := make([]string, len(ts))
-	for i, t := range ts {
+// analyzeOn pairs each device's view of a (side by side, a device that
+// cannot run the workload says why) with its roofline model.
+func analyzeOn(a roofline.Answer) []analysis {
+	origins := make([]string, len(a.Devices))
+	for i, t := range a.Devices {
 		origins[i] = t.Origin
 	}
-	ps, err := roofline.Compare(ms, w)
-	if err != nil {
-		return nil, err
-	}
-	views := reports.NewRooflineViews(ps, origins)
+	views := reports.NewRooflineViews(a.Priced, origins)
 	out := make([]analysis, len(views))
 	for i, v := range views {
-		out[i] = analysis{model: ms[i], RooflineView: v}
+		out[i] = analysis{model: a.Models[i], RooflineView: v}
 	}
-	return out, nil
+	return out
 }
 
 func rooflineRun(opts *rooflineOptions) error {
@@ -126,18 +125,16 @@ func rooflineRun(opts *rooflineOptions) error {
 	if err != nil {
 		return err
 	}
-	w, err := rooflineInput(opts)
+	q, err := opts.query()
 	if err != nil {
 		return err
 	}
-	ts, ms, err := f.Rooflines(opts.devices)
+	a, err := q.Answer()
 	if err != nil {
-		return err
+		return usage(err)
 	}
-	res, err := analyzeOn(ts, ms, w)
-	if err != nil {
-		return err
-	}
+	w, ts := a.Workload, a.Devices
+	res := analyzeOn(a)
 	views := make([]reports.RooflineView, len(res))
 	for i, r := range res {
 		views[i] = r.RooflineView

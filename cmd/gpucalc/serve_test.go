@@ -71,7 +71,7 @@ func TestServeMatchesCLI(t *testing.T) {
 		{"/api/roofline?source=example&example=llama3-8b-prefill.yaml&devices=h100,a100,h200", ""},
 		{"/api/report?example=resnet50-bottleneck.yaml&device=l40s", ""},
 		{"/api/model?devices=h100&batch=8&ctx=4096&ops=1", "gpucalc model llama-3.1-8b --device h100 --batch 8 --ctx 4096 --ops"},
-		{"/api/model?model=llama-3.1-70b&devices=h100,h200&tp=4&weights=fp8&kv=fp8&gen=128&full_cache=1", ""},
+		{"/api/model?model=llama-3.1-70b&devices=h100,h200&tp=4&weights=fp8&kv=fp8&gen=128&full-cache=1", ""},
 	} {
 		r := httptest.NewRequest(http.MethodGet, tc.path, nil)
 		compareWithCLI(t, h, r, tc.cli, nil)
