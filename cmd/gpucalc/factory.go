@@ -226,11 +226,16 @@ func (f *factory) deviceOver(o deviceFlags, named []string, warn string) (device
 	return t.Device, "from --device", nil
 }
 
-// deviceName returns the device a batch row's device column names: the
-// column, else $GPUCALC_DEVICE, else the default (devices.Choice.Name).
-func (f *factory) deviceName(column string) string {
+// batchDevice is the roofline model of the device a batch row's device
+// column names: the column, else $GPUCALC_DEVICE, else the default
+// (devices.Choice.Name).
+func (f *factory) batchDevice(column string) (*roofline.Model, error) {
 	name, _ := devices.Choice{Device: column, DeviceGiven: column != "", Env: f.Getenv("GPUCALC_DEVICE")}.Name()
-	return name
+	d, err := f.Lookup(name)
+	if err != nil {
+		return nil, err
+	}
+	return roofline.New(d)
 }
 
 // Output writes a command's result: JSON the view, CSV the section of
