@@ -66,4 +66,3 @@ func modelBatchRun(opts *modelBatchOptions) error {
 		func() any { return reports.ModelBatchJSON(model.BatchColumns, out) },
 		func() reports.Table { return reports.ModelBatch(model.BatchColumns, out) })
 }
-
