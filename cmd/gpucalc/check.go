@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 
 	"github.com/gpucalc/gpucalc/devices"
 	"github.com/gpucalc/gpucalc/model"
@@ -168,18 +169,19 @@ func checkRun(opts *checkOptions) error {
 		}
 		rv.Reports = append(rv.Reports, r)
 	}
-	if form == reports.FormatHTML {
-		err = reports.ReviewHTML(f.Out, rv)
-	} else {
-		err = f.Output(form, &opts.section, rv,
-			func() []reports.Table { return reports.ReviewTables(rv) },
-			func() []reports.Table { return reports.ReviewRecords(rv) })
-	}
+	err = f.Output(form, &opts.section, nil, reviewPage{rv},
+		func() []reports.Table { return reports.ReviewTables(rv) },
+		func() []reports.Table { return reports.ReviewRecords(rv) })
 	if err != nil {
 		return err
 	}
 	return failed(rv, fail)
 }
+
+// reviewPage is the review's view: its JSON, and its HTML page.
+type reviewPage struct{ reports.Review }
+
+func (p reviewPage) HTML(w io.Writer) error { return reports.ReviewHTML(w, p.Review) }
 
 func failSeverity(s string) (review.Severity, error) {
 	switch s {

@@ -47,7 +47,7 @@ func devicesRun(opts *devicesOptions) error {
 		return err
 	}
 	list := c.Devices()
-	return f.Output(form, nil, list,
+	return f.Output(form, nil, nil, list,
 		func() []reports.Table { return []reports.Table{reports.DeviceList(list)} },
 		func() []reports.Table { return reports.DeviceRecords(list) })
 }
@@ -105,7 +105,7 @@ func devicesShowRun(opts *devicesShowOptions) error {
 		av := reports.NewArchView(lim)
 		v.Limits = &av
 	}
-	return f.Output(form, &opts.section, v,
+	return f.Output(form, &opts.section, nil, v,
 		func() []reports.Table {
 			tables := reports.DeviceDetail(d)
 			if limits != nil {
@@ -164,7 +164,7 @@ func devicesArchsRun(opts *devicesArchsOptions) error {
 	for i, a := range list {
 		views[i] = reports.NewArchView(a)
 	}
-	return f.Output(form, &opts.section, views,
+	return f.Output(form, &opts.section, nil, views,
 		func() []reports.Table { return reports.ArchList(list) },
 		func() []reports.Table { return reports.ArchRecords(list) })
 }
@@ -175,7 +175,7 @@ func showArch(f *factory, form reports.Format, sec *sectionFlag, cc devices.CC) 
 	if err != nil {
 		return usageError{err}
 	}
-	return f.Output(form, sec, reports.NewArchView(lim),
+	return f.Output(form, sec, nil, reports.NewArchView(lim),
 		func() []reports.Table { return reports.ArchLimits(lim) },
 		func() []reports.Table { return reports.ArchRecords([]devices.Arch{lim}) })
 }

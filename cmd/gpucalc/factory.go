@@ -238,17 +238,36 @@ func (f *factory) batchDevice(column string) (*roofline.Model, error) {
 	return roofline.New(d)
 }
 
-// Output writes a command's result: JSON the view, CSV the section of
-// records that --section picks (sec is nil for a command with one), table
-// and Markdown the tables. records and tables are built only when needed.
-func (f *factory) Output(form reports.Format, sec *sectionFlag, view any, tables, records func() []reports.Table) error {
+// Output writes a command's result, every command's last call: JSON the
+// view, CSV the section of records that --section picks (sec is nil for a
+// command with one), table and Markdown the tables; records and tables
+// are built only when needed. notes are about what the command wrote beside
+// its output (a chart file, the points a chart left out): under the first
+// table, or on standard error for JSON and CSV, which must stay
+// machine-readable.
+//
+// Two kinds of view write themselves: a page (check's --format html) and a
+// stream (a batch whose rows are written as they are answered, in every
+// format).
+func (f *factory) Output(form reports.Format, sec *sectionFlag, notes []string, view any, tables, records func() []reports.Table) error {
 	if err := sec.check(form); err != nil {
 		return err
 	}
+	if s, ok := view.(stream); ok {
+		return s(f.Out, form, f.tableWidth())
+	}
 	switch form {
+	case reports.FormatHTML:
+		p, ok := view.(page)
+		if !ok {
+			return usagef("--format html: this command writes table, markdown, json or csv")
+		}
+		return p.HTML(f.Out)
 	case reports.FormatJSON:
+		f.notes(nil, notes)
 		return f.JSON(view)
 	case reports.FormatCSV:
+		f.notes(nil, notes)
 		name := "" // the first section, unless --section names one
 		if sec.set() {
 			name = sec.name
@@ -263,24 +282,17 @@ func (f *factory) Output(form reports.Format, sec *sectionFlag, view any, tables
 		}
 		return f.Render(form, t)
 	}
-	return f.Render(form, tables()...)
+	t := tables()
+	f.notes(t, notes)
+	return f.Render(form, t...)
 }
 
-// OutputNotes is Output with notes about what the command wrote beside its
-// output (a chart file, the points a chart left out): under the first
-// table, or on standard error for JSON and CSV, which must stay
-// machine-readable.
-func (f *factory) OutputNotes(form reports.Format, sec *sectionFlag, notes []string, view any, tables, records func() []reports.Table) error {
-	if form == reports.FormatJSON || form == reports.FormatCSV {
-		f.notes(nil, notes)
-		return f.Output(form, sec, view, tables, records)
-	}
-	return f.Output(form, sec, view, func() []reports.Table {
-		t := tables()
-		f.notes(t, notes)
-		return t
-	}, records)
-}
+// page is a view that writes itself as an HTML page.
+type page interface{ HTML(w io.Writer) error }
+
+// stream is a view that writes itself as it is computed, in format form
+// fitted to width columns: a batch too long to hold.
+type stream func(w io.Writer, form reports.Format, width int) error
 
 // notes adds notes under the first table, or writes them to standard
 // error when there is none.

@@ -232,7 +232,7 @@ func modelRun(opts *modelOptions) error {
 	if len(rs) == 1 {
 		view = rs[0]
 	}
-	err = f.OutputNotes(form, nil, notes, view,
+	err = f.Output(form, nil, notes, view,
 		func() []reports.Table { return reports.ModelTables(c.Name, q, rs, a.Devices[0].Origin, mq.Ops) },
 		func() []reports.Table { return []reports.Table{reports.ModelRows(rs)} })
 	if err == nil && mq.FailOn != "" && len(unfit) > 0 {

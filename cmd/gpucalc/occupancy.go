@@ -177,7 +177,7 @@ func occupancyRun(opts *occupancyOptions) error {
 		return err
 	}
 	rep := reports.NewOccupancy(a.Target, a.Kernel, a.Launch, a.Defaults, a.Result, a.Waves, &a.Cliffs, a.Clusters)
-	return f.OutputNotes(format, &opts.section, notes, rep, rep.Tables, rep.Records)
+	return f.Output(format, &opts.section, notes, rep, rep.Tables, rep.Records)
 }
 
 // query maps the flags onto the occupancy question.

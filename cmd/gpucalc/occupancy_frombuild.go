@@ -112,7 +112,7 @@ func occupancyFromBuildRun(opts *occupancyFromBuildOptions) (runErr error) {
 	reports.SortBuildRows(rows)
 	notes := []string{fmt.Sprintf("Threads per block: %d unless --launch says otherwise; dynamic shared memory %s; carveout %s.", opts.threads, units.FormatSize(int64(dyn)), carve),
 		"Static shared memory excludes the 1 KiB CUDA reserves per block (cc 8.0+); the calculation adds it once. Give block sizes with --launch."}
-	return f.Output(format, nil, rows,
+	return f.Output(format, nil, nil, rows,
 		func() []reports.Table { return []reports.Table{reports.BuildTable(rows, notes)} },
 		func() []reports.Table { return reports.BuildRecords(rows) })
 }

@@ -160,7 +160,7 @@ func rooflineRun(opts *rooflineOptions) error {
 	if len(views) == 1 {
 		view = views[0]
 	}
-	return f.OutputNotes(form, &opts.section, notes, view,
+	return f.Output(form, &opts.section, notes, view,
 		func() []reports.Table { return rooflineTables(f, w, res) },
 		func() []reports.Table { return reports.RooflineRecords(views) })
 }
@@ -277,7 +277,7 @@ func rooflineBatchOutput(f *factory, form reports.Format, notes []string, t targ
 	if form == reports.FormatJSON {
 		view = reports.RooflineBatchJSON(b, pts)
 	}
-	return f.OutputNotes(form, nil, notes, view,
+	return f.Output(form, nil, notes, view,
 		func() []reports.Table {
 			tab := reports.RooflineBatch(b, pts)
 			tab.Title = "Roofline batch on " + t.Name

@@ -145,7 +145,7 @@ func simulateRun(o *simulateOptions) error {
 	if err != nil {
 		return err
 	}
-	return f.OutputNotes(form, nil, notes, reports.SimulationView{Device: d.Name, Origin: origin, Kernel: o.kernel, Desc: what, Threads: o.threads, Model: k, Setup: p.Setup, Points: reports.SimPoints(pts)},
+	return f.Output(form, nil, notes, reports.SimulationView{Device: d.Name, Origin: origin, Kernel: o.kernel, Desc: what, Threads: o.threads, Model: k, Setup: p.Setup, Points: reports.SimPoints(pts)},
 		func() []reports.Table { return []reports.Table{reports.SimulationTable(s)} },
 		func() []reports.Table { return reports.SimulationRecords(pts) })
 }

@@ -168,7 +168,7 @@ func trainRun(opts *trainOptions) error {
 	if len(rs) == 1 {
 		view = rs[0]
 	}
-	return f.Output(form, nil, view,
+	return f.Output(form, nil, nil, view,
 		func() []reports.Table { return reports.TrainTables(rs, ts[0].Origin) },
 		func() []reports.Table { return reports.TrainRecords(rs) })
 }
