@@ -323,3 +323,29 @@ func TestDesignCatchesDrift(t *testing.T) {
 		t.Error("matchesModule does not tell the modules the package lines name")
 	}
 }
+
+// TestDesignOneFilePerCommand: "A command is one file named after it; a
+// command with subcommands has one file per subcommand".
+func TestDesignOneFilePerCommand(t *testing.T) {
+	files, err := filepath.Glob("cmd/gpucalc/*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	newCmd := regexp.MustCompile(`(?m)^func (newCmd\w+)\(`)
+	for _, file := range files {
+		if strings.HasSuffix(file, "_test.go") {
+			continue
+		}
+		data, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cmds := newCmd.FindAllStringSubmatch(string(data), -1); len(cmds) > 1 {
+			var names []string
+			for _, c := range cmds {
+				names = append(names, c[1])
+			}
+			t.Errorf("%s defines %d commands (%s); DESIGN.md: one file per subcommand", file, len(cmds), strings.Join(names, ", "))
+		}
+	}
+}
