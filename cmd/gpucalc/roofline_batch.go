@@ -1,7 +1,6 @@
 package main
 
 import (
-	"fmt"
 	"io"
 
 	"github.com/gpucalc/gpucalc/chart"
@@ -28,9 +27,7 @@ func newCmdRooflineBatch(f *factory, runF func(*rooflineBatchOptions) error) *co
 and write the input columns followed by
 flops,bytes,ai,bound,ceiling_tflops,lower_bound_us,expected_us,error.
 
-Shapes: matmul MxNxK; layernorm, rmsnorm, softmax ROWSxCOLS; elementwise ops
-(copy, add, mul, relu, silu, gelu, gelu_tanh) the element count; attention
-BxHxSxD; conv2d NxCxHxWxKxRxS (stride 1, same padding). The note carries the
+Shapes (the op names of an op spec, 'gpucalc roofline --help'): ` + ops.ShapeHelp + `. The note carries the
 variant: erf or tanh (gelu), causal or full (attention), "stride2", "valid",
 "e4m3 in, bf16 out" (output type); other words are ignored. An optional ms or
 measured_us column carries a measured time, drawn as a measured point by
@@ -74,20 +71,7 @@ func rooflineBatchRun(opts *rooflineBatchOptions) error {
 		return err
 	}
 	t, m := ts[0], ms[0]
-	pts := make([]roofline.Point, len(b.Rows))
-	var good []roofline.Point // the rows that were analysed, for the chart
-	for i := range b.Rows {
-		row := &b.Rows[i]
-		if row.Err != nil {
-			continue
-		}
-		if pts[i], err = m.Analyze(row.Op); err != nil {
-			row.Err = fmt.Errorf("line %d: %w", row.Line, err)
-			continue
-		}
-		pts[i].Measured = row.Measured
-		good = append(good, pts[i])
-	}
+	pts, good := m.RunBatch(&b)
 	notes, err := opts.chart.draw(func() (chart.Chart, error) {
 		return reports.RooflineChartOf("Roofline: "+t.Name, []devices.Device{t.Device}, [][]roofline.Point{good}), nil
 	})
