@@ -11,6 +11,7 @@ import (
 	"github.com/gpucalc/gpucalc/occupancy"
 	"github.com/gpucalc/gpucalc/roofline"
 	"github.com/gpucalc/gpucalc/sim"
+	"github.com/gpucalc/gpucalc/train"
 	"github.com/spf13/cobra"
 )
 
@@ -122,6 +123,30 @@ func TestFlagsToQuery(t *testing.T) {
 		}
 		q.Catalog = nil
 		want := sim.Query{Device: named("a100"), Kernel: "mixed", ILP: 2, FlopsPerByte: 16, FlopsGiven: true, Threads: 256, Regs: 40, Smem: "8K", Warps: "8,16", Seed: 7}
+		if !reflect.DeepEqual(q, want) {
+			t.Errorf("every flag:\n  %+v\nwant\n  %+v", q, want)
+		}
+	})
+	t.Run("train", func(t *testing.T) {
+		_, o := parsed(t, "", newCmdTrain, "llama-3.2-1b")
+		q, err := o.query()
+		if err != nil {
+			t.Fatal(err)
+		}
+		q.Catalog = nil
+		if want := train.NewQuery("llama-3.2-1b"); !reflect.DeepEqual(q, want) {
+			t.Errorf("no flags:\n  %+v\nwant the defaults\n  %+v", q, want)
+		}
+		_, o = parsed(t, "", newCmdTrain, "llama-3.1-8b", "--devices", "h100,h200", "--method", "lora", "--precision", "bf16", "--optimizer", "sgd",
+			"--ckpt", "full", "--batch", "4", "--seq", "4096", "--gpus", "8", "--tp", "2", "--zero", "1", "--bucket-view",
+			"--lora-rank", "64", "--lora-alpha", "16", "--lora-targets", "q,v", "--name", "l")
+		if q, err = o.query(); err != nil {
+			t.Fatal(err)
+		}
+		q.Catalog = nil
+		want := train.Query{Model: "llama-3.1-8b", Name: "l", Devices: devices.Choice{Devices: []string{"h100", "h200"}, DevicesGiven: true},
+			Method: "lora", Precision: "bf16", Optimizer: "sgd", Ckpt: "full", Batch: 4, Seq: 4096, GPUs: 8, TP: 2, ZeRO: 1, BucketView: true,
+			LoRARank: 64, LoRAAlpha: 16, LoRATargets: "q,v"}
 		if !reflect.DeepEqual(q, want) {
 			t.Errorf("every flag:\n  %+v\nwant\n  %+v", q, want)
 		}
