@@ -15,6 +15,7 @@ import (
 	"github.com/gpucalc/gpucalc/examples"
 	"github.com/gpucalc/gpucalc/ncu"
 	"github.com/gpucalc/gpucalc/ops"
+	"github.com/gpucalc/gpucalc/query"
 	"github.com/gpucalc/gpucalc/reports"
 	"github.com/gpucalc/gpucalc/review"
 	"github.com/gpucalc/gpucalc/roofline"
@@ -86,7 +87,7 @@ func (s *server) checkReport(name string, data []byte, d devices.Device) (answer
 	if err != nil {
 		return answer{Errors: fieldErrors{"file": err.Error()}}, nil
 	}
-	if msg := tooMany(len(wl.Entries), "ops in the workload", "gpucalc check "+shellQuote(name)); msg != "" {
+	if msg := tooMany(len(wl.Entries), "ops in the workload", "gpucalc check "+query.Quote(name)); msg != "" {
 		return answer{Errors: fieldErrors{"file": msg}}, nil
 	}
 	rv := reports.Review{}
@@ -109,9 +110,9 @@ func (s *server) checkReport(name string, data []byte, d devices.Device) (answer
 	if err := reports.ReviewHTML(&buf, rv); err != nil {
 		return answer{}, err
 	}
-	cli := "gpucalc check " + shellQuote(name) + " --format html"
+	cli := "gpucalc check " + query.Quote(name) + " --format html"
 	if rv.Origin == "" {
-		cli += " --device " + shellQuote(d.Key())
+		cli += " --device " + query.Quote(d.Key())
 	}
 	if s.Datasheet {
 		cli += " --datasheet"
@@ -121,7 +122,7 @@ func (s *server) checkReport(name string, data []byte, d devices.Device) (answer
 
 // ncuReport is `gpucalc ncu FILE`, with its chart.
 func (s *server) ncuReport(ctx context.Context, name string, in io.Reader, d devices.Device) (answer, error) {
-	cli := "gpucalc ncu " + shellQuote(name)
+	cli := "gpucalc ncu " + query.Quote(name)
 	// The reader stops past the limit as the rows stream, before they pile up.
 	ks, err := ncu.ReadAtMost(in, maxRows)
 	var many *ncu.TooManyError
@@ -142,7 +143,7 @@ func (s *server) ncuReport(ctx context.Context, name string, in io.Reader, d dev
 		}
 		d, origin = c, "from the export"
 	} else {
-		cli += " --device " + shellQuote(d.Key())
+		cli += " --device " + query.Quote(d.Key())
 	}
 	if s.Datasheet {
 		cli += " --datasheet"
@@ -173,7 +174,7 @@ func (s *server) traceReport(ctx context.Context, name string, in io.Reader, d d
 	if err != nil {
 		return answer{Errors: fieldErrors{"file": fmt.Sprintf("%s: %v", name, err)}}, nil
 	}
-	cli := "gpucalc trace " + shellQuote(name)
+	cli := "gpucalc trace " + query.Quote(name)
 	origin := "from --device"
 	if d.Name == "" {
 		if tr.DeviceName() == "" {
@@ -184,7 +185,7 @@ func (s *server) traceReport(ctx context.Context, name string, in io.Reader, d d
 		}
 		origin = "from the trace"
 	} else {
-		cli += " --device " + shellQuote(d.Key())
+		cli += " --device " + query.Quote(d.Key())
 	}
 	if s.Datasheet {
 		cli += " --datasheet"

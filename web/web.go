@@ -317,11 +317,3 @@ func formValues(r *http.Request, defaults map[string]string) map[string]string {
 	}
 	return q
 }
-
-// shellQuote quotes a command-line argument for a POSIX shell when needed.
-func shellQuote(s string) string {
-	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.,/%=:+") == "" {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-}
