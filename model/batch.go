@@ -6,6 +6,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/gpucalc/gpucalc/roofline"
 	"github.com/gpucalc/gpucalc/rows"
 )
 
@@ -100,4 +101,66 @@ func (r *BatchRow) parse(cols rows.Columns) error {
 		*x.dst = v
 	}
 	return r.Shape.Defaults().validateShape()
+}
+
+// BatchResult is one answered row of a batch: its input cells, the step's
+// totals (no per-op detail), the smallest tensor-parallel degree that
+// fits, or the row's error (prefixed with its line).
+type BatchResult struct {
+	Cells      []string
+	Result     Result
+	SmallestTP int64
+	Err        error
+}
+
+// RunBatch answers every row in order, loading each model (load) and each
+// device's roofline model (device) once; a row that fails gets its error
+// and the batch goes on.
+func RunBatch(in []BatchRow, load func(string) (Config, error), device func(string) (*roofline.Model, error)) []BatchResult {
+	type loaded struct {
+		c   Config
+		err error
+	}
+	models := map[string]loaded{}
+	type dev struct {
+		m   *roofline.Model
+		err error
+	}
+	devs := map[string]dev{}
+	out := make([]BatchResult, len(in))
+	for i, r := range in {
+		o := &out[i]
+		o.Cells = r.Cells
+		if o.Err = r.Err; o.Err != nil {
+			o.Err = fmt.Errorf("line %d: %w", r.Line, o.Err)
+			continue
+		}
+		l, ok := models[r.Model]
+		if !ok {
+			l.c, l.err = load(r.Model)
+			models[r.Model] = l
+		}
+		d, ok := devs[r.Device]
+		if !ok {
+			d.m, d.err = device(r.Device)
+			devs[r.Device] = d
+		}
+		switch {
+		case l.err != nil:
+			o.Err = l.err
+		case d.err != nil:
+			o.Err = d.err
+		default:
+			o.Result, o.Err = l.c.Analyze(r.Shape, d.m)
+			// The batch reports totals; drop the per-op detail.
+			o.Result.Ops, o.Result.Points = nil, nil
+			if o.Err == nil {
+				o.SmallestTP = l.c.SmallestTP(o.Result.Shape, d.m.Device())
+			}
+		}
+		if o.Err != nil {
+			o.Err = fmt.Errorf("line %d: %w", r.Line, o.Err)
+		}
+	}
+	return out
 }

@@ -1,8 +1,11 @@
 package model
 
 import (
+	"errors"
 	"strings"
 	"testing"
+
+	"github.com/gpucalc/gpucalc/roofline"
 )
 
 func TestReadBatch(t *testing.T) {
@@ -86,5 +89,50 @@ func TestReadBatchLimits(t *testing.T) {
 	long := head + strings.Repeat("x,"+strings.Repeat("a", 1<<20-10)+",decode\n", MaxBatchBytes>>20+2)
 	if _, err := ReadBatch(strings.NewReader(long)); err == nil || !strings.Contains(err.Error(), "larger than 64 MiB; split the file") {
 		t.Errorf("past the bytes: %v", err)
+	}
+}
+
+// TestRunBatch: each model and device is loaded once, a row that fails
+// keeps its line and error and the others are answered, and each answer is
+// the model's own (Analyze) without the per-op detail.
+func TestRunBatch(t *testing.T) {
+	in := "model,device,phase,batch,seq,ctx,tp\n" +
+		"llama-3.1-8b,h100,decode,8,1,4096,1\n" +
+		"llama-3.1-8b,h900,decode,8,1,4096,1\n" +
+		"llama-3.1-8b,h100,decode,x,1,1,1\n" +
+		"llama-3.1-8b,h100,prefill,1,2048,,1\n"
+	rows, err := ReadBatch(strings.NewReader(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	loads, devs := map[string]int{}, map[string]int{}
+	m := h100(t)
+	out := RunBatch(rows,
+		func(name string) (Config, error) { loads[name]++; return LoadBuiltin(name) },
+		func(name string) (*roofline.Model, error) {
+			devs[name]++
+			if name != "h100" {
+				return nil, errors.New("unknown device " + name)
+			}
+			return m, nil
+		})
+	if loads["llama-3.1-8b"] != 1 || devs["h100"] != 1 || devs["h900"] != 1 {
+		t.Errorf("loads %v, devices %v: want each once", loads, devs)
+	}
+	for i, w := range []string{"", "line 3: unknown device h900", `line 4: batch: "x"`, ""} {
+		if got := out[i].Err; w == "" && got != nil || w != "" && (got == nil || !strings.Contains(got.Error(), w)) {
+			t.Errorf("row %d: error %v, want %q", i+2, got, w)
+		}
+	}
+	c, err := LoadBuiltin("llama-3.1-8b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := c.Analyze(rows[0].Shape, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := out[0].Result; got.Ops != nil || got.Expected != want.Expected || out[0].SmallestTP != 1 {
+		t.Errorf("row 2: expected %v, smallest tp %d; want Analyze's %v and 1 (8B fits one H100)", got.Expected, out[0].SmallestTP, want.Expected)
 	}
 }

@@ -32,9 +32,13 @@ rows folds a KV group's query heads into query rows and never splits (at
 decode, one CTA per batch × KV head); heads gives each query head its own
 CTA and never splits (a masked SDPA kernel).
 copy repeat=R writes each of n/R input elements R times (repeat_kv).
-shape= takes roof_bench's form instead of the sizes: matmul MxNxK, norms and
+shape= takes roof_bench's form instead of the sizes: ` + ShapeHelp + `.`
+
+// ShapeHelp is roof_bench's shape of each op family (shape=, and the shape
+// column of a batch file), for --help.
+const ShapeHelp = `matmul MxNxK, norms and
 softmax ROWSxCOLS, elementwise N, attention BxHxSxD, conv2d NxCxHxWxKxRxS
-(stride 1, same padding).`
+(stride 1, same padding)`
 
 // kindAliases maps accepted op names to kinds; gelu_tanh selects the tanh
 // approximation.

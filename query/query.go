@@ -23,10 +23,32 @@ type FieldError struct {
 	Field   string
 	Value   string
 	Allowed string
+	// Source is where the value came from when not a flag: an argument
+	// (FromArg: the field names the argument, Allowed says all, naming
+	// the value) or an environment variable (FromEnv: Field is its name).
+	Source Source
 }
 
-// Error reads as the CLI words a bad flag: "--regs 300: at most 255 ...".
+// Source is where a field's value came from.
+type Source int
+
+// Sources of a field's value.
+const (
+	FromFlag Source = iota
+	FromArg
+	FromEnv
+)
+
+// Error reads as the CLI words a bad flag: "--regs 300: at most 255 ...";
+// an argument's error is its message, an environment variable's says so
+// ("from GPUCALC_DEVICE: unknown device ...").
 func (e *FieldError) Error() string {
+	switch e.Source {
+	case FromArg:
+		return e.Allowed
+	case FromEnv:
+		return "from " + e.Field + ": " + e.Allowed
+	}
 	return "--" + e.Field + " " + Quote(e.Value) + ": " + e.Allowed
 }
 

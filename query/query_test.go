@@ -17,6 +17,20 @@ func TestFieldErrorReadsAsAFlag(t *testing.T) {
 	}
 }
 
+func TestFieldErrorSources(t *testing.T) {
+	for _, c := range []struct {
+		e    FieldError
+		want string
+	}{
+		{FieldError{Field: "model", Value: "gpt-9", Allowed: `unknown model "gpt-9"`, Source: FromArg}, `unknown model "gpt-9"`},
+		{FieldError{Field: "GPUCALC_DEVICE", Value: "h900", Allowed: `unknown device "h900"`, Source: FromEnv}, `from GPUCALC_DEVICE: unknown device "h900"`},
+	} {
+		if got := c.e.Error(); got != c.want {
+			t.Errorf("Error() = %q, want %q", got, c.want)
+		}
+	}
+}
+
 func TestErrorsErr(t *testing.T) {
 	if err := Errors(nil).Err(); err != nil {
 		t.Fatalf("no field errors: Err() = %v, want nil", err)

@@ -8,12 +8,7 @@ import (
 
 // ModelBatchRow is one evaluated batch row (Err set when it failed): its
 // result, times only where it fits, and the smallest TP at which it fits.
-type ModelBatchRow struct {
-	Cells      []string
-	Result     model.Result
-	SmallestTP int64
-	Err        error
-}
+type ModelBatchRow = model.BatchResult
 
 // ModelBatch renders batch results: the input cells, then ModelBatchOut.
 func ModelBatch(header []string, rows []ModelBatchRow) Table {

@@ -158,7 +158,7 @@ func TestBrowser(t *testing.T) {
 	var figure string
 	run("read the graphs", chromedp.OuterHTML("#chart-occupancy", &figure, chromedp.ByQuery))
 	times := typeInto("regs", "64")
-	times = append(times, typeInto("dynamic_smem", "48K")...)
+	times = append(times, typeInto("smem", "48K")...)
 	if got := cell("blocks per SM"); got != "3" {
 		t.Errorf("A100, 64 registers, 48K: blocks per SM %q, want 3", got)
 	}
@@ -184,7 +184,7 @@ func TestBrowser(t *testing.T) {
 	// The URL holds the inputs: a second tab shows the same view.
 	var url, view string
 	run("read the URL and the view", chromedp.Location(&url), chromedp.Evaluate(viewText, &view))
-	if !strings.Contains(url, "regs=64") || !strings.Contains(url, "dynamic_smem=48K") {
+	if !strings.Contains(url, "regs=64") || !strings.Contains(url, "smem=48K") {
 		t.Errorf("the URL does not hold the inputs: %s", url)
 	}
 	tab, cancelTab := chromedp.NewContext(ctx)

@@ -324,7 +324,7 @@ func TestWorkBounds(t *testing.T) {
 	s, h := newLimitedServer(t, defaultLimits)
 	var all []string
 	for _, d := range s.Catalog.Devices() {
-		all = append(all, deviceKey(d))
+		all = append(all, d.Key())
 	}
 	layers := func(n string, devices ...string) string {
 		return url.Values{"source": {"config"}, "devices": {strings.Join(devices, ",")}, "config": {`{"model_type": "llama", "hidden_size": 4096, "num_hidden_layers": ` + n +

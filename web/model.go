@@ -1,27 +1,32 @@
 package web
 
 import (
-	"errors"
-	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
 
 	"github.com/gpucalc/gpucalc/devices"
 	"github.com/gpucalc/gpucalc/model"
+	"github.com/gpucalc/gpucalc/query"
 	"github.com/gpucalc/gpucalc/reports"
-	"github.com/gpucalc/gpucalc/roofline"
 )
 
-// modelDefaults are the model form's defaults: the CLI's.
-var modelDefaults = map[string]string{
-	"source": "builtin", "model": "llama-3.1-8b", "config": "", "devices": "h100",
-	"tp": "1", "batch": strconv.Itoa(model.DefaultBatch), "prompt": strconv.Itoa(model.DefaultPrompt), "ctx": "0", "gen": "0",
-	"dtype": "bf16", "weights": "", "kv": "", "full_cache": "", "ops": "",
+// modelForm are the model form's fields and their defaults: the model
+// question's (model.NewQuery), on the default device. A field is named as
+// the CLI's flag; source says whether model names a built-in or config
+// holds a pasted config.json.
+func (s *server) modelForm(r *http.Request) map[string]string {
+	d := model.NewQuery("llama-3.1-8b")
+	i := func(v int64) string { return strconv.FormatInt(v, 10) }
+	return formValues(r, map[string]string{
+		"source": "builtin", "model": d.Model, "config": "", "devices": s.defaultKey(),
+		"tp": i(d.TP), "batch": i(d.Batch), "prompt": i(d.Prompt), "ctx": i(d.Ctx), "gen": i(d.Gen),
+		"dtype": d.DType, "weights": "", "kv": "", "full-cache": "", "ops": "",
+	})
 }
 
 func (s *server) modelPage(w http.ResponseWriter, r *http.Request) {
-	q := query(r, modelDefaults)
+	q := s.modelForm(r)
 	p := page{Title: "Model", Nav: "model", Q: q}
 	p.Checks = s.deviceChecks(q["devices"])
 	for _, b := range model.Builtins() {
@@ -30,156 +35,87 @@ func (s *server) modelPage(w http.ResponseWriter, r *http.Request) {
 	s.render(w, "model.html", p)
 }
 
+// modelQuery maps the form onto the model question.
+func (s *server) modelQuery(f map[string]string) (model.Query, query.Errors) {
+	var errs query.Errors
+	q := model.Query{Model: f["model"], Devices: devices.Named(formList(f["devices"])),
+		DType: f["dtype"], Weights: f["weights"], KV: f["kv"], Engine: string(model.DefaultEngine),
+		FullCache: f["full-cache"] != "", Ops: f["ops"] != "", Catalog: s.Catalog, Datasheet: s.Datasheet}
+	switch f["source"] {
+	case "builtin":
+	case "config":
+		q.Model, q.Config = "config.json", []byte(f["config"])
+	default:
+		errs = append(errs, query.FieldError{Field: "source", Value: f["source"], Allowed: "expected builtin or config"})
+	}
+	for _, x := range []struct {
+		field string
+		v     *int64
+	}{{"tp", &q.TP}, {"batch", &q.Batch}, {"prompt", &q.Prompt}, {"ctx", &q.Ctx}, {"gen", &q.Gen}} {
+		*x.v = int64(formInt(f, x.field, &errs))
+	}
+	return q, errs
+}
+
+// deviceFields: a device list's errors belong to the form's devices
+// field, whether the list named one (--device) or several.
+var deviceFields = map[string]string{"device": "devices"}
+
 // model answers the model form: the view of `gpucalc model --format
 // json`, its tables and the decode step's roofline chart.
 func (s *server) model(r *http.Request) (answer, error) {
-	q := query(r, modelDefaults)
-	errs := fieldErrors{}
-	args := []string{"gpucalc", "model"}
-	flag := func(name, v string) { args = append(args, "--"+name, shellQuote(v)) }
-
-	var c model.Config
-	var err error
-	switch q["source"] {
-	case "builtin":
-		if c, err = model.LoadBuiltin(q["model"]); err != nil {
-			errs.add("model", err)
-		}
-		args = append(args, shellQuote(q["model"]))
-	case "config":
-		// model.Parse refuses more than model.MaxLayers layers before it
-		// builds anything per layer.
-		if c, err = model.Parse("config.json", []byte(q["config"])); err != nil {
-			errs.add("config", err)
-		}
-		args = append(args, "config.json")
-	default:
-		errs.add("source", fmt.Errorf("source %q: expected builtin or config", q["source"]))
+	f := s.modelForm(r)
+	q, errs := s.modelQuery(f)
+	if len(errs) > 0 {
+		return answer{Errors: formErrors(errs, deviceFields)}, nil
 	}
-	devs, keys := s.devicesOf(q["devices"], errs)
-	if len(keys) == 1 {
-		flag("device", keys[0])
-	} else if len(keys) > 1 {
-		flag("devices", strings.Join(keys, ","))
-	}
-
-	var req model.Request
-	for _, f := range []struct {
-		name string
-		v    *int64
-		min  int64
-	}{{"tp", &req.TP, 1}, {"batch", &req.Batch, 1}, {"prompt", &req.Prompt, 1}, {"ctx", &req.Ctx, 0}, {"gen", &req.Gen, 0}} {
-		v, err := strconv.ParseInt(strings.TrimSpace(q[f.name]), 10, 64)
-		switch {
-		case err != nil:
-			errs.add(f.name, fmt.Errorf("%q is not a whole number", q[f.name]))
-		case v < f.min:
-			errs.add(f.name, fmt.Errorf("%d: expected %d or more", v, f.min))
-		case strings.TrimSpace(q[f.name]) != modelDefaults[f.name]:
-			flag(f.name, strconv.FormatInt(v, 10))
-		}
-		*f.v = v
-	}
-	if req.Activations, err = devices.ParseDType(q["dtype"]); err != nil {
-		errs.add("dtype", err)
-	} else if q["dtype"] != modelDefaults["dtype"] {
-		flag("dtype", q["dtype"])
-	}
-	if q["weights"] != "" {
-		if req.Weights, err = model.ParseWeightType(q["weights"]); err != nil {
-			errs.add("weights", err)
-		}
-		flag("weights", q["weights"])
-	}
-	if q["kv"] != "" {
-		if req.KV, err = devices.ParseDType(q["kv"]); err != nil {
-			errs.add("kv", err)
-		}
-		flag("kv", q["kv"])
-	}
-	if req.FullCache = q["full_cache"] != ""; req.FullCache {
-		args = append(args, "--full-cache")
-	}
-	ops := q["ops"] != ""
-	if ops {
-		args = append(args, "--ops")
-	}
-	if s.Datasheet {
-		args = append(args, "--datasheet")
-	}
-	cli := strings.Join(args, " ")
-	if q["source"] == "config" {
+	cli := q.Args().String()
+	if q.Config != nil {
 		cli = "# save the config as config.json, then:\n" + cli
 	}
-	if len(errs) > 0 {
-		return answer{Errors: errs, CLI: cli}, nil
+	a, err := q.Answer()
+	if fe := query.Fields(err); fe != nil {
+		return answer{Errors: formErrors(fe, deviceFields), CLI: cli}, nil
 	}
-	if req, err = c.FillRequest(req); err != nil {
-		return answer{Errors: fieldErrors{"weights": err.Error()}, CLI: cli}, nil
-	}
-	var rs []model.Report
-	for _, d := range devs {
-		if err := r.Context().Err(); err != nil {
-			return answer{CLI: cli}, err
+	if err != nil {
+		if q.Config != nil {
+			return answer{Errors: fieldErrors{"config": err.Error()}, CLI: cli}, nil
 		}
-		m, err := roofline.New(d)
-		if err != nil {
-			return answer{}, err
-		}
-		serve := c.Serve
-		if len(devs) > 1 {
-			serve = c.ServeBeside // one device's gap does not abort the others
-		}
-		rep, err := serve(req, m)
-		if err != nil {
-			errs.add("", fmt.Errorf("%s on %s: %w", c.Name, d.Name, err))
-			continue
-		}
-		rs = append(rs, rep)
+		return answer{}, err
 	}
-	if err := model.Answered(c.Name, rs); err != nil && len(errs) == 0 {
-		errs.add("devices", err)
-	}
-	if len(errs) > 0 {
-		return answer{Errors: errs, CLI: cli}, nil
-	}
-	a := answer{Tables: tablesOf(reports.ModelTables(c.Name, req, rs, "", ops)), CLI: cli}
-	if len(rs) == 1 {
-		a.View = rs[0]
+	out := answer{Tables: tablesOf(reports.ModelTables(a.Config.Name, a.Request, a.Reports, "", q.Ops)), CLI: cli}
+	if len(a.Reports) == 1 {
+		out.View = a.Reports[0]
 	} else {
-		a.View = rs
+		out.View = a.Reports
 	}
 	// A model that fits on none of the devices has no times to draw.
-	if ch, err := reports.ModelDecodeChart(c.Name, req, devs, rs); err == nil {
+	if ch, err := reports.ModelDecodeChart(a.Config.Name, a.Request, devicesOf(a.Devices), a.Reports); err == nil {
 		fig, err := newFigure("model", ch.Title, ch, rooflineSize)
 		if err != nil {
 			return answer{}, err
 		}
-		a.Charts = []figure{fig}
+		out.Charts = []figure{fig}
 	}
-	return a, nil
+	return out, nil
 }
 
-// devicesOf resolves a comma-separated list of devices; the second result
-// is each device's key for the command line.
-func (s *server) devicesOf(list string, errs fieldErrors) ([]devices.Device, []string) {
-	var devs []devices.Device
-	var keys []string
-	for _, n := range strings.Split(list, ",") {
-		if n = strings.TrimSpace(n); n == "" {
-			continue
-		}
-		d, err := s.device(n)
-		if err != nil {
-			errs.add("devices", err)
-			continue
-		}
-		devs, keys = append(devs, d), append(keys, deviceKey(d))
+// devicesOf lists the devices of ds.
+func devicesOf(ds []devices.Chosen) []devices.Device {
+	out := make([]devices.Device, len(ds))
+	for i, d := range ds {
+		out[i] = d.Device
 	}
-	if len(devs) == 0 {
-		errs.add("devices", errors.New("pick one or more devices"))
+	return out
+}
+
+// formList splits a comma-separated field as the CLI splits a list flag's
+// value; an empty field is an empty list.
+func formList(v string) []string {
+	if strings.TrimSpace(v) == "" {
+		return []string{}
 	}
-	return devs, keys
+	return strings.Split(v, ",")
 }
 
 // deviceChecks are the device checkboxes, those in list checked.
@@ -192,7 +128,7 @@ func (s *server) deviceChecks(list string) []option {
 	}
 	var out []option
 	for _, d := range s.Catalog.Devices() {
-		out = append(out, option{deviceKey(d), d.Name, chosen[d.Name]})
+		out = append(out, option{d.Key(), d.Name, chosen[d.Name]})
 	}
 	return out
 }

@@ -1,56 +1,44 @@
 package web
 
 import (
-	"errors"
-	"fmt"
-	"math"
 	"net/http"
 	"strconv"
-	"strings"
 
 	"github.com/gpucalc/gpucalc/chart"
 	"github.com/gpucalc/gpucalc/devices"
 	"github.com/gpucalc/gpucalc/occupancy"
+	"github.com/gpucalc/gpucalc/query"
 	"github.com/gpucalc/gpucalc/reports"
-	"github.com/gpucalc/gpucalc/units"
 )
 
-// occupancyDefaults are the occupancy form's defaults: the CLI's, on the
-// CLI's default device.
-var occupancyDefaults = map[string]string{
-	"device": "h100", "threads": "256", "regs": "32", "static_smem": "0", "dynamic_smem": "0",
-	"carveout": "default", "cluster": "0", "barriers": "1", "max_threads": "0",
-}
-
-// occupancyFlags are the CLI's flag names where the form's differ, so that
-// a command line turns into a URL: ?smem=48K is --smem 48K.
-var occupancyFlags = map[string]string{
-	"smem": "dynamic_smem", "static-smem": "static_smem", "max-threads": "max_threads", "arch": "device",
-}
-
-// occupancyQuery reads the occupancy form from the URL, under the form's
-// names or the CLI's flag names (the form's win when both are given).
-func occupancyQuery(r *http.Request) map[string]string {
-	q := query(r, occupancyDefaults)
-	u := r.URL.Query()
-	for flag, field := range occupancyFlags {
-		if u.Has(flag) && !u.Has(field) {
-			q[field] = u.Get(flag)
-		}
-		delete(q, flag)
+// occupancyForm are the occupancy form's fields and their defaults: the
+// occupancy question's (occupancy.NewQuery), on the default device. A
+// field is named as the CLI's flag, so a command line's flags turn into a
+// URL (?smem=48K is --smem 48K); ?arch= is a device field holding an
+// architecture.
+func (s *server) occupancyForm(r *http.Request) map[string]string {
+	d := occupancy.NewQuery()
+	q := formValues(r, map[string]string{
+		"device": s.defaultKey(), "threads": strconv.Itoa(d.Threads), "regs": strconv.Itoa(d.Regs),
+		"smem": occupancy.DefaultSmem, "static-smem": d.StaticSmem, "carveout": d.Carveout,
+		"cluster": "0", "barriers": strconv.Itoa(d.Barriers), "max-threads": strconv.Itoa(d.MaxThreads),
+	})
+	if u := r.URL.Query(); u.Has("arch") && !u.Has("device") {
+		q["device"] = u.Get("arch")
 	}
+	delete(q, "arch")
 	return q
 }
 
 func (s *server) occupancyPage(w http.ResponseWriter, r *http.Request) {
-	q := occupancyQuery(r)
+	q := s.occupancyForm(r)
 	p := page{Title: "Occupancy", Nav: "occupancy", Q: q}
 	chosen, _ := s.Catalog.Lookup(q["device"])
 	for _, d := range s.Catalog.Devices() {
 		if _, err := d.Limits(); err != nil {
 			continue // not an NVIDIA GPU: no occupancy model
 		}
-		p.Devices = append(p.Devices, option{deviceKey(d), d.Name + " (" + d.CC.SM() + ")", d.Name == chosen.Name})
+		p.Devices = append(p.Devices, option{d.Key(), d.Name + " (" + d.CC.SM() + ")", d.Name == chosen.Name})
 	}
 	for _, a := range devices.Archs() {
 		sel := false
@@ -62,187 +50,50 @@ func (s *server) occupancyPage(w http.ResponseWriter, r *http.Request) {
 	s.render(w, "occupancy.html", p)
 }
 
-// occupancyInput is the parsed occupancy form.
-type occupancyInput struct {
-	target   occupancy.Target
-	kernel   occupancy.Kernel
-	launch   occupancy.Launch
-	cluster  int
-	defaults []string
+// occupancyQuery maps the form onto the occupancy question; the device
+// field names a device or, as a compute capability, an architecture.
+func (s *server) occupancyQuery(f map[string]string) (occupancy.Query, query.Errors) {
+	var errs query.Errors
+	q := occupancy.Query{Smem: f["smem"], StaticSmem: f["static-smem"], Carveout: f["carveout"], Catalog: s.Catalog, Datasheet: s.Datasheet}
+	q.Threads = formInt(f, "threads", &errs)
+	q.Regs = formInt(f, "regs", &errs)
+	q.Barriers = formInt(f, "barriers", &errs)
+	q.MaxThreads = formInt(f, "max-threads", &errs)
+	q.Cluster = formInt(f, "cluster", &errs)
+	q.ClusterGiven = q.Cluster != 0
+	q.Target(f["device"])
+	return q, errs
 }
 
-// parseOccupancy reads the form; a field at its default is treated as not
-// given (as a flag left out), so the command line leaves it out too.
-func (s *server) parseOccupancy(q map[string]string) (occupancyInput, fieldErrors) {
-	errs := fieldErrors{}
-	var in occupancyInput
-	dev := strings.TrimSpace(q["device"])
-	var err error
-	if cc, ccErr := devices.ParseCC(dev); ccErr == nil {
-		var arch devices.Arch
-		if arch, err = devices.ArchFor(cc); err == nil {
-			in.target = occupancy.ArchTarget(arch)
-		}
-	} else {
-		var d devices.Device
-		if d, err = s.device(dev); err == nil {
-			in.target, err = occupancy.DeviceTarget(d, "")
-		}
-	}
-	if err != nil {
-		errs.add("device", err)
-	}
-	// Ranges are checked by the calculation, which names the limits of
-	// the architecture; here only what it cannot take.
-	integer := func(name string) int {
-		v, err := strconv.Atoi(strings.TrimSpace(q[name]))
-		switch {
-		case err != nil || v > math.MaxInt32:
-			errs.add(name, fmt.Errorf("%q is not a whole number of a sensible size", q[name]))
-		case v < 0:
-			errs.add(name, errors.New("must not be negative"))
-		}
-		return v
-	}
-	sizeOf := func(name string) int {
-		b, err := units.ParseSize(q[name])
-		switch {
-		case err != nil:
-			errs.add(name, err)
-		case b > math.MaxInt32:
-			errs.add(name, errors.New("far larger than any GPU's shared memory"))
-		}
-		return int(b)
-	}
-	in.launch.Threads = integer("threads")
-	in.kernel.Regs = integer("regs")
-	in.kernel.StaticSmem = sizeOf("static_smem")
-	in.launch.DynamicSmem = sizeOf("dynamic_smem")
-	in.kernel.Barriers = integer("barriers")
-	in.kernel.MaxThreads = integer("max_threads")
-	in.cluster = integer("cluster")
-	if in.launch.Carveout, err = occupancy.ParseCarveout(q["carveout"]); err != nil {
-		errs.add("carveout", err)
-	}
-	for _, name := range []string{"threads", "regs"} {
-		if strings.TrimSpace(q[name]) == occupancyDefaults[name] {
-			in.defaults = append(in.defaults, "--"+name+" "+occupancyDefaults[name])
-		}
-	}
-	return in, errs
-}
-
-// resultField names the field an invalid input of Calculate is about.
-var resultField = []struct {
-	err   error
-	field string
-}{
-	{occupancy.ErrBlockSize, "threads"},
-	{occupancy.ErrRegisters, "regs"},
-	{occupancy.ErrNegative, "dynamic_smem"},
-	{occupancy.ErrStaticSmem, "static_smem"},
-	{occupancy.ErrCarveout, "carveout"},
-	{occupancy.ErrBarriers, "barriers"},
-	{occupancy.ErrMaxThreads, "max_threads"},
-}
-
-// occupancyCLI is the command line that prints the same answer.
-func (s *server) occupancyCLI(q map[string]string, in occupancyInput) string {
-	args := []string{"gpucalc", "occupancy"}
-	flag := func(name, v string) { args = append(args, "--"+name, shellQuote(v)) }
-	if in.target.Device != "" {
-		d, _ := s.Catalog.Lookup(in.target.Device)
-		flag("device", deviceKey(d))
-	} else {
-		flag("arch", in.target.CC.SM())
-	}
-	for _, f := range []struct{ field, flag string }{{"threads", "threads"}, {"regs", "regs"}} {
-		if v := strings.TrimSpace(q[f.field]); v != occupancyDefaults[f.field] {
-			flag(f.flag, v)
-		}
-	}
-	if total := in.kernel.StaticSmem + in.launch.DynamicSmem; total != 0 {
-		flag("smem", sizeFlag(total))
-	}
-	if in.kernel.StaticSmem != 0 {
-		flag("static-smem", sizeFlag(in.kernel.StaticSmem))
-	}
-	if !in.launch.Carveout.IsDefault() {
-		flag("carveout", strings.TrimSpace(q["carveout"]))
-	}
-	if in.kernel.Barriers != 1 {
-		flag("barriers", strconv.Itoa(in.kernel.Barriers))
-	}
-	if in.kernel.MaxThreads != 0 {
-		flag("max-threads", strconv.Itoa(in.kernel.MaxThreads))
-	}
-	if in.cluster != 0 {
-		flag("cluster", strconv.Itoa(in.cluster))
-	}
-	if s.Datasheet {
-		args = append(args, "--datasheet")
-	}
-	return strings.Join(args, " ")
-}
+// occupancyFields are the form's fields where the question's differ.
+var occupancyFields = map[string]string{"arch": "device"}
 
 // occupancy answers the occupancy form: the view of `gpucalc occupancy
 // --format json`, its tables, and the three sweeps as charts.
-func (s *server) occupancy(q map[string]string) (answer, error) {
-	in, errs := s.parseOccupancy(q)
+func (s *server) occupancy(f map[string]string) (answer, error) {
+	q, errs := s.occupancyQuery(f)
 	if len(errs) > 0 {
-		return answer{Errors: errs}, nil
+		return answer{Errors: formErrors(errs, occupancyFields)}, nil
 	}
-	t, k, l := in.target, in.kernel, in.launch
-	res := occupancy.Calculate(t.Arch, k, l)
-	for _, rf := range resultField {
-		if errors.Is(res.Err, rf.err) {
-			errs.add(rf.field, res.Err)
-		}
+	cli := q.Args().String()
+	a, err := q.Answer()
+	if fe := query.Fields(err); fe != nil {
+		return answer{Errors: formErrors(fe, occupancyFields), CLI: cli}, nil
 	}
-	if res.Err != nil && len(errs) == 0 {
-		errs.add("", res.Err)
-	}
-	if errors.Is(res.Reason, occupancy.ErrSmemPerBlock) {
-		errs.add("dynamic_smem", fmt.Errorf("%s in all: %w (%s on cc %s)", units.FormatSize(int64(k.StaticSmem+l.DynamicSmem)), res.Reason, units.FormatSize(int64(t.Arch.SmemPerBlockOptin)), t.CC))
-	}
-	var clusters *occupancy.Clusters
-	if in.cluster != 0 && len(errs) == 0 {
-		if t.SMs == 0 {
-			errs.add("cluster", errors.New("clusters are counted on the whole GPU: pick a device, not an architecture"))
-		} else if c, err := occupancy.ActiveClusters(t.Arch, res, in.cluster, t.SMs, t.GPCs); err != nil {
-			errs.add("cluster", err)
-		} else {
-			clusters = &c
-		}
-	}
-	cli := s.occupancyCLI(q, in)
-	if len(errs) > 0 {
-		return answer{Errors: errs, CLI: cli}, nil
-	}
-	cliffs, err := occupancy.FindCliffs(t.Arch, k, l)
 	if err != nil {
 		return answer{}, err
 	}
-	rep := reports.NewOccupancy(t, k, l, in.defaults, res, nil, &cliffs, clusters)
-	a := answer{View: rep, Tables: tablesOf(rep.Tables()), CLI: cli}
-	n, err := occupancy.SweepAround(t.Arch, k, l)
+	rep := reports.NewOccupancy(a.Target, a.Kernel, a.Launch, a.Defaults, a.Result, nil, &a.Cliffs, a.Clusters)
+	out := answer{View: rep, Tables: tablesOf(rep.Tables()), CLI: cli}
+	n, err := occupancy.SweepAround(a.Target.Arch, a.Kernel, a.Launch)
 	if err != nil {
 		return answer{}, err
 	}
-	c := reports.OccupancyChart(t, k, l, n)
+	c := reports.OccupancyChart(a.Target, a.Kernel, a.Launch, n)
 	fig, err := newFigure("occupancy", c.Title, c, chart.Size{})
 	if err != nil {
 		return answer{}, err
 	}
-	a.Charts = []figure{fig}
-	return a, nil
-}
-
-// sizeFlag writes a size as a flag value: 48K when a whole number of KiB,
-// else bytes.
-func sizeFlag(b int) string {
-	if b%1024 == 0 {
-		return strconv.Itoa(b/1024) + "K"
-	}
-	return strconv.Itoa(b)
+	out.Charts = []figure{fig}
+	return out, nil
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/gpucalc/gpucalc/examples"
 	"github.com/gpucalc/gpucalc/ncu"
 	"github.com/gpucalc/gpucalc/ops"
+	"github.com/gpucalc/gpucalc/query"
 	"github.com/gpucalc/gpucalc/reports"
 	"github.com/gpucalc/gpucalc/review"
 	"github.com/gpucalc/gpucalc/roofline"
@@ -23,11 +24,11 @@ import (
 )
 
 func (s *server) reportsPage(w http.ResponseWriter, r *http.Request) {
-	q := query(r, map[string]string{"example": "", "device": ""})
+	q := formValues(r, map[string]string{"example": "", "device": ""})
 	p := page{Title: "Reports", Nav: "reports", Q: q}
 	chosen, _ := s.Catalog.Lookup(q["device"])
 	for _, d := range s.Catalog.Devices() {
-		p.Devices = append(p.Devices, option{deviceKey(d), d.Name, q["device"] != "" && d.Name == chosen.Name})
+		p.Devices = append(p.Devices, option{d.Key(), d.Name, q["device"] != "" && d.Name == chosen.Name})
 	}
 	for _, n := range exampleNames() {
 		p.Examples = append(p.Examples, option{n, n, n == q["example"]})
@@ -47,7 +48,7 @@ func (s *server) report(r *http.Request) (answer, error) {
 			return *refused, nil
 		}
 	} else {
-		q := query(r, nil)
+		q := formValues(r, nil)
 		u.device = q["device"]
 		name := path.Base(q["example"])
 		var err error
@@ -86,12 +87,12 @@ func (s *server) checkReport(name string, data []byte, d devices.Device) (answer
 	if err != nil {
 		return answer{Errors: fieldErrors{"file": err.Error()}}, nil
 	}
-	if msg := tooMany(len(wl.Entries), "ops in the workload", "gpucalc check "+shellQuote(name)); msg != "" {
+	if msg := tooMany(len(wl.Entries), "ops in the workload", "gpucalc check "+query.Quote(name)); msg != "" {
 		return answer{Errors: fieldErrors{"file": msg}}, nil
 	}
 	rv := reports.Review{}
 	if d.Name == "" {
-		if d, err = s.device(defaultDevice); err != nil {
+		if d, err = s.device(devices.Default); err != nil {
 			return answer{}, err
 		}
 		rv.Origin = "default; pick a device"
@@ -109,9 +110,9 @@ func (s *server) checkReport(name string, data []byte, d devices.Device) (answer
 	if err := reports.ReviewHTML(&buf, rv); err != nil {
 		return answer{}, err
 	}
-	cli := "gpucalc check " + shellQuote(name) + " --format html"
+	cli := "gpucalc check " + query.Quote(name) + " --format html"
 	if rv.Origin == "" {
-		cli += " --device " + shellQuote(deviceKey(d))
+		cli += " --device " + query.Quote(d.Key())
 	}
 	if s.Datasheet {
 		cli += " --datasheet"
@@ -119,12 +120,9 @@ func (s *server) checkReport(name string, data []byte, d devices.Device) (answer
 	return answer{View: rv, HTML: buf.String(), CLI: cli}, nil
 }
 
-// defaultDevice is the CLI's default device.
-const defaultDevice = "h100"
-
 // ncuReport is `gpucalc ncu FILE`, with its chart.
 func (s *server) ncuReport(ctx context.Context, name string, in io.Reader, d devices.Device) (answer, error) {
-	cli := "gpucalc ncu " + shellQuote(name)
+	cli := "gpucalc ncu " + query.Quote(name)
 	// The reader stops past the limit as the rows stream, before they pile up.
 	ks, err := ncu.ReadAtMost(in, maxRows)
 	var many *ncu.TooManyError
@@ -145,7 +143,7 @@ func (s *server) ncuReport(ctx context.Context, name string, in io.Reader, d dev
 		}
 		d, origin = c, "from the export"
 	} else {
-		cli += " --device " + shellQuote(deviceKey(d))
+		cli += " --device " + query.Quote(d.Key())
 	}
 	if s.Datasheet {
 		cli += " --datasheet"
@@ -176,7 +174,7 @@ func (s *server) traceReport(ctx context.Context, name string, in io.Reader, d d
 	if err != nil {
 		return answer{Errors: fieldErrors{"file": fmt.Sprintf("%s: %v", name, err)}}, nil
 	}
-	cli := "gpucalc trace " + shellQuote(name)
+	cli := "gpucalc trace " + query.Quote(name)
 	origin := "from --device"
 	if d.Name == "" {
 		if tr.DeviceName() == "" {
@@ -187,7 +185,7 @@ func (s *server) traceReport(ctx context.Context, name string, in io.Reader, d d
 		}
 		origin = "from the trace"
 	} else {
-		cli += " --device " + shellQuote(deviceKey(d))
+		cli += " --device " + query.Quote(d.Key())
 	}
 	if s.Datasheet {
 		cli += " --datasheet"

@@ -1,22 +1,28 @@
 package web
 
 import (
-	"errors"
 	"fmt"
 	"io/fs"
 	"net/http"
 	"path"
 	"strings"
 
+	"github.com/gpucalc/gpucalc/devices"
 	"github.com/gpucalc/gpucalc/examples"
 	"github.com/gpucalc/gpucalc/ops"
+	"github.com/gpucalc/gpucalc/query"
 	"github.com/gpucalc/gpucalc/reports"
 	"github.com/gpucalc/gpucalc/roofline"
 )
 
-// rooflineDefaults: one GEMM on the CLI's default device.
-var rooflineDefaults = map[string]string{
-	"source": "ops", "ops": "matmul m=4096 n=4096 k=4096 dtype=bf16", "example": "llama3-8b-decode.yaml", "workload": "", "devices": "h100",
+// rooflineForm are the roofline form's fields and their defaults: one
+// GEMM on the default device. source says whether ops holds op specs (one
+// a line, each an --op), example names an example workload, or workload
+// holds pasted YAML.
+func (s *server) rooflineForm(r *http.Request) map[string]string {
+	return formValues(r, map[string]string{
+		"source": "ops", "ops": "matmul m=4096 n=4096 k=4096 dtype=bf16", "example": "llama3-8b-decode.yaml", "workload": "", "devices": s.defaultKey(),
+	})
 }
 
 // exampleNames lists the embedded example workloads.
@@ -26,7 +32,7 @@ func exampleNames() []string {
 }
 
 func (s *server) rooflinePage(w http.ResponseWriter, r *http.Request) {
-	q := query(r, rooflineDefaults)
+	q := s.rooflineForm(r)
 	p := page{Title: "Roofline", Nav: "roofline", Q: q}
 	p.Checks = s.deviceChecks(q["devices"])
 	for _, n := range exampleNames() {
@@ -35,119 +41,102 @@ func (s *server) rooflinePage(w http.ResponseWriter, r *http.Request) {
 	s.render(w, "roofline.html", p)
 }
 
-// workload reads the roofline form's source: op specs (one a line), an
-// example, or pasted YAML. The second result is the CLI's flags for it.
-func workload(q map[string]string, errs fieldErrors) (ops.Workload, []string) {
-	switch q["source"] {
+// rooflineQuery maps the form onto the roofline question; an example and
+// pasted YAML are read as --workload reads a file.
+func (s *server) rooflineQuery(f map[string]string) (roofline.Query, fieldErrors) {
+	q := roofline.Query{Devices: devices.Named(formList(f["devices"])), Catalog: s.Catalog, Datasheet: s.Datasheet}
+	errs := fieldErrors{}
+	read := func(file, field string, data []byte) {
+		w, err := ops.ParseWorkload(file, data)
+		if err != nil {
+			errs.add(field, err)
+		}
+		q.WorkloadFile, q.Workload = file, &w
+	}
+	switch f["source"] {
 	case "example":
-		name := path.Base(q["example"])
+		name := path.Base(f["example"])
 		data, err := fs.ReadFile(examples.FS, name)
 		if err != nil {
-			errs.add("example", fmt.Errorf("no example %q; pick one of %s", q["example"], strings.Join(exampleNames(), ", ")))
-			return ops.Workload{}, nil
+			errs.add("example", fmt.Errorf("no example %q; pick one of %s", f["example"], strings.Join(exampleNames(), ", ")))
+			break
 		}
-		w, err := ops.ParseWorkload(name, data)
-		if err != nil {
-			errs.add("example", err)
-		}
-		return w, []string{"--workload", "examples/" + name}
+		read("examples/"+name, "example", data)
 	case "workload":
-		w, err := ops.ParseWorkload("the pasted workload", []byte(q["workload"]))
-		if err != nil {
-			errs.add("workload", err)
-		}
-		return w, []string{"--workload", "workload.yaml"}
+		read("workload.yaml", "workload", []byte(f["workload"]))
 	case "ops":
-		w := ops.Workload{Name: "ops"}
-		var flags []string
-		for i, line := range strings.Split(q["ops"], "\n") {
-			line = strings.TrimSpace(line)
-			if line == "" {
-				continue
+		for _, line := range strings.Split(f["ops"], "\n") {
+			if line = strings.TrimSpace(line); line != "" {
+				q.Ops = append(q.Ops, line)
 			}
-			o, err := ops.Parse(line)
-			if err != nil {
-				errs.add("ops", fmt.Errorf("line %d: %w", i+1, err))
-				continue
-			}
-			w.Entries = append(w.Entries, ops.Entry{Op: o, Count: 1})
-			flags = append(flags, "--op", shellQuote(line))
 		}
-		if len(w.Entries) == 0 {
-			errs.add("ops", errors.New("give one op a line, such as: matmul m=4096 n=4096 k=4096 dtype=bf16"))
-		}
-		return w, flags
+	default:
+		errs.add("source", fmt.Errorf("source %q: expected ops, example or workload", f["source"]))
 	}
-	errs.add("source", fmt.Errorf("source %q: expected ops, example or workload", q["source"]))
-	return ops.Workload{}, nil
+	return q, errs
 }
+
+// rooflineFields are the form's fields where the question's differ.
+var rooflineFields = map[string]string{"op": "ops", "device": "devices"}
 
 // roofline answers the roofline form: the view of `gpucalc roofline
 // --format json`, its tables and the chart.
 func (s *server) roofline(r *http.Request) (answer, error) {
-	q := query(r, rooflineDefaults)
-	errs := fieldErrors{}
-	wl, flags := workload(q, errs)
-	devs, keys := s.devicesOf(q["devices"], errs)
-	args := append([]string{"gpucalc", "roofline"}, flags...)
-	if len(keys) == 1 {
-		args = append(args, "--device", shellQuote(keys[0]))
-	} else if len(keys) > 1 {
-		args = append(args, "--devices", shellQuote(strings.Join(keys, ",")))
+	f := s.rooflineForm(r)
+	q, errs := s.rooflineQuery(f)
+	if len(errs) > 0 {
+		return answer{Errors: errs}, nil
 	}
-	if s.Datasheet {
-		args = append(args, "--datasheet")
-	}
-	cli := strings.Join(args, " ")
-	if q["source"] == "workload" {
+	cli := q.Args().String()
+	if f["source"] == "workload" {
 		cli = "# save the YAML as workload.yaml, then:\n" + cli
 	}
-	if len(errs) == 0 {
-		if msg := tooMany(len(wl.Entries)*len(devs), fmt.Sprintf("rows (%d ops × %d devices)", len(wl.Entries), len(devs)), cli); msg != "" {
-			errs.add(q["source"], errors.New(msg))
+	if err := q.Validate(); err != nil {
+		if fe := query.Fields(err); fe != nil {
+			return answer{Errors: formErrors(fe, rooflineFields), CLI: cli}, nil
 		}
+		return answer{}, err
 	}
-	if len(errs) > 0 {
-		return answer{Errors: errs, CLI: cli}, nil
+	if msg := tooMany(rooflineRows(q), "rows (ops × devices)", cli); msg != "" {
+		return answer{Errors: fieldErrors{f["source"]: msg}, CLI: cli}, nil
 	}
-	var ms []*roofline.Model
-	notes := make([][]string, len(devs))
-	for i, d := range devs {
-		if err := r.Context().Err(); err != nil {
-			return answer{CLI: cli}, err
-		}
-		m, err := roofline.New(d)
-		if err != nil {
-			errs.add("devices", fmt.Errorf("%s: %w", d.Name, err))
-			continue
-		}
-		ms, notes[i] = append(ms, m), reports.RooflineModelNotes(m, false)
+	a, err := q.Answer()
+	if err != nil {
+		return answer{Errors: fieldErrors{"devices": err.Error()}, CLI: cli}, nil
 	}
-	var views []reports.RooflineView
-	if len(errs) == 0 {
-		ps, err := roofline.Compare(ms, wl)
-		if err != nil {
-			errs.add("devices", err)
-		}
-		views = reports.NewRooflineViews(ps, make([]string, len(ps)))
+	wl, ms := a.Workload, a.Models
+	notes := make([][]string, len(ms))
+	for i, m := range ms {
+		notes[i] = reports.RooflineModelNotes(m, false)
 	}
-	if len(errs) > 0 {
-		return answer{Errors: errs, CLI: cli}, nil
-	}
-	a := answer{Tables: tablesOf(reports.RooflineTables(wl.Name, views, notes)), CLI: cli}
+	views := reports.NewRooflineViews(a.Priced, make([]string, len(ms)))
+	out := answer{Tables: tablesOf(reports.RooflineTables(wl.Name, views, notes)), CLI: cli}
 	if len(views) == 1 {
-		a.View = views[0]
+		out.View = views[0]
 	} else {
-		a.View = reports.RooflineComparison{Devices: views}
+		out.View = reports.RooflineComparison{Devices: views}
 	}
-	c := reports.RooflineViewsChart(wl.Name, devs, views)
+	c := reports.RooflineViewsChart(wl.Name, devicesOf(a.Devices), views)
 	fig, err := newFigure("roofline", c.Title, c, rooflineSize)
 	if err != nil {
 		return answer{}, err
 	}
-	a.Charts = []figure{fig}
+	out.Charts = []figure{fig}
 	if u := c.Unplaced(); len(u) > 0 {
-		a.Tables[0].Notes = append(a.Tables[0].Notes, "not on the chart: "+strings.Join(u, "; "))
+		out.Tables[0].Notes = append(out.Tables[0].Notes, "not on the chart: "+strings.Join(u, "; "))
 	}
-	return a, nil
+	return out, nil
+}
+
+// rooflineRows is how many rows a roofline answer has: ops × devices.
+func rooflineRows(q roofline.Query) int {
+	n := len(q.Ops)
+	if q.Workload != nil {
+		n = len(q.Workload.Entries)
+	}
+	d := len(q.Devices.Devices)
+	if d == 0 {
+		d = 1
+	}
+	return n * d
 }

@@ -14,13 +14,16 @@ import (
 	"fmt"
 	"html/template"
 	"io/fs"
+	"math"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
 
 	"github.com/gpucalc/gpucalc/chart"
 	"github.com/gpucalc/gpucalc/devices"
+	"github.com/gpucalc/gpucalc/query"
 	"github.com/gpucalc/gpucalc/reports"
 	"github.com/gpucalc/gpucalc/units"
 )
@@ -85,7 +88,7 @@ func (s *server) handler() (http.Handler, error) {
 	mux.HandleFunc("GET /model", s.modelPage)
 	mux.HandleFunc("GET /reports", s.reportsPage)
 	mux.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(static)))
-	mux.Handle("GET /api/occupancy", s.api(func(r *http.Request) (answer, error) { return s.occupancy(occupancyQuery(r)) }))
+	mux.Handle("GET /api/occupancy", s.api(func(r *http.Request) (answer, error) { return s.occupancy(s.occupancyForm(r)) }))
 	mux.Handle("GET /api/roofline", s.api(s.roofline))
 	mux.Handle("GET /api/model", s.api(s.model))
 	mux.Handle("GET /api/report", s.api(s.report))
@@ -206,6 +209,31 @@ func inlineSVG(s string) string {
 	return s
 }
 
+// formInt maps a whole-number form field onto a question's int field; a
+// value that is none is the field's error.
+func formInt(f map[string]string, field string, errs *query.Errors) int {
+	v, err := strconv.Atoi(strings.TrimSpace(f[field]))
+	if err != nil || v > math.MaxInt32 || v < math.MinInt32 {
+		*errs = append(*errs, query.FieldError{Field: field, Value: f[field], Allowed: "a whole number"})
+	}
+	return v
+}
+
+// formErrors are a question's field errors under the form's field names
+// (rename maps a question's field to the form's where they differ), each
+// worded as the CLI words it.
+func formErrors(es query.Errors, rename map[string]string) fieldErrors {
+	out := fieldErrors{}
+	for i := range es {
+		field := es[i].Field
+		if f, ok := rename[field]; ok {
+			field = f
+		}
+		out.add(field, &es[i])
+	}
+	return out
+}
+
 // fieldErrors collects what is wrong with each field.
 type fieldErrors map[string]string
 
@@ -241,25 +269,21 @@ func writeJSON(w http.ResponseWriter, status int, body []byte) {
 	_, _ = w.Write(body)
 }
 
-// device looks a device up, as the CLI's --device does (with --datasheet).
+// device looks a device up as the CLI's --device does (devices.Choice,
+// with --datasheet).
 func (s *server) device(name string) (devices.Device, error) {
-	d, err := s.Catalog.Lookup(name)
+	ds, err := devices.Named([]string{name}).Resolve(s.Catalog, s.Datasheet)
 	if err != nil {
-		return d, err
+		return devices.Device{}, err
 	}
-	if s.Datasheet {
-		d = d.Datasheet()
-	}
-	return d, nil
+	return ds[0].Device, nil
 }
 
-// deviceKey is the short name a device goes by in URLs and command lines:
-// its first alias.
-func deviceKey(d devices.Device) string {
-	if len(d.Aliases) > 0 {
-		return d.Aliases[0]
-	}
-	return d.Name
+// defaultKey is the default device's key, what a form's device field
+// starts at.
+func (s *server) defaultKey() string {
+	d, _ := s.Catalog.Lookup(devices.Default)
+	return d.Key()
 }
 
 // option is one entry of a device picker.
@@ -285,9 +309,9 @@ func (s *server) render(w http.ResponseWriter, name string, p page) {
 	}
 }
 
-// query returns the request's values, first value of each, with defaults
+// formValues returns the request's values, first value of each, with defaults
 // for those not given.
-func query(r *http.Request, defaults map[string]string) map[string]string {
+func formValues(r *http.Request, defaults map[string]string) map[string]string {
 	q := map[string]string{}
 	for k, v := range defaults {
 		q[k] = v
@@ -298,12 +322,4 @@ func query(r *http.Request, defaults map[string]string) map[string]string {
 		}
 	}
 	return q
-}
-
-// shellQuote quotes a command-line argument for a POSIX shell when needed.
-func shellQuote(s string) string {
-	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.,/%=:+") == "" {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

@@ -86,7 +86,7 @@ func TestHostCheck(t *testing.T) {
 // bad fields come back as field errors.
 func TestOccupancyAPI(t *testing.T) {
 	h := newTestServer(t, true)
-	w := get(h, "localhost", "/api/occupancy?device=a100&regs=64&dynamic_smem=48K")
+	w := get(h, "localhost", "/api/occupancy?device=a100&regs=64&smem=48K")
 	if w.Code != 200 {
 		t.Fatalf("status %d: %s", w.Code, w.Body)
 	}
@@ -97,7 +97,7 @@ func TestOccupancyAPI(t *testing.T) {
 	if res["blocks_per_sm"] != 3.0 || res["limiters"] != "shared_memory" || res["blocks_by_regs"] != 4.0 {
 		t.Errorf("A100, 64 regs, 48K: got %v blocks limited by %v (%v by registers); want 3 by shared_memory (4 by registers)", res["blocks_per_sm"], res["limiters"], res["blocks_by_regs"])
 	}
-	if want := "gpucalc occupancy --device a100-sxm4-80gb --regs 64 --smem 48K"; a.CLI != want {
+	if want := "gpucalc occupancy --device a100 --regs 64 --smem 48K"; a.CLI != want {
 		t.Errorf("cli = %q, want %q", a.CLI, want)
 	}
 	if len(a.Charts) != 1 || len(a.Tables) < 2 {
@@ -107,8 +107,8 @@ func TestOccupancyAPI(t *testing.T) {
 		t.Errorf("chart %s %q: not the SVG figure of this configuration: %.80s", c.ID, c.Title, c.SVG)
 	}
 
-	// The CLI's flag names work in the URL too: ?smem=48K is --smem 48K
-	// (the same answer as dynamic_smem=48K above), ?arch=sm_80 --arch.
+	// The form's fields are the CLI's flags: ?smem=48K is --smem 48K,
+	// ?arch=sm_80 --arch.
 	for _, q := range []string{"device=a100&regs=64&smem=48K", "arch=sm_80&regs=64&smem=48K"} {
 		a := decode(t, get(h, "localhost", "/api/occupancy?"+q))
 		res, _ := a.View.(map[string]any)["result"].(map[string]any)
@@ -116,21 +116,21 @@ func TestOccupancyAPI(t *testing.T) {
 			t.Errorf("%s: %v blocks limited by %v (errors %q); want 3 by shared_memory", q, res["blocks_per_sm"], res["limiters"], a.Errors)
 		}
 	}
-	if w := get(h, "localhost", "/?smem=48K"); !strings.Contains(w.Body.String(), `name="dynamic_smem" value="48K"`) {
-		t.Errorf("the page given ?smem=48K does not fill the dynamic shared memory field")
+	if w := get(h, "localhost", "/?smem=48K"); !strings.Contains(w.Body.String(), `name="smem" value="48K"`) {
+		t.Errorf("the page given ?smem=48K does not fill the shared memory field")
 	}
 
 	for _, tc := range []struct{ query, field, want string }{
 		{"regs=300", "regs", "255"},
 		{"threads=2000", "threads", "1024"},
-		{"threads=x", "threads", `"x" is not a whole number`},
-		{"dynamic_smem=48Q", "dynamic_smem", "unknown unit"},
-		{"dynamic_smem=300K", "dynamic_smem", "opt-in maximum"},
-		{"static_smem=64K", "static_smem", "48 KiB"},
+		{"threads=x", "threads", "--threads x: a whole number"},
+		{"smem=48Q", "smem", "unknown unit"},
+		{"smem=300K", "smem", "opt-in maximum"},
+		{"smem=64K&static-smem=64K", "static-smem", "48 KiB"},
 		{"carveout=50", "carveout", "50%"},
 		{"device=h900", "device", "unknown device"},
 		{"device=mi300x", "device", "not an NVIDIA GPU"},
-		{"device=sm_80&cluster=2", "cluster", "pick a device"},
+		{"device=sm_80&cluster=2", "cluster", "give --device instead of --arch"},
 		{"device=a100&cluster=2", "cluster", "9.0"},
 	} {
 		w := get(h, "localhost", "/api/occupancy?"+tc.query)
@@ -145,11 +145,11 @@ func TestRooflineAPI(t *testing.T) {
 	h := newTestServer(t, true)
 	for _, tc := range []struct{ query, cli, field, want string }{
 		{"source=ops&ops=matmul+m%3D4096+n%3D4096+k%3D4096+dtype%3Dbf16&devices=h100", "gpucalc roofline --op 'matmul m=4096 n=4096 k=4096 dtype=bf16' --device h100", "", ""},
-		{"source=example&example=llama3-8b-decode.yaml&devices=h100,a100", "gpucalc roofline --workload examples/llama3-8b-decode.yaml --devices h100,a100-sxm4-80gb", "", ""},
-		{"source=ops&ops=matmul+m%3D4&devices=h100", "", "ops", "line 1"},
+		{"source=example&example=llama3-8b-decode.yaml&devices=h100,a100", "gpucalc roofline --workload examples/llama3-8b-decode.yaml --devices h100,a100", "", ""},
+		{"source=ops&ops=matmul+m%3D4&devices=h100", "", "ops", "--op 'matmul m=4'"},
 		{"source=example&example=../../etc/passwd&devices=h100", "", "example", "no example"},
 		{"source=workload&workload=name%3A+x&devices=h100", "", "workload", "no ops"},
-		{"source=ops&devices=", "", "devices", "pick one or more"},
+		{"source=ops&devices=", "", "devices", "--devices '': empty"},
 	} {
 		w := get(h, "localhost", "/api/roofline?"+tc.query)
 		a := decode(t, w)
@@ -169,11 +169,11 @@ func TestModelAPI(t *testing.T) {
 	h := newTestServer(t, true)
 	for _, tc := range []struct{ query, field, want string }{
 		{"devices=h100&tp=0", "tp", "1 or more"},
-		{"devices=h100&batch=x", "batch", "not a whole number"},
+		{"devices=h100&batch=x", "batch", "--batch x: a whole number"},
 		{"devices=h100&weights=int3", "weights", "unknown data type"},
 		{"devices=h100&model=gpt-9", "model", "gpt-9"},
 		{"devices=h100&source=config&config=%7B", "config", "config.json"},
-		{"devices=", "devices", "pick one or more"},
+		{"devices=", "devices", "--devices '': empty"},
 	} {
 		w := get(h, "localhost", "/api/model?"+tc.query)
 		if a := decode(t, w); w.Code != http.StatusUnprocessableEntity || !strings.Contains(a.Errors[tc.field], tc.want) {
@@ -270,7 +270,7 @@ func attr(el, name string) string {
 func BenchmarkOccupancyAPI(b *testing.B) {
 	h := newTestServer(b, true)
 	for b.Loop() {
-		if w := get(h, "localhost", "/api/occupancy?device=a100&regs=64&dynamic_smem=48K"); w.Code != 200 {
+		if w := get(h, "localhost", "/api/occupancy?device=a100&regs=64&smem=48K"); w.Code != 200 {
 			b.Fatal(w.Code)
 		}
 	}
@@ -280,9 +280,9 @@ func BenchmarkOccupancyAPI(b *testing.B) {
 // with a view or with errors, never a failure of the server (a blank page).
 func FuzzAPI(f *testing.F) {
 	for _, q := range []string{
-		"device=a100&regs=64&dynamic_smem=48K",
-		"device=sm_90&threads=1024&regs=255&static_smem=48K&dynamic_smem=179K&carveout=100%25&cluster=16&barriers=16&max_threads=1024",
-		"device=h100&threads=-1&regs=1e9&dynamic_smem=-5&carveout=0K&cluster=-3",
+		"device=a100&regs=64&smem=48K",
+		"device=sm_90&threads=1024&regs=255&static-smem=48K&smem=227K&carveout=100%25&cluster=16&barriers=16&max-threads=1024",
+		"device=h100&threads=-1&regs=1e9&smem=-5&carveout=0K&cluster=-3",
 		"device=%00&threads=&regs=",
 		"source=ops&ops=matmul+m%3D1+n%3D1+k%3D1%0Aattention+b%3D1+h%3D1+s%3D1+d%3D1&devices=h100,mi300x",
 		"source=workload&workload=name%3A+x%0Aops%3A%0A++-+name%3A+a%0A++++op%3A+copy+n%3D1&devices=t4",

@@ -34,16 +34,15 @@ func writeBatch[R any](f *factory, form reports.Format, name string, rows []R, r
 			failed++
 		}
 	}
-	var err error
+	var view any // built for JSON only: a batch can be long
 	if form == reports.FormatJSON {
-		err = f.JSON(asJSON())
-	} else {
-		err = f.Render(form, asTable())
+		view = asJSON()
 	}
-	if err != nil {
+	table := func() []reports.Table { return []reports.Table{asTable()} }
+	if err := f.Output(form, nil, nil, view, table, table); err != nil {
 		return err
 	}
-	err = batchFailures(failed, len(rows), readErr)
+	err := batchFailures(failed, len(rows), readErr)
 	if err != nil && readErr == nil {
 		err = fmt.Errorf("%s: %w", name, err)
 	}

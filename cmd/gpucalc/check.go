@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 
 	"github.com/gpucalc/gpucalc/devices"
 	"github.com/gpucalc/gpucalc/model"
@@ -118,11 +119,11 @@ worse) is found, for CI.
 	opts.flags = fl
 	fl.StringVar(&opts.model, "model", "", "review a step of this `model` (built-in name or config.json) instead of a workload file")
 	fl.StringVar((*string)(&opts.shape.Phase), "phase", string(model.Decode), "with --model: `prefill`, decode or train")
-	fl.StringVar(&opts.train.method, "method", string(train.Full), "with --phase train: `full` or lora")
-	fl.StringVar(&opts.train.prec, "precision", string(train.BF16), "with --phase train: `bf16` or mixed")
-	fl.StringVar(&opts.train.ckpt, "ckpt", string(train.NoCkpt), "with --phase train: activation checkpointing, `none` or full")
-	fl.Int64Var(&opts.train.req.GPUs, "gpus", 1, "with --phase train: `GPUs` in all")
-	fl.Int64Var(&opts.train.req.ZeRO, "zero", 0, "with --phase train: ZeRO `stage` 0 to 3")
+	fl.StringVar(&opts.train.method, "method", string(train.DefaultMethod), "with --phase train: `full` or lora")
+	fl.StringVar(&opts.train.prec, "precision", string(train.DefaultPrecision), "with --phase train: `bf16` or mixed")
+	fl.StringVar(&opts.train.ckpt, "ckpt", string(train.DefaultCkpt), "with --phase train: activation checkpointing, `none` or full")
+	fl.Int64Var(&opts.train.req.GPUs, "gpus", train.DefaultGPUs, "with --phase train: `GPUs` in all")
+	fl.Int64Var(&opts.train.req.ZeRO, "zero", train.DefaultZeRO, "with --phase train: ZeRO `stage` 0 to 3")
 	fl.BoolVar(&opts.train.req.BucketView, "bucket-view", false, "with --phase train: DDP with gradient_as_bucket_view=True")
 	fl.Int64Var(&opts.shape.Batch, "batch", model.DefaultBatch, "with --model: `sequences` in the batch")
 	fl.Int64Var(&opts.shape.Seq, "prompt", model.DefaultPrompt, "with --model: prompt `tokens` per sequence (prefill)")
@@ -179,18 +180,19 @@ func checkRun(opts *checkOptions) error {
 		}
 		rv.Reports = append(rv.Reports, r)
 	}
-	if form == reports.FormatHTML {
-		err = reports.ReviewHTML(f.Out, rv)
-	} else {
-		err = f.Output(form, &opts.section, rv,
-			func() []reports.Table { return reports.ReviewTables(rv) },
-			func() []reports.Table { return reports.ReviewRecords(rv) })
-	}
+	err = f.Output(form, &opts.section, nil, reviewPage{rv},
+		func() []reports.Table { return reports.ReviewTables(rv) },
+		func() []reports.Table { return reports.ReviewRecords(rv) })
 	if err != nil {
 		return err
 	}
 	return failed(rv, fail)
 }
+
+// reviewPage is the review's view: its JSON, and its HTML page.
+type reviewPage struct{ reports.Review }
+
+func (p reviewPage) HTML(w io.Writer) error { return reports.ReviewHTML(w, p.Review) }
 
 func failSeverity(s string) (review.Severity, error) {
 	switch s {
@@ -244,12 +246,12 @@ func (opts *checkOptions) flagsApply() error {
 // trainReview reviews a training step (--phase train) of cfg on d.
 func (opts *checkOptions) trainReview(cfg model.Config, d devices.Device) (review.Report, error) {
 	o := opts.train
-	o.opt, o.targets = string(train.AdamW), "all-linear"
-	o.req.Batch, o.req.Seq, o.req.TP = opts.shape.Batch, opts.shape.Seq, opts.shape.TP
-	o.req.LoRARank, o.req.LoRAAlpha = train.DefaultRank, train.DefaultAlpha
-	q, err := o.request()
+	tq := train.NewQuery(opts.model)
+	tq.Method, tq.Precision, tq.Ckpt = o.method, o.prec, o.ckpt
+	tq.Batch, tq.Seq, tq.TP, tq.GPUs, tq.ZeRO, tq.BucketView = opts.shape.Batch, opts.shape.Seq, opts.shape.TP, o.req.GPUs, o.req.ZeRO, o.req.BucketView
+	q, err := tq.Request()
 	if err != nil {
-		return review.Report{}, err
+		return review.Report{}, usage(err)
 	}
 	m, err := roofline.New(d)
 	if err != nil {

@@ -167,7 +167,7 @@ func TestDeviceFlags(t *testing.T) {
 		{[]string{"--devices", "h100,A100 SXM4 80GB,l40s"}, "", []string{"H100 SXM", "A100 SXM4 80GB", "L40S"}, "", ""},
 		{[]string{"--devices", "h100,h100-sxm"}, "", nil, "", "names H100 SXM twice"},
 		{[]string{"--devices", ","}, "", nil, "", "an empty name"},
-		{[]string{"--device", ""}, "", nil, "", "--device is empty"},
+		{[]string{"--device", ""}, "", nil, "", "--device '': empty"},
 		{[]string{"--device", "h100", "--devices", "a100"}, "", nil, "", "not both"},
 		{nil, "h900", nil, "", "from GPUCALC_DEVICE: unknown device"},
 	}

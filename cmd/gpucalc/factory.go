@@ -7,10 +7,10 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strings"
 
 	"github.com/gpucalc/gpucalc/devices"
 	"github.com/gpucalc/gpucalc/escape"
+	"github.com/gpucalc/gpucalc/query"
 	"github.com/gpucalc/gpucalc/reports"
 	"github.com/gpucalc/gpucalc/roofline"
 )
@@ -54,6 +54,16 @@ type usageError struct{ err error }
 
 func (e usageError) Error() string { return e.err.Error() }
 func (e usageError) Unwrap() error { return e.err }
+
+// usage makes an error that names a query's fields (query.FieldError) a
+// usage error of one line, the first field's; any other error is returned
+// as it is.
+func usage(err error) error {
+	if fs := query.Fields(err); fs != nil {
+		return usageError{&fs[0]}
+	}
+	return err
+}
 
 // usagef returns a usage error.
 func usagef(format string, args ...any) error { return usageError{fmt.Errorf(format, args...)} }
@@ -124,15 +134,9 @@ func (f *factory) Catalog() (*devices.Catalog, error) {
 	return c, nil
 }
 
-// defaultDevice is used when neither --device nor GPUCALC_DEVICE names one.
-const defaultDevice = "H100 SXM"
-
 // target is one device a command runs on, and where its name came from
-// ("" when the user named it; "default; ..." or "from GPUCALC_DEVICE").
-type target struct {
-	devices.Device
-	Origin string
-}
+// ("" when the user named it; devices.OriginDefault or OriginEnv).
+type target = devices.Chosen
 
 // Rooflines resolves device flags (Devices) and builds each device's
 // roofline model.
@@ -176,45 +180,20 @@ func (f *factory) Lookup(name string) (devices.Device, error) {
 	return d, nil
 }
 
-// Devices resolves device flags to the devices to run on.
+// Devices resolves device flags to the devices to run on (devices.Choice:
+// one rule for every command and the web); a mistake is a usage error.
 func (f *factory) Devices(o deviceFlags) ([]target, error) {
-	if o.deviceSet() && o.devicesSet() {
-		return nil, usagef("give --device or --devices, not both")
+	c, err := f.Catalog()
+	if err != nil {
+		return nil, err
 	}
-	if o.deviceSet() && strings.TrimSpace(o.device) == "" {
-		return nil, usagef("--device is empty: give a GPU name from 'gpucalc devices'")
-	}
-	if !o.devicesSet() {
-		name, origin := f.deviceName(o.device)
-		d, err := f.Lookup(name)
-		if err != nil {
-			if origin != "" && !strings.HasPrefix(origin, "default") {
-				err = fmt.Errorf("%s: %w", origin, err)
-			}
-			return nil, err
-		}
-		return []target{{d, origin}}, nil
-	}
-	if len(o.devices) == 0 {
-		return nil, usagef("--devices is empty: give comma-separated GPU names from 'gpucalc devices'")
-	}
-	var out []target
-	seen := map[string]string{}
-	for _, n := range o.devices {
-		if strings.TrimSpace(n) == "" {
-			return nil, usagef("--devices %s: an empty name; give comma-separated GPU names", strings.Join(o.devices, ","))
-		}
-		d, err := f.Lookup(n)
-		if err != nil {
-			return nil, usageError{fmt.Errorf("--devices: %w", err)}
-		}
-		if prev, ok := seen[d.Name]; ok {
-			return nil, usagef("--devices names %s twice (%q and %q)", d.Name, prev, n)
-		}
-		seen[d.Name] = n
-		out = append(out, target{d, ""})
-	}
-	return out, nil
+	ts, err := f.choice(o).Resolve(c, f.datasheet)
+	return ts, usage(err)
+}
+
+// choice maps the device flags onto the devices.Choice they state.
+func (f *factory) choice(o deviceFlags) devices.Choice {
+	return devices.Choice{Device: o.device, Devices: o.devices, DeviceGiven: o.deviceSet(), DevicesGiven: o.devicesSet(), Env: f.Getenv("GPUCALC_DEVICE")}
 }
 
 // Device resolves device flags that name one GPU.
@@ -247,29 +226,48 @@ func (f *factory) deviceOver(o deviceFlags, named []string, warn string) (device
 	return t.Device, "from --device", nil
 }
 
-// deviceName returns the device to use when a command names one: the flag,
-// else $GPUCALC_DEVICE, else the default; origin says where it came from.
-func (f *factory) deviceName(flag string) (name, origin string) {
-	if flag != "" {
-		return flag, ""
+// batchDevice is the roofline model of the device a batch row's device
+// column names: the column, else $GPUCALC_DEVICE, else the default
+// (devices.Choice.Name).
+func (f *factory) batchDevice(column string) (*roofline.Model, error) {
+	name, _ := devices.Choice{Device: column, DeviceGiven: column != "", Env: f.Getenv("GPUCALC_DEVICE")}.Name()
+	d, err := f.Lookup(name)
+	if err != nil {
+		return nil, err
 	}
-	if env := f.Getenv("GPUCALC_DEVICE"); env != "" {
-		return env, "from GPUCALC_DEVICE"
-	}
-	return defaultDevice, "default; set --device or GPUCALC_DEVICE"
+	return roofline.New(d)
 }
 
-// Output writes a command's result: JSON the view, CSV the section of
-// records that --section picks (sec is nil for a command with one), table
-// and Markdown the tables. records and tables are built only when needed.
-func (f *factory) Output(form reports.Format, sec *sectionFlag, view any, tables, records func() []reports.Table) error {
+// Output writes a command's result, every command's last call: JSON the
+// view, CSV the section of records that --section picks (sec is nil for a
+// command with one), table and Markdown the tables; records and tables
+// are built only when needed. notes are about what the command wrote beside
+// its output (a chart file, the points a chart left out): under the first
+// table, or on standard error for JSON and CSV, which must stay
+// machine-readable.
+//
+// Two kinds of view write themselves: a page (check's --format html) and a
+// stream (a batch whose rows are written as they are answered, in every
+// format).
+func (f *factory) Output(form reports.Format, sec *sectionFlag, notes []string, view any, tables, records func() []reports.Table) error {
 	if err := sec.check(form); err != nil {
 		return err
 	}
+	if s, ok := view.(stream); ok {
+		return s(f.Out, form, f.tableWidth())
+	}
 	switch form {
+	case reports.FormatHTML:
+		p, ok := view.(page)
+		if !ok {
+			return usagef("--format html: this command writes table, markdown, json or csv")
+		}
+		return p.HTML(f.Out)
 	case reports.FormatJSON:
+		f.notes(nil, notes)
 		return f.JSON(view)
 	case reports.FormatCSV:
+		f.notes(nil, notes)
 		name := "" // the first section, unless --section names one
 		if sec.set() {
 			name = sec.name
@@ -284,24 +282,17 @@ func (f *factory) Output(form reports.Format, sec *sectionFlag, view any, tables
 		}
 		return f.Render(form, t)
 	}
-	return f.Render(form, tables()...)
+	t := tables()
+	f.notes(t, notes)
+	return f.Render(form, t...)
 }
 
-// OutputNotes is Output with notes about what the command wrote beside its
-// output (a chart file, the points a chart left out): under the first
-// table, or on standard error for JSON and CSV, which must stay
-// machine-readable.
-func (f *factory) OutputNotes(form reports.Format, sec *sectionFlag, notes []string, view any, tables, records func() []reports.Table) error {
-	if form == reports.FormatJSON || form == reports.FormatCSV {
-		f.notes(nil, notes)
-		return f.Output(form, sec, view, tables, records)
-	}
-	return f.Output(form, sec, view, func() []reports.Table {
-		t := tables()
-		f.notes(t, notes)
-		return t
-	}, records)
-}
+// page is a view that writes itself as an HTML page.
+type page interface{ HTML(w io.Writer) error }
+
+// stream is a view that writes itself as it is computed, in format form
+// fitted to width columns: a batch too long to hold.
+type stream func(w io.Writer, form reports.Format, width int) error
 
 // notes adds notes under the first table, or writes them to standard
 // error when there is none.

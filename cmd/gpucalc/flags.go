@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/gpucalc/gpucalc/chart"
+	"github.com/gpucalc/gpucalc/devices"
 	"github.com/gpucalc/gpucalc/reports"
 	"github.com/spf13/cobra"
 )
@@ -33,7 +34,7 @@ type deviceFlags struct {
 // completion.
 func (f *factory) addDeviceFlags(cmd *cobra.Command, o *deviceFlags, multi bool) {
 	o.multi, o.cmd = multi, cmd
-	cmd.Flags().StringVarP(&o.device, "device", "d", "", "GPU `name` or alias from 'gpucalc devices' (default $GPUCALC_DEVICE, else "+defaultDevice+")")
+	cmd.Flags().StringVarP(&o.device, "device", "d", "", "GPU `name` or alias from 'gpucalc devices' (default $GPUCALC_DEVICE, else "+devices.Default+")")
 	_ = cmd.RegisterFlagCompletionFunc("device", f.completeDevices)
 	if multi {
 		cmd.Flags().StringSliceVar(&o.devices, "devices", nil, "compare several GPUs: comma-separated `names` (instead of --device)")

@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/gpucalc/gpucalc/chart"
-	"github.com/gpucalc/gpucalc/devices"
 	"github.com/gpucalc/gpucalc/model"
 	"github.com/gpucalc/gpucalc/reports"
 	"github.com/spf13/cobra"
@@ -95,20 +94,20 @@ Model types: ` + strings.Join(model.ModelTypes, ", ") + `.
 	f.addDeviceFlags(cmd, &opts.devices, true)
 	f.addChartFlags(cmd, &opts.chart, "the decode step's ops on the roofline", chart.DefaultSize)
 	fl := cmd.Flags()
-	fl.Int64Var(&opts.req.TP, "tp", 1, "tensor-parallel `GPUs` (one host holds 8; more run their all-reduces over the network)")
+	fl.Int64Var(&opts.req.TP, "tp", model.DefaultTP, "tensor-parallel `GPUs` (one host holds 8; more run their all-reduces over the network)")
 	fl.Int64Var(&opts.req.Batch, "batch", model.DefaultBatch, "`sequences` in the batch")
 	fl.Int64Var(&opts.req.Prompt, "prompt", model.DefaultPrompt, "prompt `tokens` per sequence (prefill)")
-	fl.Int64Var(&opts.req.Ctx, "ctx", 0, "`tokens` in the KV cache for the decode step, at least the prompt (default: the prompt); beyond the model's max_position_embeddings gets a warning")
-	fl.Int64Var(&opts.req.Gen, "gen", 0, "`tokens` to generate, for an end-to-end time")
-	fl.StringVar(&opts.dtype, "dtype", "bf16", "activation (compute) data `type`; also the default of --weights and --kv")
+	fl.Int64Var(&opts.req.Ctx, "ctx", model.DefaultCtx, "`tokens` in the KV cache for the decode step, at least the prompt (default: the prompt); beyond the model's max_position_embeddings gets a warning")
+	fl.Int64Var(&opts.req.Gen, "gen", model.DefaultGen, "`tokens` to generate, for an end-to-end time")
+	fl.StringVar(&opts.dtype, "dtype", model.DefaultDType, "activation (compute) data `type`; also the default of --weights and --kv")
 	fl.StringVar(&opts.weights, "weights", "", "linear weights' `type`: bf16, fp8 (fp8 GEMMs), int8 (int8 GEMMs) or int4 (weight-only, group 128) (default: the config's quantization_config, else --dtype)")
 	fl.StringVar(&opts.name, "name", "", nameHelp)
 	fl.StringVar(&opts.kv, "kv", "", "KV cache `type`: bf16 or fp8 (default: --dtype)")
-	fl.StringVar(&opts.engine, "engine", string(model.Graph), "`engine` that runs the steps: graph (a serving engine: CUDA-graph decode, split-KV attention) or eager (transformers from Python)")
+	fl.StringVar(&opts.engine, "engine", string(model.DefaultEngine), "`engine` that runs the steps: graph (a serving engine: CUDA-graph decode, split-KV attention) or eager (transformers from Python)")
 	_ = cmd.RegisterFlagCompletionFunc("engine", cobra.FixedCompletions([]string{string(model.Graph), string(model.Eager)}, cobra.ShellCompDirectiveNoFileComp))
 	fl.BoolVar(&opts.ops, "ops", false, "also list every op of the prefill and decode steps")
 	fl.StringVar(&opts.failOn, "fail-on", "", "exit 1 when the `condition` holds on any device: no-fit (the model does not fit at --tp)")
-	_ = cmd.RegisterFlagCompletionFunc("fail-on", cobra.FixedCompletions([]string{"no-fit"}, cobra.ShellCompDirectiveNoFileComp))
+	_ = cmd.RegisterFlagCompletionFunc("fail-on", cobra.FixedCompletions([]string{model.FailNoFit}, cobra.ShellCompDirectiveNoFileComp))
 	fl.BoolVar(&opts.req.FullCache, "full-cache", false, fullCacheHelp)
 	for _, n := range []string{"dtype", "weights", "kv"} {
 		_ = cmd.RegisterFlagCompletionFunc(n, cobra.FixedCompletions([]string{"bf16", "fp16", "fp8", "int4"}, cobra.ShellCompDirectiveNoFileComp))
@@ -117,19 +116,16 @@ Model types: ` + strings.Join(model.ModelTypes, ", ") + `.
 	return cmd
 }
 
-// loadModel resolves a model argument: a config.json or a directory holding
-// one (a local download may be named like its Hugging Face id, so a path
-// that exists comes first), else a built-in (see model.Resolve). A file
+// modelSource reads what a model argument names: a config.json or a
+// directory holding one (a local download may be named like its Hugging
+// Face id, so a path that exists comes first) as its shown name and
+// contents, else the built-in (nil contents: see model.Resolve). A file
 // name that does not exist is a failure, as for every input; any other
-// name that is not a built-in is a usage error listing the closest.
-func (f *factory) loadModel(arg string) (model.Config, error) {
+// name is the built-in's to refuse, listing the closest.
+func (f *factory) modelSource(arg string) (string, []byte, error) {
 	if _, statErr := os.Stat(arg); statErr != nil && arg != "-" {
-		c, err := model.LoadBuiltin(arg)
-		if err == nil {
-			return c, nil
-		}
-		if !looksLikeFile(arg) {
-			return model.Config{}, usageError{err}
+		if _, err := model.Resolve(arg); err == nil || !looksLikeFile(arg) {
+			return arg, nil, nil
 		}
 	}
 	name := arg
@@ -137,20 +133,23 @@ func (f *factory) loadModel(arg string) (model.Config, error) {
 		name = filepath.Join(arg, "config.json")
 	}
 	data, shown, err := f.ReadAll(name, model.MaxConfigBytes)
+	return shown, data, err
+}
+
+// loadModel loads the model a model argument names (modelSource).
+func (f *factory) loadModel(arg string) (model.Config, error) {
+	return f.loadNamed(arg, "")
+}
+
+// loadNamed loads the model arg names under label, when one is given
+// (--name).
+func (f *factory) loadNamed(arg, label string) (model.Config, error) {
+	name, data, err := f.modelSource(arg)
 	if err != nil {
 		return model.Config{}, err
 	}
-	return model.Parse(shown, data)
-}
-
-// loadNamed loads the model arg names (loadModel) under label, when one
-// is given (--name).
-func (f *factory) loadNamed(arg, label string) (model.Config, error) {
-	c, err := f.loadModel(arg)
-	if err == nil && label != "" {
-		c.Name = label
-	}
-	return c, err
+	c, err := model.Query{Model: name, Config: data, Name: label}.Load()
+	return c, usage(err)
 }
 
 // looksLikeFile tells a file name from a model name or a Hugging Face id
@@ -171,40 +170,23 @@ func looksLikeFile(arg string) bool {
 	return filepath.VolumeName(arg) != ""
 }
 
-// request checks the flags and resolves the data types.
-func (opts *modelOptions) request() (model.Request, error) {
-	q := opts.req
-	for _, x := range []struct {
-		flag string
-		v    int64
-		min  int64
-	}{{"--tp", q.TP, 1}, {"--batch", q.Batch, 1}, {"--prompt", q.Prompt, 1}, {"--ctx", q.Ctx, 0}, {"--gen", q.Gen, 0}} {
-		if x.v < x.min {
-			return q, usagef("%s %d: expected %d or more", x.flag, x.v, x.min)
-		}
-	}
-	act, err := devices.ParseDType(opts.dtype)
+// query maps the argument and flags onto the model question, reading the
+// config file the argument names.
+func (opts *modelOptions) query() (model.Query, error) {
+	f := opts.f
+	c, err := f.Catalog()
 	if err != nil {
-		return q, usagef("--dtype: %w", err)
+		return model.Query{}, err
 	}
-	q.Activations = act
-	if opts.weights != "" {
-		if q.Weights, err = model.ParseWeightType(opts.weights); err != nil {
-			return q, usagef("--weights: %w", err)
-		}
+	name, data, err := f.modelSource(opts.model)
+	if err != nil {
+		return model.Query{}, err
 	}
-	if opts.kv != "" {
-		if q.KV, err = devices.ParseDType(opts.kv); err != nil {
-			return q, usagef("--kv: %w", err)
-		}
-	}
-	if q.Engine, err = model.ParseEngine(opts.engine); err != nil {
-		return q, usagef("--engine: %w", err)
-	}
-	if opts.failOn != "" && opts.failOn != "no-fit" {
-		return q, usagef("--fail-on %q: expected no-fit", opts.failOn)
-	}
-	return q, nil
+	r := opts.req
+	return model.Query{Model: name, Config: data, Name: opts.name, Devices: f.choice(opts.devices),
+		TP: r.TP, Batch: r.Batch, Prompt: r.Prompt, Ctx: r.Ctx, Gen: r.Gen,
+		DType: opts.dtype, Weights: opts.weights, KV: opts.kv, Engine: opts.engine, FullCache: r.FullCache, Ops: opts.ops, FailOn: opts.failOn,
+		Catalog: c, Datasheet: f.datasheet}, nil
 }
 
 func modelRun(opts *modelOptions) error {
@@ -213,61 +195,36 @@ func modelRun(opts *modelOptions) error {
 	if err != nil {
 		return err
 	}
-	q, err := opts.request()
+	mq, err := opts.query()
 	if err != nil {
 		return err
 	}
-	c, err := f.loadNamed(opts.model, opts.name)
+	a, err := mq.Answer()
 	if err != nil {
-		return err
+		return usage(err)
 	}
-	// The config's quantization_config gives the weight type --weights
-	// does not.
-	if q, err = c.FillRequest(q); err != nil {
-		return usageError{err}
-	}
-	ts, ms, err := f.Rooflines(opts.devices)
-	if err != nil {
-		return err
-	}
-	var rs []model.Report
-	for _, m := range ms {
-		serve := c.Serve
-		if len(ms) > 1 {
-			serve = c.ServeBeside // one device's gap does not abort the others
-		}
-		r, err := serve(q, m)
-		if err != nil {
-			return usageError{fmt.Errorf("%s: %w", c.Name, err)}
-		}
-		rs = append(rs, r)
-	}
-	if err := model.Answered(c.Name, rs); err != nil {
-		return usageError{err}
-	}
+	c, q, rs := a.Config, a.Request, a.Reports
 	for _, w := range rs[0].Warnings { // the same on every device
 		f.Warn("%s", w)
 	}
 	notes, err := opts.chart.draw(func() (chart.Chart, error) {
-		return reports.ModelDecodeChart(c.Name, q, devicesOf(ts), rs)
+		return reports.ModelDecodeChart(c.Name, q, devicesOf(a.Devices), rs)
 	})
 	if err != nil {
 		return err
 	}
-	var unfit []string
 	for _, r := range rs {
-		switch {
-		case r.NotAvailable != "":
-			if form == reports.FormatCSV { // the table says so, JSON in the report
-				f.Warn("%s", r.Error)
-			}
-			if opts.chart.file != "" {
-				notes = append(notes, "Not drawn: "+r.Device+" ("+r.NotAvailable+").")
-			}
-		case !r.Fits():
-			unfit = append(unfit, r.Device)
+		if r.NotAvailable == "" {
+			continue
+		}
+		if form == reports.FormatCSV { // the table says so, JSON in the report
+			f.Warn("%s", r.Error)
+		}
+		if opts.chart.file != "" {
+			notes = append(notes, "Not drawn: "+r.Device+" ("+r.NotAvailable+").")
 		}
 	}
+	unfit := a.Unfit()
 	if len(unfit) > 0 && opts.chart.file != "" {
 		notes = append(notes, "Not drawn: "+strings.Join(unfit, ", ")+" (does not fit).")
 	}
@@ -275,11 +232,11 @@ func modelRun(opts *modelOptions) error {
 	if len(rs) == 1 {
 		view = rs[0]
 	}
-	err = f.OutputNotes(form, nil, notes, view,
-		func() []reports.Table { return reports.ModelTables(c.Name, q, rs, ts[0].Origin, opts.ops) },
+	err = f.Output(form, nil, notes, view,
+		func() []reports.Table { return reports.ModelTables(c.Name, q, rs, a.Devices[0].Origin, mq.Ops) },
 		func() []reports.Table { return []reports.Table{reports.ModelRows(rs)} })
-	if err == nil && opts.failOn != "" && len(unfit) > 0 {
-		err = fmt.Errorf("%s does not fit on %s at tp %d (--fail-on no-fit)", c.Name, strings.Join(unfit, ", "), q.TP)
+	if err == nil && mq.FailOn != "" && len(unfit) > 0 {
+		err = fmt.Errorf("%s does not fit on %s at tp %d (--fail-on %s)", c.Name, strings.Join(unfit, ", "), q.TP, model.FailNoFit)
 	}
 	return err
 }

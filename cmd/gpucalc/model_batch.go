@@ -1,13 +1,10 @@
 package main
 
 import (
-	"fmt"
 	"strings"
 
-	"github.com/gpucalc/gpucalc/devices"
 	"github.com/gpucalc/gpucalc/model"
 	"github.com/gpucalc/gpucalc/reports"
-	"github.com/gpucalc/gpucalc/roofline"
 	"github.com/spf13/cobra"
 )
 
@@ -64,62 +61,8 @@ func modelBatchRun(opts *modelBatchOptions) error {
 	for i := range rows {
 		rows[i].Shape.FullCache, rows[i].Shape.Engine = opts.fullCache, engine
 	}
-	out := evaluateBatch(f, rows)
+	out := model.RunBatch(rows, f.loadModel, f.batchDevice)
 	return writeBatch(f, form, name, out, func(r reports.ModelBatchRow) error { return r.Err }, readErr,
 		func() any { return reports.ModelBatchJSON(model.BatchColumns, out) },
 		func() reports.Table { return reports.ModelBatch(model.BatchColumns, out) })
-}
-
-// evaluateBatch answers every row, loading each model and device once.
-func evaluateBatch(f *factory, rows []model.BatchRow) []reports.ModelBatchRow {
-	type loaded struct {
-		c   model.Config
-		err error
-	}
-	models := map[string]loaded{}
-	type dev struct {
-		m   *roofline.Model
-		err error
-	}
-	devs := map[string]dev{}
-	out := make([]reports.ModelBatchRow, len(rows))
-	for i, r := range rows {
-		o := &out[i]
-		o.Cells = r.Cells
-		if o.Err = r.Err; o.Err != nil {
-			o.Err = fmt.Errorf("line %d: %w", r.Line, o.Err)
-			continue
-		}
-		l, ok := models[r.Model]
-		if !ok {
-			l.c, l.err = f.loadModel(r.Model)
-			models[r.Model] = l
-		}
-		d, ok := devs[r.Device]
-		if !ok {
-			name, _ := f.deviceName(r.Device)
-			var t devices.Device
-			if t, d.err = f.Lookup(name); d.err == nil {
-				d.m, d.err = roofline.New(t)
-			}
-			devs[r.Device] = d
-		}
-		switch {
-		case l.err != nil:
-			o.Err = l.err
-		case d.err != nil:
-			o.Err = d.err
-		default:
-			o.Result, o.Err = l.c.Analyze(r.Shape, d.m)
-			// The batch reports totals; drop the per-op detail.
-			o.Result.Ops, o.Result.Points = nil, nil
-			if o.Err == nil {
-				o.SmallestTP = l.c.SmallestTP(o.Result.Shape, d.m.Device())
-			}
-		}
-		if o.Err != nil {
-			o.Err = fmt.Errorf("line %d: %w", r.Line, o.Err)
-		}
-	}
-	return out
 }

@@ -44,8 +44,6 @@ func modelListRun(f *factory) error {
 		list = append(list, entry{b.Name, b.ID, append([]string{}, b.Also...), c.ModelType, p, b.Source})
 		rows = append(rows, []string{b.Name, b.ID, c.ModelType, strconv.FormatInt(p, 10), b.Source})
 	}
-	if form == reports.FormatJSON {
-		return f.JSON(list)
-	}
-	return f.Render(form, reports.ModelList(rows))
+	table := func() []reports.Table { return []reports.Table{reports.ModelList(rows)} }
+	return f.Output(form, nil, nil, list, table, table)
 }

@@ -78,7 +78,7 @@ func ncuRun(opts *ncuOptions) error {
 	if err != nil {
 		return err
 	}
-	return f.OutputNotes(form, &opts.section, append(notes, skipped...), reports.NCUView{Device: d.Name, DeviceOrigin: origin, Kernels: as},
+	return f.Output(form, &opts.section, append(notes, skipped...), reports.NCUView{Device: d.Name, DeviceOrigin: origin, Kernels: as},
 		func() []reports.Table { return reports.NCU(as, d.Name, origin) },
 		func() []reports.Table { return reports.NCURecords(as, d.Name) })
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"math"
 
@@ -26,11 +25,6 @@ type kernelFlags struct {
 	cmd *cobra.Command
 }
 
-const (
-	defaultThreads = 256
-	defaultRegs    = 32
-)
-
 // add registers the kernel flags (--threads when threads) and --device,
 // --arch.
 func (f *kernelFlags) add(fa *factory, cmd *cobra.Command, threads bool) {
@@ -39,14 +33,14 @@ func (f *kernelFlags) add(fa *factory, cmd *cobra.Command, threads bool) {
 	fl := cmd.Flags()
 	fl.StringVar(&f.arch, "arch", "", "compute capability instead of a device: sm_90, 9.0 or 90 (no SM count, so no grid figures)")
 	if threads {
-		fl.IntVarP(&f.threads, "threads", "t", defaultThreads, "threads per block")
+		fl.IntVarP(&f.threads, "threads", "t", occupancy.DefaultThreads, "threads per block")
 	}
-	fl.IntVarP(&f.regs, "regs", "r", defaultRegs, "registers per thread (ptxas -v: 'Used N registers')")
-	fl.StringVar(&f.smem, "smem", "0", "shared memory per block, static plus dynamic (binary: 48K = 49152 bytes)")
-	fl.StringVar(&f.staticSmem, "static-smem", "0", "the static part of --smem (at most 48K)")
-	fl.StringVar(&f.carveout, "carveout", "default", "shared-memory carveout preference: default, a percentage (50%) or a size (100K)")
-	fl.IntVar(&f.barriers, "barriers", 1, "named barriers per block (counted from cc 9.0)")
-	fl.IntVar(&f.maxThrs, "max-threads", 0, "launch bounds: the kernel's maximum threads per block (0: none)")
+	fl.IntVarP(&f.regs, "regs", "r", occupancy.DefaultRegs, "registers per thread (ptxas -v: 'Used N registers')")
+	fl.StringVar(&f.smem, "smem", occupancy.DefaultSmem, "shared memory per block, static plus dynamic (binary: 48K = 49152 bytes)")
+	fl.StringVar(&f.staticSmem, "static-smem", occupancy.DefaultStaticSmem, "the static part of --smem (at most 48K)")
+	fl.StringVar(&f.carveout, "carveout", occupancy.DefaultCarveout, "shared-memory carveout preference: default, a percentage (50%) or a size (100K)")
+	fl.IntVar(&f.barriers, "barriers", occupancy.DefaultBarriers, "named barriers per block (counted from cc 9.0)")
+	fl.IntVar(&f.maxThrs, "max-threads", occupancy.DefaultMaxThreads, "launch bounds: the kernel's maximum threads per block (0: none)")
 	_ = cmd.RegisterFlagCompletionFunc("arch", func(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
 		var out []cobra.Completion
 		for _, a := range devices.Archs() {
@@ -56,43 +50,19 @@ func (f *kernelFlags) add(fa *factory, cmd *cobra.Command, threads bool) {
 	})
 }
 
-// defaults lists the kernel flags left at their defaults, to say so in
-// the output.
-func (f *kernelFlags) defaults() []string {
-	var out []string
-	for _, name := range []string{"threads", "regs"} {
-		if fl := f.cmd.Flags().Lookup(name); fl != nil && !fl.Changed {
-			out = append(out, fmt.Sprintf("--%s %s", name, fl.DefValue))
-		}
-	}
-	return out
-}
-
-// target resolves --device / --arch.
-func (f *kernelFlags) target(fa *factory) (occupancy.Target, error) {
-	if f.arch != "" {
-		if f.dev.deviceSet() {
-			return occupancy.Target{}, usagef("give --device or --arch, not both")
-		}
-		cc, err := devices.ParseCC(f.arch)
-		if err != nil {
-			return occupancy.Target{}, usageError{fmt.Errorf("--arch: %w", err)}
-		}
-		arch, err := devices.ArchFor(cc)
-		if err != nil {
-			return occupancy.Target{}, usageError{fmt.Errorf("--arch: %w", err)}
-		}
-		return occupancy.ArchTarget(arch), nil
-	}
-	t, err := fa.Device(f.dev)
+// query maps the kernel flags onto the occupancy question (--smem left
+// out is the static part alone).
+func (f *kernelFlags) query(fa *factory) (occupancy.Query, error) {
+	c, err := fa.Catalog()
 	if err != nil {
-		return occupancy.Target{}, err
+		return occupancy.Query{}, err
 	}
-	ot, err := occupancy.DeviceTarget(t.Device, t.Origin)
-	if err != nil {
-		return occupancy.Target{}, usageError{err}
+	q := occupancy.Query{Device: fa.choice(f.dev), Arch: f.arch, Threads: f.threads, Regs: f.regs, Smem: f.smem, StaticSmem: f.staticSmem,
+		Carveout: f.carveout, Barriers: f.barriers, MaxThreads: f.maxThrs, Catalog: c, Datasheet: fa.datasheet}
+	if !f.cmd.Flags().Changed("smem") {
+		q.Smem = ""
 	}
-	return ot, nil
+	return q, nil
 }
 
 // parseSize parses a shared-memory size flag (binary units).
@@ -119,65 +89,18 @@ func parseCarveout(s string) (occupancy.Carveout, error) {
 // resolve reads the device or architecture (--device, --arch) and the
 // kernel and launch flags: what every occupancy subcommand starts from.
 func (f *kernelFlags) resolve(fa *factory) (occupancy.Target, occupancy.Kernel, occupancy.Launch, error) {
-	t, err := f.target(fa)
+	q, err := f.query(fa)
 	if err != nil {
 		return occupancy.Target{}, occupancy.Kernel{}, occupancy.Launch{}, err
 	}
-	k, l, err := f.kernelLaunch()
-	return t, k, l, err
+	t, k, l, err := q.Resolve()
+	return t, k, l, usage(err)
 }
 
-// kernelLaunch turns the flags into the calculation's inputs.
-func (f *kernelFlags) kernelLaunch() (occupancy.Kernel, occupancy.Launch, error) {
-	var k occupancy.Kernel
-	var l occupancy.Launch
-	smem, err := parseSize("smem", f.smem)
-	if err != nil {
-		return k, l, err
-	}
-	static, err := parseSize("static-smem", f.staticSmem)
-	if err != nil {
-		return k, l, err
-	}
-	if !f.cmd.Flags().Changed("smem") {
-		smem = static
-	}
-	if static > smem {
-		return k, l, usagef("--static-smem %s is more than --smem %s, the block's total (static plus dynamic)", f.staticSmem, f.smem)
-	}
-	if l.Carveout, err = parseCarveout(f.carveout); err != nil {
-		return k, l, err
-	}
-	if f.maxThrs < 0 || f.barriers < 0 || f.threads < 0 || f.regs < 0 {
-		return k, l, usagef("--threads, --regs, --barriers and --max-threads must not be negative")
-	}
-	k = occupancy.Kernel{Regs: f.regs, StaticSmem: static, MaxThreads: f.maxThrs, Barriers: f.barriers}
-	l.Threads, l.DynamicSmem = f.threads, smem-static
-	return k, l, nil
-}
-
-// inputError explains an invalid input with the numbers of the architecture.
+// inputError explains an invalid input with the numbers of the
+// architecture, as a usage error.
 func inputError(a devices.Arch, k occupancy.Kernel, l occupancy.Launch, r occupancy.Result) error {
-	var err error
-	switch {
-	case errors.Is(r.Err, occupancy.ErrBlockSize):
-		err = fmt.Errorf("--threads %d: a block has 1 to %d threads on cc %s", l.Threads, a.MaxThreadsPerBlock, a.CC)
-	case errors.Is(r.Err, occupancy.ErrRegisters):
-		err = fmt.Errorf("--regs %d: a thread can use at most %d registers on cc %s (ptxas spills beyond that)", k.Regs, a.MaxRegsPerThread, a.CC)
-	case errors.Is(r.Err, occupancy.ErrStaticSmem):
-		err = fmt.Errorf("--static-smem %s: static shared memory is limited to %s per block; allocate the rest dynamically", units.FormatSize(int64(k.StaticSmem)), units.FormatSize(int64(a.SmemPerBlock)))
-	case errors.Is(r.Err, occupancy.ErrCarveout):
-		err = fmt.Errorf("--carveout %s: more than the %s of shared memory an SM has on cc %s", l.Carveout, units.FormatSize(int64(a.SmemPerSM)), a.CC)
-	case r.Err != nil:
-		err = r.Err
-	case errors.Is(r.Reason, occupancy.ErrSmemPerBlock):
-		err = fmt.Errorf("--smem %s: a block can have at most %s of shared memory on cc %s (the opt-in maximum%s); this launch fails",
-			units.FormatSize(int64(k.StaticSmem+l.DynamicSmem)), units.FormatSize(int64(a.SmemPerBlockOptin)), a.CC,
-			map[bool]string{true: ", besides the 1 KiB CUDA reserves", false: ""}[a.SmemReservedPerBlock > 0])
-	default:
-		return nil
-	}
-	return usageError{err}
+	return usage(occupancy.InputError(a, k, l, r))
 }
 
 type occupancyOptions struct {
@@ -206,7 +129,7 @@ that reproduces every measured H100 answer; see the README).
 Sizes are binary (48K = 49152 bytes). --smem is the block's shared memory,
 static plus dynamic; --static-smem splits off the static part. More than 48K
 needs dynamic shared memory and the opt-in attribute; the result assumes it.
-Defaults: the device in $GPUCALC_DEVICE, else H100 SXM; 256 threads; 32
+Defaults: the device in $GPUCALC_DEVICE, else ` + devices.Default + `; 256 threads; 32
 registers.`,
 		Example: `  gpucalc occupancy --regs 64 --smem 48K
   gpucalc occupancy --arch sm_80 --threads 128 --regs 37 --smem 8K
@@ -238,47 +161,29 @@ func occupancyRun(opts *occupancyOptions) error {
 	if err != nil {
 		return err
 	}
-	t, k, l, err := opts.kernel.resolve(f)
+	q, err := opts.query()
 	if err != nil {
 		return err
 	}
-	r := occupancy.Calculate(t.Arch, k, l)
-	if err := inputError(t.Arch, k, l, r); err != nil {
-		return err
+	a, err := q.Answer()
+	if err != nil {
+		return usage(err)
 	}
 	notes, err := opts.chart.draw(func() (chart.Chart, error) {
-		n, err := occupancy.SweepAround(t.Arch, k, l)
-		return reports.OccupancyChart(t, k, l, n), err
+		n, err := occupancy.SweepAround(a.Target.Arch, a.Kernel, a.Launch)
+		return reports.OccupancyChart(a.Target, a.Kernel, a.Launch, n), err
 	})
 	if err != nil {
 		return err
 	}
-	var waves *occupancy.Waves
-	if opts.gridSet {
-		if t.SMs == 0 {
-			return usagef("--grid needs the device's SM count: give --device instead of --arch")
-		}
-		w, err := occupancy.GridWaves(opts.grid, r.Blocks, t.SMs)
-		if err != nil {
-			return usageError{fmt.Errorf("--grid %d: %w", opts.grid, err)}
-		}
-		waves = &w
-	}
-	var clusters *occupancy.Clusters
-	if opts.clusterSet {
-		if t.SMs == 0 {
-			return usagef("--cluster counts clusters on the whole GPU and needs the device's SM count: give --device instead of --arch")
-		}
-		c, err := occupancy.ActiveClusters(t.Arch, r, opts.cluster, t.SMs, t.GPCs)
-		if err != nil {
-			return usageError{fmt.Errorf("--cluster %d on %s: %w", opts.cluster, t.Device, err)}
-		}
-		clusters = &c
-	}
-	cliffs, err := occupancy.FindCliffs(t.Arch, k, l)
-	if err != nil {
-		return err
-	}
-	rep := reports.NewOccupancy(t, k, l, opts.kernel.defaults(), r, waves, &cliffs, clusters)
-	return f.OutputNotes(format, &opts.section, notes, rep, rep.Tables, rep.Records)
+	rep := reports.NewOccupancy(a.Target, a.Kernel, a.Launch, a.Defaults, a.Result, a.Waves, &a.Cliffs, a.Clusters)
+	return f.Output(format, &opts.section, notes, rep, rep.Tables, rep.Records)
+}
+
+// query maps the flags onto the occupancy question.
+func (opts *occupancyOptions) query() (occupancy.Query, error) {
+	q, err := opts.kernel.query(opts.f)
+	q.Grid, q.GridGiven = opts.grid, opts.gridSet
+	q.Cluster, q.ClusterGiven = opts.cluster, opts.clusterSet
+	return q, err
 }

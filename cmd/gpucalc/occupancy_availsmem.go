@@ -60,7 +60,7 @@ func occupancyAvailRun(opts *occupancyAvailOptions) error {
 		}
 		return usageError{fmt.Errorf("--blocks %d: %w", blocks, err)}
 	}
-	return f.Output(format, nil, reports.AvailSmemView{Target: t, Kernel: k, Blocks: blocks, Threads: l.Threads, AvailSmem: s},
+	return f.Output(format, nil, nil, reports.AvailSmemView{Target: t, Kernel: k, Blocks: blocks, Threads: l.Threads, AvailSmem: s},
 		func() []reports.Table { return []reports.Table{reports.AvailSmem(t, k, blocks, l.Threads, s)} },
 		func() []reports.Table { return reports.AvailSmemRecords(t, k, blocks, l.Threads, s) })
 }

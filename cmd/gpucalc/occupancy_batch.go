@@ -69,7 +69,10 @@ func occupancyBatchRun(opts *occupancyBatchOptions) error {
 	}
 	row, done := f.rowProgress("occupancy batch")
 	defer done()
-	if err := runBatch(in, f.Out, format, f.tableWidth(), c.Limits, row); err != nil {
+	batch := func(out io.Writer, form reports.Format, width int) error {
+		return runBatch(in, out, form, width, c.Limits, row)
+	}
+	if err := f.Output(format, nil, nil, stream(batch), nil, nil); err != nil {
 		return fmt.Errorf("%s: %w", name, err)
 	}
 	return nil

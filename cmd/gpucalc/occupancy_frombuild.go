@@ -50,7 +50,7 @@ with the reason, and the others are still calculated; the exit status is then
 			return execute(opts, runF, occupancyFromBuildRun)
 		},
 	}
-	cmd.Flags().IntVarP(&opts.threads, "threads", "t", defaultThreads, "threads per block for kernels without --launch")
+	cmd.Flags().IntVarP(&opts.threads, "threads", "t", occupancy.DefaultThreads, "threads per block for kernels without --launch")
 	cmd.Flags().StringArrayVar(&opts.launch, "launch", nil, "`NAME=THREADS` block size of one kernel (repeatable)")
 	cmd.Flags().StringVar(&opts.dynamic, "dynamic-smem", "0", "dynamic shared memory per block for every kernel (binary: 48K = 49152 bytes)")
 	cmd.Flags().StringVar(&opts.carveout, "carveout", "default", "shared-memory carveout preference: default, a percentage (50%) or a size (100K)")
@@ -112,7 +112,7 @@ func occupancyFromBuildRun(opts *occupancyFromBuildOptions) (runErr error) {
 	reports.SortBuildRows(rows)
 	notes := []string{fmt.Sprintf("Threads per block: %d unless --launch says otherwise; dynamic shared memory %s; carveout %s.", opts.threads, units.FormatSize(int64(dyn)), carve),
 		"Static shared memory excludes the 1 KiB CUDA reserves per block (cc 8.0+); the calculation adds it once. Give block sizes with --launch."}
-	return f.Output(format, nil, rows,
+	return f.Output(format, nil, nil, rows,
 		func() []reports.Table { return []reports.Table{reports.BuildTable(rows, notes)} },
 		func() []reports.Table { return reports.BuildRecords(rows) })
 }

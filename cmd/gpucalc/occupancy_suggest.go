@@ -67,7 +67,7 @@ func occupancySuggestRun(opts *occupancySuggestOptions) error {
 		return fmt.Errorf("no block size of this kernel can be resident on cc %s; lower its registers or shared memory", t.Arch.CC)
 	}
 	v := reports.SuggestView{Target: t, Kernel: k, Options: reports.SuggestOptionsView{DynamicSmem: o.DynamicSmem, SmemPerThread: o.SmemPerThread, BlockSizeLimit: o.BlockSizeLimit, Carveout: o.Carveout}, Suggestion: s}
-	return f.Output(format, &opts.section, v,
+	return f.Output(format, &opts.section, nil, v,
 		func() []reports.Table { return reports.Suggestion(t, k, o, s) },
 		func() []reports.Table { return reports.SuggestionRecords(t, k, o, s) })
 }

@@ -71,7 +71,7 @@ func occupancySweepRun(opts *occupancySweepOptions) error {
 	if err != nil {
 		return err
 	}
-	return f.OutputNotes(format, nil, notes, reports.SweepView{Target: t, Kernel: k, Launch: l, Vary: q, Current: current, Points: pts},
+	return f.Output(format, nil, notes, reports.SweepView{Target: t, Kernel: k, Launch: l, Vary: q, Current: current, Points: pts},
 		func() []reports.Table { return []reports.Table{reports.SweepTable(t, q, pts, current)} },
 		func() []reports.Table { return reports.SweepRecords(q, pts, current) })
 }

@@ -371,7 +371,7 @@ func TestJSONEmptyLists(t *testing.T) {
 		stdin string
 		want  string
 	}{
-		{[]string{"occupancy", "--device", "a100", "--regs", "64", "--threads", "256", "--smem", "48K"}, "", `"notes": []`},
+		{[]string{"occupancy", "--device", "a100", "--regs", "64", "--threads", "512", "--smem", "48K"}, "", `"notes": []`},
 		{[]string{"check", "-"}, "name: one GEMM\nops:\n  - {name: mm, op: matmul m=8192 n=8192 k=8192 dtype=bf16}\n", `"findings": []`},
 		{[]string{"trace", filepath.Join(repoRoot, "trace", "testdata", "trace_llama1b_infer.json.gz")}, "", `"unattributed": []`},
 	} {

@@ -1,11 +1,7 @@
 package main
 
 import (
-	"fmt"
-	"io"
-
 	"github.com/gpucalc/gpucalc/chart"
-	"github.com/gpucalc/gpucalc/devices"
 	"github.com/gpucalc/gpucalc/ops"
 	"github.com/gpucalc/gpucalc/reports"
 	"github.com/gpucalc/gpucalc/roofline"
@@ -78,20 +74,23 @@ by side.
 	return cmd
 }
 
-// rooflineInput turns --op or --workload into a workload.
-func rooflineInput(opts *rooflineOptions) (ops.Workload, error) {
+// query maps the flags onto the roofline question, reading the workload
+// file --workload names.
+func (opts *rooflineOptions) query() (roofline.Query, error) {
+	f := opts.f
+	c, err := f.Catalog()
+	if err != nil {
+		return roofline.Query{}, err
+	}
+	q := roofline.Query{Ops: opts.ops, Devices: f.choice(opts.devices), Catalog: c, Datasheet: f.datasheet}
 	if opts.workload != "" {
-		return opts.f.ReadWorkload(opts.workload)
-	}
-	w := ops.Workload{Name: "ops"}
-	for _, s := range opts.ops {
-		o, err := ops.Parse(s)
+		w, err := f.ReadWorkload(opts.workload)
 		if err != nil {
-			return ops.Workload{}, usageError{fmt.Errorf("--op: %w", err)}
+			return q, err
 		}
-		w.Entries = append(w.Entries, ops.Entry{Op: o, Count: 1})
+		q.WorkloadFile, q.Workload = opts.workload, &w
 	}
-	return w, nil
+	return q, nil
 }
 
 // analysis is one device's result: the view JSON writes and what the
@@ -101,23 +100,19 @@ type analysis struct {
 	model *roofline.Model
 }
 
-// analyzeOn analyses w on each device ts with its roofline model ms (side
-// by side, a device that cannot run it says why and the others answer).
-func analyzeOn(ts []target, ms []*roofline.Model, w ops.Workload) ([]analysis, error) {
-	origins := make([]string, len(ts))
-	for i, t := range ts {
+// analyzeOn pairs each device's view of a (side by side, a device that
+// cannot run the workload says why) with its roofline model.
+func analyzeOn(a roofline.Answer) []analysis {
+	origins := make([]string, len(a.Devices))
+	for i, t := range a.Devices {
 		origins[i] = t.Origin
 	}
-	ps, err := roofline.Compare(ms, w)
-	if err != nil {
-		return nil, err
-	}
-	views := reports.NewRooflineViews(ps, origins)
+	views := reports.NewRooflineViews(a.Priced, origins)
 	out := make([]analysis, len(views))
 	for i, v := range views {
-		out[i] = analysis{model: ms[i], RooflineView: v}
+		out[i] = analysis{model: a.Models[i], RooflineView: v}
 	}
-	return out, nil
+	return out
 }
 
 func rooflineRun(opts *rooflineOptions) error {
@@ -126,18 +121,16 @@ func rooflineRun(opts *rooflineOptions) error {
 	if err != nil {
 		return err
 	}
-	w, err := rooflineInput(opts)
+	q, err := opts.query()
 	if err != nil {
 		return err
 	}
-	ts, ms, err := f.Rooflines(opts.devices)
+	a, err := q.Answer()
 	if err != nil {
-		return err
+		return usage(err)
 	}
-	res, err := analyzeOn(ts, ms, w)
-	if err != nil {
-		return err
-	}
+	w, ts := a.Workload, a.Devices
+	res := analyzeOn(a)
 	views := make([]reports.RooflineView, len(res))
 	for i, r := range res {
 		views[i] = r.RooflineView
@@ -163,7 +156,7 @@ func rooflineRun(opts *rooflineOptions) error {
 	if len(views) == 1 {
 		view = views[0]
 	}
-	return f.OutputNotes(form, &opts.section, notes, view,
+	return f.Output(form, &opts.section, notes, view,
 		func() []reports.Table { return rooflineTables(f, w, res) },
 		func() []reports.Table { return reports.RooflineRecords(views) })
 }
@@ -183,112 +176,4 @@ func rooflineTables(f *factory, w ops.Workload, res []analysis) []reports.Table 
 // lines, and the provenance of measured figures with --verbose.
 func modelNotes(f *factory, m *roofline.Model) []string {
 	return reports.RooflineModelNotes(m, f.verbose)
-}
-
-type rooflineBatchOptions struct {
-	f       *factory
-	devices deviceFlags
-	input   string
-	chart   chartFlags
-}
-
-func newCmdRooflineBatch(f *factory, runF func(*rooflineBatchOptions) error) *cobra.Command {
-	opts := &rooflineBatchOptions{f: f}
-	cmd := &cobra.Command{
-		Use:   "batch --input FILE|-",
-		Short: "Analyse a CSV of ops (op,dtype,shape,note) on one GPU",
-		Long: `Read CSV with header op,dtype,shape,note in the conventions of roof_bench.csv
-and write the input columns followed by
-flops,bytes,ai,bound,ceiling_tflops,lower_bound_us,expected_us,error.
-
-Shapes: matmul MxNxK; layernorm, rmsnorm, softmax ROWSxCOLS; elementwise ops
-(copy, add, mul, relu, silu, gelu, gelu_tanh) the element count; attention
-BxHxSxD; conv2d NxCxHxWxKxRxS (stride 1, same padding). The note carries the
-variant: erf or tanh (gelu), causal or full (attention), "stride2", "valid",
-"e4m3 in, bf16 out" (output type); other words are ignored. An optional ms or
-measured_us column carries a measured time, drawn as a measured point by
---plot. Any other column, or a column twice, is refused (see docs/batch.md).
-
-Every input row gives one output row, in order; a bad row has empty figures
-and its message in the error column. The exit status is 0 when every row was
-analysed, 1 when any row failed or the input could not be read to its end
-(the rows before the break are written) or has no rows.
-
-flops is counted as roof_bench counts it (and torch.utils.flop_counter):
-matrix FLOPs only, so 0 for norms, softmax and elementwise ops; ai is
-flops/bytes. bound, ceiling_tflops and the times use every FLOP.
-
-` + rooflineConventions,
-		Example: `  gpucalc roofline batch --device h100 --input shapes.csv
-  printf 'op,dtype,shape,note\nmatmul,bf16,4096x4096x4096,\n' | gpucalc roofline batch --input - --format csv`,
-		Args: args(cobra.NoArgs),
-		RunE: func(*cobra.Command, []string) error {
-			return execute(opts, runF, rooflineBatchRun)
-		},
-	}
-	f.addDeviceFlags(cmd, &opts.devices, false)
-	f.addChartFlags(cmd, &opts.chart, "a roofline chart", chart.DefaultSize)
-	f.addInputFlag(cmd, &opts.input)
-	return cmd
-}
-
-func rooflineBatchRun(opts *rooflineBatchOptions) error {
-	f := opts.f
-	form, err := f.OutFormat(nil, &opts.chart)
-	if err != nil {
-		return err
-	}
-	b, _, readErr := parseInput(f, opts.input, func(r io.Reader) (ops.Batch, error) { return ops.ReadBatch(r, reports.RooflineBatchColumns) })
-	if len(b.Rows) == 0 {
-		return readErr
-	}
-	ts, ms, err := f.Rooflines(opts.devices)
-	if err != nil {
-		return err
-	}
-	t, m := ts[0], ms[0]
-	pts := make([]roofline.Point, len(b.Rows))
-	var good []roofline.Point // the rows that were analysed, for the chart
-	for i := range b.Rows {
-		row := &b.Rows[i]
-		if row.Err != nil {
-			continue
-		}
-		if pts[i], err = m.Analyze(row.Op); err != nil {
-			row.Err = fmt.Errorf("line %d: %w", row.Line, err)
-			continue
-		}
-		pts[i].Measured = row.Measured
-		good = append(good, pts[i])
-	}
-	notes, err := opts.chart.draw(func() (chart.Chart, error) {
-		return reports.RooflineChartOf("Roofline: "+t.Name, []devices.Device{t.Device}, [][]roofline.Point{good}), nil
-	})
-	if err != nil {
-		return err
-	}
-	if err := rooflineBatchOutput(f, form, notes, t, m, b, pts); err != nil {
-		return err
-	}
-	return batchFailures(b.Failed(), len(b.Rows), readErr)
-}
-
-// rooflineBatchOutput writes roofline batch's rows: CSV the bare rows,
-// table and Markdown with a title and the model's notes.
-func rooflineBatchOutput(f *factory, form reports.Format, notes []string, t target, m *roofline.Model, b ops.Batch, pts []roofline.Point) error {
-	var view any // built for JSON only: a batch can be long
-	if form == reports.FormatJSON {
-		view = reports.RooflineBatchJSON(b, pts)
-	}
-	return f.OutputNotes(form, nil, notes, view,
-		func() []reports.Table {
-			tab := reports.RooflineBatch(b, pts)
-			tab.Title = "Roofline batch on " + t.Name
-			if t.Origin != "" {
-				tab.Title += " (" + t.Origin + ")"
-			}
-			tab.Notes = modelNotes(f, m)
-			return []reports.Table{tab}
-		},
-		func() []reports.Table { return []reports.Table{reports.RooflineBatch(b, pts)} })
 }

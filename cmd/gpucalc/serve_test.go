@@ -63,15 +63,15 @@ func TestServeMatchesCLI(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct{ path, cli string }{
-		{"/api/occupancy?device=a100&regs=64&dynamic_smem=48K", "gpucalc occupancy --device a100-sxm4-80gb --regs 64 --smem 48K"},
-		{"/api/occupancy?device=h100&threads=128&regs=40&static_smem=4K&dynamic_smem=100K&carveout=50%25&cluster=4&barriers=2", ""},
-		{"/api/occupancy?device=sm_86&threads=96&regs=255&max_threads=64", ""},
+		{"/api/occupancy?device=a100&regs=64&smem=48K", "gpucalc occupancy --device a100 --regs 64 --smem 48K"},
+		{"/api/occupancy?device=h100&threads=128&regs=40&static-smem=4K&smem=104K&carveout=50%25&cluster=4&barriers=2", ""},
+		{"/api/occupancy?device=sm_86&threads=96&regs=255&max-threads=64", ""},
 		{"/api/occupancy?device=b200&threads=1024&regs=32&carveout=100K", ""},
 		{"/api/roofline?source=ops&ops=matmul+m%3D4096+n%3D4096+k%3D4096+dtype%3Dbf16%0Asoftmax+rows%3D4096+cols%3D32768&devices=h100", ""},
 		{"/api/roofline?source=example&example=llama3-8b-prefill.yaml&devices=h100,a100,h200", ""},
 		{"/api/report?example=resnet50-bottleneck.yaml&device=l40s", ""},
 		{"/api/model?devices=h100&batch=8&ctx=4096&ops=1", "gpucalc model llama-3.1-8b --device h100 --batch 8 --ctx 4096 --ops"},
-		{"/api/model?model=llama-3.1-70b&devices=h100,h200&tp=4&weights=fp8&kv=fp8&gen=128&full_cache=1", ""},
+		{"/api/model?model=llama-3.1-70b&devices=h100,h200&tp=4&weights=fp8&kv=fp8&gen=128&full-cache=1", ""},
 	} {
 		r := httptest.NewRequest(http.MethodGet, tc.path, nil)
 		compareWithCLI(t, h, r, tc.cli, nil)
@@ -243,5 +243,91 @@ func TestServeAddr(t *testing.T) {
 		if code != tc.code || !strings.Contains(stderr.String(), "--addr") || !strings.Contains(stderr.String(), tc.want) || strings.Count(stderr.String(), "\n") != 1 {
 			t.Errorf("--addr %s: exit %d, %q; want exit %d and one line with %q", tc.addr, code, stderr.String(), tc.code, tc.want)
 		}
+	}
+}
+
+// TestServeRefusesAsCLI: every input the CLI refuses as a usage error, the
+// web refuses with the same words, under the form's field, because both map
+// their inputs onto the same query type (occupancy.Query, roofline.Query,
+// model.Query) and neither validates on its own.
+func TestServeRefusesAsCLI(t *testing.T) {
+	c, err := devices.Builtin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := web.New(web.Options{Catalog: c, LoopbackOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		cli   []string
+		path  string // the web's request, the same input in the form's fields
+		field string // the form's field the refusal is under
+	}{
+		// The occupancy page.
+		{[]string{"occupancy", "--regs", "256"}, "/api/occupancy?regs=256", "regs"},
+		{[]string{"occupancy", "--threads", "1025"}, "/api/occupancy?threads=1025", "threads"},
+		{[]string{"occupancy", "--threads", "-1"}, "/api/occupancy?threads=-1", "threads"},
+		{[]string{"occupancy", "--barriers", "17"}, "/api/occupancy?barriers=17", "barriers"},
+		{[]string{"occupancy", "--max-threads", "-2"}, "/api/occupancy?max-threads=-2", "max-threads"},
+		{[]string{"occupancy", "--smem", "228K"}, "/api/occupancy?smem=228K", "smem"},
+		{[]string{"occupancy", "--smem", "48Q"}, "/api/occupancy?smem=48Q", "smem"},
+		{[]string{"occupancy", "--smem", "4K", "--static-smem", "8K"}, "/api/occupancy?smem=4K&static-smem=8K", "static-smem"},
+		{[]string{"occupancy", "--smem", "64K", "--static-smem", "64K"}, "/api/occupancy?smem=64K&static-smem=64K", "static-smem"},
+		{[]string{"occupancy", "--carveout", "50"}, "/api/occupancy?carveout=50", "carveout"},
+		{[]string{"occupancy", "--carveout", "300K"}, "/api/occupancy?carveout=300K", "carveout"},
+		{[]string{"occupancy", "--device", "h900"}, "/api/occupancy?device=h900", "device"},
+		{[]string{"occupancy", "--device", "mi300x"}, "/api/occupancy?device=mi300x", "device"},
+		{[]string{"occupancy", "--arch", "sm_99"}, "/api/occupancy?arch=sm_99", "device"},
+		{[]string{"occupancy", "--arch", "sm_80", "--cluster", "2"}, "/api/occupancy?arch=sm_80&cluster=2", "cluster"},
+		{[]string{"occupancy", "--device", "a100", "--cluster", "2"}, "/api/occupancy?device=a100&cluster=2", "cluster"},
+		{[]string{"occupancy", "--cluster", "17"}, "/api/occupancy?cluster=17", "cluster"},
+		// The roofline page.
+		{[]string{"roofline", "--op", "matmul m=4"}, "/api/roofline?source=ops&ops=matmul+m%3D4", "ops"},
+		{[]string{"roofline", "--op", "conv9d n=1"}, "/api/roofline?source=ops&ops=conv9d+n%3D1", "ops"},
+		{[]string{"roofline", "--op", "copy n=1", "--devices", "h100,h100"}, "/api/roofline?source=ops&ops=copy+n%3D1&devices=h100,h100", "devices"},
+		{[]string{"roofline", "--op", "copy n=1", "--devices", "h100,"}, "/api/roofline?source=ops&ops=copy+n%3D1&devices=h100,", "devices"},
+		{[]string{"roofline", "--op", "copy n=1", "--device", "h900"}, "/api/roofline?source=ops&ops=copy+n%3D1&devices=h900", "devices"},
+		{[]string{"roofline", "--op", "copy n=1", "--devices", "h100,h900"}, "/api/roofline?source=ops&ops=copy+n%3D1&devices=h100,h900", "devices"},
+		// The model page.
+		{[]string{"model", "llama-3.1-8b", "--devices", "h100,h100"}, "/api/model?devices=h100,h100", "devices"},
+		{[]string{"model", "llama-3.1-8b", "--devices", "h100,"}, "/api/model?devices=h100,", "devices"},
+		{[]string{"model", "llama-3.1-8b", "--device", "h900"}, "/api/model?devices=h900", "devices"},
+		{[]string{"model", "gpt-9"}, "/api/model?model=gpt-9", "model"},
+		{[]string{"model", "llama-3.1-8b", "--tp", "0"}, "/api/model?tp=0", "tp"},
+		{[]string{"model", "llama-3.1-8b", "--batch", "0"}, "/api/model?batch=0", "batch"},
+		{[]string{"model", "llama-3.1-8b", "--prompt", "0"}, "/api/model?prompt=0", "prompt"},
+		{[]string{"model", "llama-3.1-8b", "--ctx", "-1"}, "/api/model?ctx=-1", "ctx"},
+		{[]string{"model", "llama-3.1-8b", "--gen", "-1"}, "/api/model?gen=-1", "gen"},
+		{[]string{"model", "llama-3.1-8b", "--dtype", "fp7"}, "/api/model?dtype=fp7", "dtype"},
+		{[]string{"model", "llama-3.1-8b", "--weights", "int3"}, "/api/model?weights=int3", "weights"},
+		{[]string{"model", "llama-3.1-8b", "--kv", "int3"}, "/api/model?kv=int3", "kv"},
+		{[]string{"model", "llama-3.1-8b", "--prompt", "4096", "--ctx", "100"}, "/api/model?prompt=4096&ctx=100", "model"},
+		{[]string{"model", "llama-3.1-8b", "--tp", "3"}, "/api/model?tp=3", "model"},
+	} {
+		t.Run(strings.Join(tc.cli, " "), func(t *testing.T) {
+			code, _, stderr := runCLI(tc.cli...)
+			if code != exitUsage {
+				t.Fatalf("the CLI exits %d, want %d (a refusal): %s", code, exitUsage, stderr)
+			}
+			want := strings.TrimPrefix(strings.TrimSuffix(stderr, "\n"), "gpucalc: ")
+			if i := strings.LastIndex(want, " (see 'gpucalc "); i >= 0 && strings.HasSuffix(want, " --help')") {
+				want = want[:i]
+			}
+			r := httptest.NewRequest(http.MethodGet, tc.path, nil)
+			r.Host = "localhost:8080"
+			r.Header.Set("X-Gpucalc-Request", "1")
+			w := httptest.NewRecorder()
+			h.ServeHTTP(w, r)
+			var a struct {
+				Errors map[string]string `json:"errors"`
+			}
+			if err := json.Unmarshal(w.Body.Bytes(), &a); err != nil || w.Code != http.StatusUnprocessableEntity {
+				t.Fatalf("%s: status %d (%v), want 422: %s", tc.path, w.Code, err, w.Body)
+			}
+			if got := a.Errors[tc.field]; got != want {
+				t.Errorf("%s: the web refuses with\n  %q under %q (all: %q)\nthe CLI with\n  %q", tc.path, got, tc.field, a.Errors, want)
+			}
+		})
 	}
 }

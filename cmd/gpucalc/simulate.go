@@ -2,14 +2,12 @@ package main
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/gpucalc/gpucalc/chart"
 	"github.com/gpucalc/gpucalc/occupancy"
 	"github.com/gpucalc/gpucalc/reports"
 	"github.com/gpucalc/gpucalc/sim"
-	"github.com/gpucalc/gpucalc/units"
 	"github.com/spf13/cobra"
 )
 
@@ -66,21 +64,28 @@ figures from a device file in their place. Runs are deterministic per --seed.`,
 	}
 	f.addDeviceFlags(cmd, &o.devices, false)
 	fl := cmd.Flags()
-	fl.StringVarP(&o.kernel, "kernel", "k", "stream", "`kernel`: stream, fma or mixed")
-	fl.IntVar(&o.ilp, "ilp", 1, "independent loads (stream, mixed) or FMA chains (fma) per thread, `N`")
-	fl.Float64Var(&o.flopsPerByte, "flops-per-byte", 8, "arithmetic intensity of --kernel mixed, FP32 `FLOP` per DRAM byte (multiple of 0.5)")
-	fl.IntVar(&o.threads, "threads", 128, "threads per block, `N`")
-	fl.IntVar(&o.regs, "regs", 32, "registers per thread, for the occupancy limit")
-	fl.StringVar(&o.smem, "smem", "0", "shared memory per block, for the occupancy limit (binary: 48K = 49152 bytes)")
+	fl.StringVarP(&o.kernel, "kernel", "k", sim.DefaultKernel, "`kernel`: stream, fma or mixed")
+	fl.IntVar(&o.ilp, "ilp", sim.DefaultILP, "independent loads (stream, mixed) or FMA chains (fma) per thread, `N`")
+	fl.Float64Var(&o.flopsPerByte, "flops-per-byte", sim.DefaultFlopsPerByte, "arithmetic intensity of --kernel mixed, FP32 `FLOP` per DRAM byte (multiple of 0.5)")
+	fl.IntVar(&o.threads, "threads", sim.DefaultThreads, "threads per block, `N`")
+	fl.IntVar(&o.regs, "regs", sim.DefaultRegs, "registers per thread, for the occupancy limit")
+	fl.StringVar(&o.smem, "smem", sim.DefaultSmem, "shared memory per block, for the occupancy limit (binary: 48K = 49152 bytes)")
 	fl.StringVar(&o.warps, "warps-per-sm", "", "comma-separated resident warps per SM, each a multiple of the warps per block (default: --sweep)")
 	fl.BoolVar(&o.sweep, "sweep", false, "simulate every resident warp count from one block to the limit (the default)")
-	fl.Uint64Var(&o.seed, "seed", 1, "random `seed` of the memory model")
+	fl.Uint64Var(&o.seed, "seed", sim.DefaultSeed, "random `seed` of the memory model")
 	f.addChartFlags(cmd, &o.chart, "achieved against bound", chart.DefaultSize)
 	fl.StringVar(&o.measured, "measured", "", "overlay on --plot the measured curve of the same kernel, --ilp and --threads from a latency-hiding CSV `FILE` (kind,ilp,block,...,warps_per_sm,gbps,gflops)")
 	cmd.MarkFlagsMutuallyExclusive("warps-per-sm", "sweep")
-	_ = cmd.RegisterFlagCompletionFunc("kernel", cobra.FixedCompletions([]string{"stream", "fma", "mixed"}, cobra.ShellCompDirectiveNoFileComp))
+	_ = cmd.RegisterFlagCompletionFunc("kernel", cobra.FixedCompletions(sim.Kernels, cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.MarkFlagFilename("measured", "csv")
 	return cmd
+}
+
+// query maps the flags onto the simulate question.
+func (o *simulateOptions) query() (sim.Query, error) {
+	c, err := o.f.Catalog()
+	return sim.Query{Device: o.f.choice(o.devices), Kernel: o.kernel, ILP: o.ilp, FlopsPerByte: o.flopsPerByte, FlopsGiven: o.flopsSet,
+		Threads: o.threads, Regs: o.regs, Smem: o.smem, Warps: o.warps, Seed: o.seed, Catalog: c, Datasheet: o.f.datasheet}, err
 }
 
 func simulateRun(o *simulateOptions) error {
@@ -89,70 +94,23 @@ func simulateRun(o *simulateOptions) error {
 	if err != nil {
 		return err
 	}
-	if o.flopsSet && o.kernel != "mixed" {
-		return usagef("--flops-per-byte applies to --kernel mixed only")
+	q, err := o.query()
+	if err != nil {
+		return err
+	}
+	if err := q.Validate(); err != nil {
+		return usage(err)
 	}
 	if o.measured != "" && o.chart.file == "" {
 		return usagef("--measured overlays a curve on the chart: give --plot FILE too")
 	}
-	t, err := f.Device(o.devices)
-	if err != nil {
-		return err
-	}
-	d, origin := t.Device, t.Origin
-	if o.ilp < 1 || o.ilp > 12 {
-		return usageError{fmt.Errorf("--ilp %d: expected 1 to 12", o.ilp)}
-	}
-	var k sim.Kernel
-	var what string
-	switch o.kernel {
-	case "stream":
-		k = sim.Stream(o.ilp)
-		what = fmt.Sprintf("stream: %d float4 load(s) per thread per iteration, summed, grid-stride over a %d MiB share per SM", o.ilp, k.Iterations*o.ilp*16*32>>20)
-	case "fma":
-		k = sim.FMAChains(o.ilp)
-		what = fmt.Sprintf("fma: %d independent chain(s) of dependent FP32 FMAs per thread, %d steps in loop iterations of %d", o.ilp, k.Iterations*k.ChainFMAs, k.ChainFMAs)
-	case "mixed":
-		var err error
-		if k, err = sim.Mixed(o.flopsPerByte, o.ilp); err != nil {
-			return usageError{fmt.Errorf("--flops-per-byte: %w", err)}
-		}
-		what = fmt.Sprintf("mixed: %d float4 load(s) per thread per iteration, %d dependent FMAs on each component (%g FLOP/byte), grid-stride", o.ilp, k.ChainFMAs, k.FLOPsPerByte())
-	default:
-		return usageError{fmt.Errorf("--kernel %q: expected stream, fma or mixed", o.kernel)}
-	}
-	lim, err := d.Limits()
-	if err != nil {
-		return err
-	}
-	smem, err := parseSize("smem", o.smem)
-	if err != nil {
-		return err
-	}
-	if o.threads < 1 || o.threads > lim.MaxThreadsPerBlock {
-		return usageError{fmt.Errorf("--threads %d: expected 1 to %d", o.threads, lim.MaxThreadsPerBlock)}
-	}
-	if o.regs < 0 || o.regs > lim.MaxRegsPerThread {
-		return usageError{fmt.Errorf("--regs %d: expected 0 to %d", o.regs, lim.MaxRegsPerThread)}
-	}
-	occ := occupancy.Calculate(lim, occupancy.Kernel{Regs: o.regs}, occupancy.Launch{Threads: o.threads, DynamicSmem: smem})
-	if occ.Blocks == 0 {
-		return fmt.Errorf("no block of %d threads with %d registers and %s of shared memory fits on an SM (limited by %s); see 'gpucalc occupancy'", o.threads, o.regs, units.FormatSize(int64(smem)), occ.Limiters)
-	}
-	warps, err := residentWarps(occ, o.warps)
-	if err != nil {
-		return usageError{err}
-	}
-	setup, err := sim.ForDevice(d, o.seed)
-	if err != nil {
-		return err
-	}
 	progress := f.progress("simulating")
-	pts, err := setup.Sweep(k, warps, progress)
+	p, pts, err := q.Answer(progress)
 	if err != nil {
 		return err
 	}
 	progress(1)
+	d, origin, k, what := p.Device.Device, p.Device.Origin, p.Kernel, p.Desc
 	// The chart names the device alone; the table also says where it came
 	// from (a hint about flags belongs to the terminal, not a figure).
 	title := fmt.Sprintf("Simulated %s kernel on %s, %d-thread blocks", o.kernel, d.Name, o.threads)
@@ -163,7 +121,7 @@ func simulateRun(o *simulateOptions) error {
 	s := reports.Simulation{
 		Title:  tableTitle,
 		Points: pts,
-		Notes:  simulationNotes(setup, what, o, occ),
+		Notes:  simulationNotes(p.Setup, what, o, p.Occupancy),
 	}
 	for _, p := range pts {
 		if p.Scaled > 0 {
@@ -187,36 +145,9 @@ func simulateRun(o *simulateOptions) error {
 	if err != nil {
 		return err
 	}
-	return f.OutputNotes(form, nil, notes, reports.SimulationView{Device: d.Name, Origin: origin, Kernel: o.kernel, Desc: what, Threads: o.threads, Model: k, Setup: setup, Points: reports.SimPoints(pts)},
+	return f.Output(form, nil, notes, reports.SimulationView{Device: d.Name, Origin: origin, Kernel: o.kernel, Desc: what, Threads: o.threads, Model: k, Setup: p.Setup, Points: reports.SimPoints(pts)},
 		func() []reports.Table { return []reports.Table{reports.SimulationTable(s)} },
 		func() []reports.Table { return reports.SimulationRecords(pts) })
-}
-
-// residentWarps returns the warps per SM to simulate: those listed (each a
-// whole number of blocks that occupancy allows) or, with an empty list, one
-// block, two blocks, ... up to what occupancy allows.
-func residentWarps(occ occupancy.Result, list string) ([]int, error) {
-	perBlock := occ.WarpsPerBlock
-	maxBlocks := min(occ.Blocks, sim.MaxWarps/perBlock)
-	if list == "" {
-		var out []int
-		for b := 1; b <= maxBlocks; b++ {
-			out = append(out, b*perBlock)
-		}
-		return out, nil
-	}
-	var out []int
-	for _, f := range strings.Split(list, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil || n < 1 {
-			return nil, fmt.Errorf("--warps-per-sm %q: %q is not a positive whole number", list, f)
-		}
-		if n%perBlock != 0 || n/perBlock > maxBlocks {
-			return nil, fmt.Errorf("--warps-per-sm %d: with %d warps per block and %d blocks per SM resident (occupancy, limited by %s), resident warps are multiples of %d up to %d", n, perBlock, occ.Blocks, occ.Limiters, perBlock, maxBlocks*perBlock)
-		}
-		out = append(out, n)
-	}
-	return out, nil
 }
 
 // simulationNotes are two lines under the table; with --verbose, every

@@ -139,7 +139,7 @@ func traceRun(opts *traceOptions) error {
 	if err != nil {
 		return err
 	}
-	return f.OutputNotes(form, &opts.section, notes, reports.TraceView{DeviceOrigin: origin, Analysis: a, Projection: proj},
+	return f.Output(form, &opts.section, notes, reports.TraceView{DeviceOrigin: origin, Analysis: a, Projection: proj},
 		func() []reports.Table {
 			if proj != nil {
 				return reports.TraceProjection(*proj, origin, opts.top, f.verbose)

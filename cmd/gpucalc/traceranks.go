@@ -120,7 +120,7 @@ func traceRanksRun(opts *traceOptions, form reports.Format, files []string) erro
 	if err != nil {
 		return err
 	}
-	return f.Output(form, &opts.section, reports.TraceRanksView{DeviceOrigin: origin, Ranks: rs},
+	return f.Output(form, &opts.section, nil, reports.TraceRanksView{DeviceOrigin: origin, Ranks: rs},
 		func() []reports.Table { return reports.TraceRanks(rs, origin, opts.top) },
 		func() []reports.Table { return reports.TraceRanksRecords(rs) })
 }

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"fmt"
-
 	"github.com/gpucalc/gpucalc/reports"
 	"github.com/gpucalc/gpucalc/train"
 	"github.com/spf13/cobra"
@@ -96,18 +94,18 @@ and what dominates the step.
 	f.addDeviceFlags(cmd, &opts.devices, true)
 	fl := cmd.Flags()
 	opts.flags = fl
-	fl.StringVar(&opts.method, "method", string(train.Full), "what to train: `full` or lora")
+	fl.StringVar(&opts.method, "method", string(train.DefaultMethod), "what to train: `full` or lora")
 	fl.Int64Var(&opts.req.LoRARank, "lora-rank", train.DefaultRank, "LoRA `rank`")
 	fl.Int64Var(&opts.req.LoRAAlpha, "lora-alpha", train.DefaultAlpha, "LoRA `alpha` (scales the adapters; no memory or time of its own)")
-	fl.StringVar(&opts.targets, "lora-targets", "all-linear", "LoRA `projections`: all-linear, or a list of q,k,v,o,gate,up,down")
-	fl.StringVar(&opts.prec, "precision", string(train.BF16), "`bf16` (weights, gradients, AdamW states in bf16) or mixed (fp32 master weights under bf16 autocast, fp32 AdamW)")
-	fl.StringVar(&opts.opt, "optimizer", string(train.AdamW), "`optimizer`: adamw (fused) or sgd (no momentum)")
-	fl.StringVar(&opts.ckpt, "ckpt", string(train.NoCkpt), "activation checkpointing of every decoder layer: `none` or full")
+	fl.StringVar(&opts.targets, "lora-targets", train.DefaultTargets, "LoRA `projections`: all-linear, or a list of q,k,v,o,gate,up,down")
+	fl.StringVar(&opts.prec, "precision", string(train.DefaultPrecision), "`bf16` (weights, gradients, AdamW states in bf16) or mixed (fp32 master weights under bf16 autocast, fp32 AdamW)")
+	fl.StringVar(&opts.opt, "optimizer", string(train.DefaultOptimizer), "`optimizer`: adamw (fused) or sgd (no momentum)")
+	fl.StringVar(&opts.ckpt, "ckpt", string(train.DefaultCkpt), "activation checkpointing of every decoder layer: `none` or full")
 	fl.Int64Var(&opts.req.Batch, "batch", train.DefaultBatch, "micro-batch per GPU, `sequences`")
 	fl.Int64Var(&opts.req.Seq, "seq", train.DefaultSeq, "`tokens` per sequence")
-	fl.Int64Var(&opts.req.GPUs, "gpus", 1, "`GPUs` in all (data parallel × tensor parallel)")
-	fl.Int64Var(&opts.req.ZeRO, "zero", 0, "ZeRO/FSDP `stage` over the data-parallel GPUs: 0, 1 (optimizer states), 2 (and gradients), 3 (and parameters)")
-	fl.Int64Var(&opts.req.TP, "tp", 1, "tensor-parallel `GPUs` of one host")
+	fl.Int64Var(&opts.req.GPUs, "gpus", train.DefaultGPUs, "`GPUs` in all (data parallel × tensor parallel)")
+	fl.Int64Var(&opts.req.ZeRO, "zero", train.DefaultZeRO, "ZeRO/FSDP `stage` over the data-parallel GPUs: 0, 1 (optimizer states), 2 (and gradients), 3 (and parameters)")
+	fl.Int64Var(&opts.req.TP, "tp", train.DefaultTP, "tensor-parallel `GPUs` of one host")
 	fl.BoolVar(&opts.req.BucketView, "bucket-view", false, "DDP with gradient_as_bucket_view=True (zero 0 or 1): gradients are views of the all-reduce buckets")
 	fl.StringVar(&opts.name, "name", "", nameHelp)
 	for flag, vals := range map[string][]string{"method": {"full", "lora"}, "precision": {"bf16", "mixed"}, "optimizer": {"adamw", "sgd"}, "ckpt": {"none", "full"}} {
@@ -117,31 +115,26 @@ and what dominates the step.
 	return cmd
 }
 
-// request checks the flags and builds the request.
-func (opts *trainOptions) request() (train.Request, error) {
-	q := opts.req
-	q.Method, q.Precision, q.Optimizer, q.Ckpt = train.Method(opts.method), train.Precision(opts.prec), train.Optimizer(opts.opt), train.Ckpt(opts.ckpt)
-	for _, x := range []struct {
-		flag string
-		v    int64
-	}{{"--batch", q.Batch}, {"--seq", q.Seq}, {"--gpus", q.GPUs}, {"--tp", q.TP}, {"--lora-rank", q.LoRARank}, {"--lora-alpha", q.LoRAAlpha}} {
-		if x.v < 1 {
-			return q, usagef("%s %d: expected 1 or more", x.flag, x.v)
-		}
+// query maps the argument and flags onto the train question, reading the
+// config file the argument names.
+func (opts *trainOptions) query() (train.Query, error) {
+	f := opts.f
+	if err := onlyWith(opts.flags, opts.method == string(train.LoRA), "--method lora", "lora-rank", "lora-alpha", "lora-targets"); err != nil {
+		return train.Query{}, err
 	}
-	if err := onlyWith(opts.flags, q.Method == train.LoRA, "--method lora", "lora-rank", "lora-alpha", "lora-targets"); err != nil {
-		return q, err
-	}
-	if q.Method != train.LoRA {
-		q.LoRARank, q.LoRAAlpha = 0, 0
-		return q, nil
-	}
-	t, err := train.ParseTargets(opts.targets)
+	c, err := f.Catalog()
 	if err != nil {
-		return q, usagef("--lora-targets: %w", err)
+		return train.Query{}, err
 	}
-	q.LoRATargets = t
-	return q, nil
+	name, data, err := f.modelSource(opts.model)
+	if err != nil {
+		return train.Query{}, err
+	}
+	r := opts.req
+	return train.Query{Model: name, Config: data, Name: opts.name, Devices: f.choice(opts.devices),
+		Method: opts.method, Precision: opts.prec, Optimizer: opts.opt, Ckpt: opts.ckpt,
+		Batch: r.Batch, Seq: r.Seq, GPUs: r.GPUs, TP: r.TP, ZeRO: r.ZeRO, BucketView: r.BucketView,
+		LoRARank: r.LoRARank, LoRAAlpha: r.LoRAAlpha, LoRATargets: opts.targets, Catalog: c, Datasheet: f.datasheet}, nil
 }
 
 func trainRun(opts *trainOptions) error {
@@ -150,34 +143,20 @@ func trainRun(opts *trainOptions) error {
 	if err != nil {
 		return err
 	}
-	q, err := opts.request()
+	q, err := opts.query()
 	if err != nil {
 		return err
 	}
-	c, err := f.loadNamed(opts.model, opts.name)
+	a, err := q.Answer()
 	if err != nil {
-		return err
+		return usage(err)
 	}
-	if err := q.Defaults().Validate(c); err != nil {
-		return usageError{err}
-	}
-	ts, ms, err := f.Rooflines(opts.devices)
-	if err != nil {
-		return err
-	}
-	var rs []train.Result
-	for _, m := range ms {
-		r, err := train.Analyze(c, q, m)
-		if err != nil {
-			return fmt.Errorf("%s on %s: %w", c.Name, m.Device().Name, err)
-		}
-		rs = append(rs, r)
-	}
+	rs := a.Results
 	var view any = rs
 	if len(rs) == 1 {
 		view = rs[0]
 	}
-	return f.Output(form, nil, view,
-		func() []reports.Table { return reports.TrainTables(rs, ts[0].Origin) },
+	return f.Output(form, nil, nil, view,
+		func() []reports.Table { return reports.TrainTables(rs, a.Devices[0].Origin) },
 		func() []reports.Table { return reports.TrainRecords(rs) })
 }

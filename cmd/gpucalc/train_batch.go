@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	"github.com/gpucalc/gpucalc/reports"
-	"github.com/gpucalc/gpucalc/roofline"
 	"github.com/gpucalc/gpucalc/train"
 	"github.com/spf13/cobra"
 )
@@ -60,15 +59,7 @@ func trainBatchRun(opts *trainBatchOptions) error {
 	if err := noBatchRows(len(in.rows), name, readErr); err != nil {
 		return err
 	}
-	device := func(n string) (*roofline.Model, error) {
-		name, _ := f.deviceName(n)
-		d, err := f.Lookup(name)
-		if err != nil {
-			return nil, err
-		}
-		return roofline.New(d)
-	}
-	out := train.RunBatch(in.rows, f.loadModel, device)
+	out := train.RunBatch(in.rows, f.loadModel, f.batchDevice)
 	return writeBatch(f, form, name, out, func(r train.BatchResult) error { return r.Err }, readErr,
 		func() any { return reports.TrainBatchJSON(in.head, out) },
 		func() reports.Table { return reports.TrainBatch(in.head, out) })

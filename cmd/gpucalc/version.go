@@ -42,7 +42,7 @@ func versionRun(opts *versionOptions) error {
 		return err
 	}
 	v := buildVersion(debug.ReadBuildInfo())
-	return f.Output(form, nil, v,
+	return f.Output(form, nil, nil, v,
 		func() []reports.Table { return reports.VersionTables(v) },
 		func() []reports.Table { return reports.VersionRecords(v) })
 }
