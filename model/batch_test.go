@@ -119,7 +119,7 @@ func TestRunBatch(t *testing.T) {
 	if loads["llama-3.1-8b"] != 1 || devs["h100"] != 1 || devs["h900"] != 1 {
 		t.Errorf("loads %v, devices %v: want each once", loads, devs)
 	}
-	for i, w := range []string{"", "line 3: unknown device h900", `line 4: batch: "x"`, ""} {
+	for i, w := range []string{"", "line 3: unknown device h900", `line 4: column 4 (batch) "x"`, ""} {
 		if got := out[i].Err; w == "" && got != nil || w != "" && (got == nil || !strings.Contains(got.Error(), w)) {
 			t.Errorf("row %d: error %v, want %q", i+2, got, w)
 		}
