@@ -383,13 +383,14 @@ func (b *builder) gated(name string, t, i int64) {
 
 // moe is the routed experts as one moe op (router, grouped GEMMs over the
 // experts the step's tokens hit, activation and combine), every expert
-// split over the tensor-parallel GPUs, balanced routing; shared experts run
-// every token as a dense MLP.
+// split over the tensor-parallel GPUs, each token's experts drawn uniformly
+// (E·(1−(1−k/E)^T) experts hit); shared experts run every token as a dense
+// MLP.
 func (b *builder) moe() {
 	c, s, t := b.c, b.s, b.t
 	b.preMLP()
 	op := ops.Op{Kind: ops.MoE, DType: s.expertCompute(), Out: b.act, Tokens: t, Hidden: c.Hidden, Inter: c.MoEIntermediate,
-		TopK: c.TopK, Experts: c.Experts, TP: s.TP, EP: 1}
+		TopK: c.TopK, Experts: c.Experts, TP: s.TP, EP: 1, Dist: ops.DistUniform}
 	if w := s.ExpertWeights; w == Int4 || w == MXFP4 {
 		op.Weight = devices.FP4
 	}

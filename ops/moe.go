@@ -23,6 +23,9 @@ const (
 	// experts (each of T·k/E tokens), as aiconfigurator's balanced router
 	// logits do.
 	DistBalanced = "balanced"
+	// DistUniform draws each token's k experts uniformly at random (a
+	// trained router's average): E·(1−(1−k/E)^T) experts are hit.
+	DistUniform = "uniform"
 	// DistPowerLaw gives the experts power-law loads of exponent Op.Alpha
 	// (real routers' imbalance, as aiconfigurator samples it).
 	DistPowerLaw = "power_law"
@@ -64,13 +67,17 @@ func (o *Op) setQuant(name string) error {
 // setDist applies dist=balanced or dist=power_law:ALPHA.
 func (o *Op) setDist(val string) error {
 	v := strings.ToLower(val)
-	if v == DistBalanced {
+	switch v {
+	case DistBalanced:
 		o.Dist, o.Alpha = "", 0
+		return nil
+	case DistUniform:
+		o.Dist, o.Alpha = DistUniform, 0
 		return nil
 	}
 	name, alpha, ok := strings.Cut(v, ":")
 	if name != DistPowerLaw || !ok {
-		return fmt.Errorf("dist=%s: expected balanced or power_law:ALPHA (e.g. power_law:1.2)", val)
+		return fmt.Errorf("dist=%s: expected balanced, uniform or power_law:ALPHA (e.g. power_law:1.2)", val)
 	}
 	a, err := strconv.ParseFloat(alpha, 64)
 	if err != nil || a <= 0 || a > 10 || math.IsNaN(a) {
@@ -99,7 +106,8 @@ func (o Op) gateUp() int64 {
 // Loads is the routed tokens each expert on the first GPU (rank 0 of the
 // expert-parallel group) receives, busiest first. Balanced routing sends
 // the T·k choices round the experts, so min(E, T·k) experts are hit, each by
-// T·k/hit tokens (the busiest by the ceiling). A power law of exponent α
+// T·k/hit tokens (the busiest by the ceiling); uniform routing hits
+// E·(1−(1−k/E)^T) of them, as evenly. A power law of exponent α
 // gives expert i of E the load of the power law's (i+½)/E quantile on [1,
 // 0.8·T] ([0.01, 2] when T·k ≤ E), scaled to T·k in all and capped at T (a
 // token picks an expert once); the GPU measured holds the busiest expert and
@@ -109,6 +117,9 @@ func (o Op) Loads() []float64 {
 	t, k, e, local := float64(o.Tokens), float64(o.TopK), float64(o.Experts), o.LocalExperts()
 	if o.Dist != DistPowerLaw {
 		hit := math.Min(e, t*k)
+		if o.Dist == DistUniform {
+			hit = math.Max(1, math.Round(e*(1-math.Pow(1-k/e, t))))
+		}
 		per := t * k / hit
 		n := int64(math.Max(1, math.Ceil(hit/float64(max(o.EP, 1)))))
 		loads := make([]float64, min(n, local))
@@ -222,8 +233,11 @@ func (o Op) moeString(b *strings.Builder) {
 	if o.EP > 1 {
 		fmt.Fprintf(b, " ep=%d", o.EP)
 	}
-	if o.Dist == DistPowerLaw {
+	switch o.Dist {
+	case DistPowerLaw:
 		fmt.Fprintf(b, " dist=power_law:%s", strconv.FormatFloat(o.Alpha, 'g', -1, 64))
+	case DistUniform:
+		b.WriteString(" dist=uniform")
 	}
 	if o.Ungated {
 		b.WriteString(" ungated")

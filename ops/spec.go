@@ -22,7 +22,7 @@ const SpecHelp = `An op spec is the op's name followed by key=value pairs and fl
   conv2d    n= c= h= w= k= r= s= [stride=1] [pad=0|same] [groups=1]
   allreduce n= | bytes= ranks=   a sum over tensor-parallel GPUs (NCCL)
   moe       tokens= hidden= inter= topk= experts= [tp=1] [ep=1] [dtype=|quant=]
-            [dist=balanced|power_law:A] [gated|ungated]   a mixture-of-experts layer on one GPU
+            [dist=balanced|uniform|power_law:A] [gated|ungated]   a mixture-of-experts layer on one GPU
   mla       b= h= sq= sk= [causal] [kv_dtype=] [absorbed|expanded] [kv_lora=512]
             [rope=64] [nope=128] [v=128] [q_lora=1536]   latent attention (DeepSeek-V3 geometry)
 dtype= is fp64, fp32, tf32, bf16 (default), fp16, fp8 (e4m3), e5m2, int8 or fp4.
@@ -38,7 +38,8 @@ CTA and never splits (a masked SDPA kernel).
 copy repeat=R writes each of n/R input elements R times (repeat_kv).
 moe: h=hidden tokens on this GPU routed to topk of the experts (inter wide,
 gated SiLU unless ungated); tp splits every expert, ep the experts (this
-GPU holds experts/ep); dist=balanced (default) or power_law:A routing, whose
+GPU holds experts/ep); dist=balanced (default: the choices spread evenly),
+uniform (random choices: fewer experts hit) or power_law:A routing, whose
 busiest expert this GPU holds; quant= is bf16, fp8_block, nvfp4,
 w4a16_mxfp4 (mxfp4), w4a8_mxfp4_mxfp8 or int4_wo. The all-to-all dispatch
 is not in it: price it as a collective.

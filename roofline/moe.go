@@ -115,7 +115,9 @@ func (m *Model) groupedGEMM(loads []float64, n, k int64, w, in, out, rate float6
 	var best estimate
 	for _, tl := range m.eff.Tiles {
 		for i, tm := range moeTiles {
-			// A row tile under the MMA's 64 rows runs as a 64-row one.
+			// A row tile under 64 rows costs a 64-row tile: fused MoE
+			// kernels run the tensor cores' 64-row instructions on
+			// padding (the fit to the tables says so).
 			if tm != int64(tl.M) && (tm > 64 || tl.M != 64) {
 				continue
 			}
