@@ -244,9 +244,15 @@ func (o Op) moeString(b *strings.Builder) {
 	}
 }
 
+// MaxExperts is the most experts a moe op takes: a hundred times today's
+// largest layers (Qwen3.5's 512), so that the per-expert loads stay small.
+const MaxExperts = 1 << 16
+
 // moeValidate checks the experts split evenly over the GPUs.
 func (o Op) moeValidate() error {
 	switch {
+	case o.Experts > MaxExperts:
+		return fmt.Errorf("moe: experts=%d is more than %d", o.Experts, MaxExperts)
 	case o.TopK > o.Experts:
 		return fmt.Errorf("moe: topk=%d is more than the %d experts", o.TopK, o.Experts)
 	case o.Experts%o.EP != 0:
