@@ -40,6 +40,16 @@ var builtins = []Builtin{
 	{"mixtral-8x7b-v0.1", "mistralai/Mixtral-8x7B-v0.1", []string{"mistralai/Mixtral-8x7B-Instruct-v0.1"}, "huggingface.co/mistralai/Mixtral-8x7B-v0.1 config.json, as vendored in github.com/ai-dynamo/aiconfigurator (model_configs/mistralai--Mixtral-8x7B-v0.1_config.json)"},
 	{"qwen3-30b-a3b", "Qwen/Qwen3-30B-A3B", nil, "huggingface.co/Qwen/Qwen3-30B-A3B config.json, as vendored in github.com/ai-dynamo/aiconfigurator (model_configs/Qwen--Qwen3-30B-A3B_config.json)"},
 	{"deepseek-v3", "deepseek-ai/DeepSeek-V3", nil, "huggingface.co/deepseek-ai/DeepSeek-V3 config.json, as vendored in github.com/ai-dynamo/aiconfigurator (model_configs/deepseek-ai--DeepSeek-V3_config.json)"},
+	{"deepseek-r1", "deepseek-ai/DeepSeek-R1", nil, "huggingface.co/deepseek-ai/DeepSeek-R1 config.json, as vendored in github.com/ai-dynamo/aiconfigurator (model_configs/deepseek-ai--DeepSeek-R1_config.json)"},
+	{"kimi-k2.5", "moonshotai/Kimi-K2.5", nil, "huggingface.co/moonshotai/Kimi-K2.5 config.json, as vendored in github.com/ai-dynamo/aiconfigurator (model_configs/moonshotai--Kimi-K2.5_config.json)"},
+	{"glm-5", "zai-org/GLM-5", nil, "huggingface.co/zai-org/GLM-5 config.json, as vendored in github.com/ai-dynamo/aiconfigurator (model_configs/zai-org--GLM-5_config.json)"},
+	{"gpt-oss-120b", "openai/gpt-oss-120b", nil, "huggingface.co/openai/gpt-oss-120b config.json, as vendored in github.com/ai-dynamo/aiconfigurator (model_configs/openai--gpt-oss-120b_config.json)"},
+	{"gpt-oss-20b", "openai/gpt-oss-20b", nil, "huggingface.co/openai/gpt-oss-20b config.json, as vendored in github.com/ai-dynamo/aiconfigurator (model_configs/openai--gpt-oss-20b_config.json)"},
+	{"minimax-m2.5", "MiniMaxAI/MiniMax-M2.5", nil, "huggingface.co/MiniMaxAI/MiniMax-M2.5 config.json, as vendored in github.com/ai-dynamo/aiconfigurator (model_configs/MiniMaxAI--MiniMax-M2.5_config.json)"},
+	{"qwen3-235b-a22b-fp8", "Qwen/Qwen3-235B-A22B-FP8", nil, "huggingface.co/Qwen/Qwen3-235B-A22B-FP8 config.json, as vendored in github.com/ai-dynamo/aiconfigurator (model_configs/Qwen--Qwen3-235B-A22B-FP8_config.json)"},
+	{"qwen3.5-397b-a17b", "Qwen/Qwen3.5-397B-A17B", nil, "huggingface.co/Qwen/Qwen3.5-397B-A17B config.json, as vendored in github.com/ai-dynamo/aiconfigurator (model_configs/Qwen--Qwen3.5-397B-A17B_config.json)"},
+	{"qwen3-32b", "Qwen/Qwen3-32B", nil, "huggingface.co/Qwen/Qwen3-32B config.json, as vendored in github.com/ai-dynamo/aiconfigurator (model_configs/Qwen--Qwen3-32B_config.json)"},
+	{"qwen3-32b-fp8", "Qwen/Qwen3-32B-FP8", nil, "huggingface.co/Qwen/Qwen3-32B-FP8 config.json, as vendored in github.com/ai-dynamo/aiconfigurator (model_configs/Qwen--Qwen3-32B-FP8_config.json)"},
 }
 
 // Builtins lists the built-in models in a stable order.

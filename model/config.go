@@ -75,6 +75,44 @@ type Config struct {
 	QKRopeDim  int64 `json:"qk_rope_head_dim,omitempty"`
 	VHeadDim   int64 `json:"v_head_dim,omitempty"`
 
+	// Sinks: each attention head has a learned sink logit in its softmax
+	// (gpt-oss). RouterBias: the router's linear layer has a bias.
+	Sinks      bool `json:"attention_sinks,omitempty"`
+	RouterBias bool `json:"router_bias,omitempty"`
+	// QKNormFull: the q and k norms span all heads of the projection
+	// (MiniMax-M2's per-layer norms) rather than one head.
+	QKNormFull bool `json:"qk_norm_full,omitempty"`
+	// AttnGate: the query projection also computes a sigmoid gate on the
+	// attention output (Qwen3.5's attn_output_gate), doubling its width.
+	AttnGate bool `json:"attention_output_gate,omitempty"`
+	// SharedIntermediate is the shared expert's width when the config
+	// gives it apart (Qwen3.5); SharedGate: the shared expert's output
+	// goes through a one-unit sigmoid gate.
+	SharedIntermediate int64 `json:"shared_expert_intermediate_size,omitempty"`
+	SharedGate         bool  `json:"shared_expert_gate,omitempty"`
+
+	// DeepSeek sparse attention (GLM-5): an indexer of IndexHeads heads of
+	// IndexHeadDim scores every cached token and each query attends to the
+	// IndexTopK best.
+	IndexHeads   int64 `json:"index_heads,omitempty"`
+	IndexHeadDim int64 `json:"index_head_dim,omitempty"`
+	IndexTopK    int64 `json:"index_topk,omitempty"`
+
+	// Gated delta-net linear attention (Qwen3.5) in the layers Linear
+	// marks: LinearKeyHeads key and LinearValueHeads value heads of
+	// LinearKeyDim and LinearValueDim, a depthwise causal convolution of
+	// LinearConv taps; the recurrent state is kept in fp32.
+	Linear           []bool `json:"linear_attention_layers,omitempty"`
+	LinearKeyHeads   int64  `json:"linear_key_heads,omitempty"`
+	LinearValueHeads int64  `json:"linear_value_heads,omitempty"`
+	LinearKeyDim     int64  `json:"linear_key_head_dim,omitempty"`
+	LinearValueDim   int64  `json:"linear_value_head_dim,omitempty"`
+	LinearConv       int64  `json:"linear_conv_kernel,omitempty"`
+
+	// TextConfig names the text model a multimodal config holds, whose
+	// language model is what gpucalc answers for ("" for a text config).
+	TextConfig string `json:"text_config,omitempty"`
+
 	// MaxPositions is the longest sequence the model supports (see
 	// maxPositions); 0 when the config does not say.
 	MaxPositions int64 `json:"max_positions,omitempty"`
@@ -84,7 +122,30 @@ type Config struct {
 }
 
 // ModelTypes are the model_type values Parse knows.
-var ModelTypes = []string{"llama", "mistral", "qwen2", "qwen3", "phi3", "gemma2", "gemma3_text", "mixtral", "qwen3_moe", "deepseek_v3"}
+var ModelTypes = []string{"llama", "mistral", "qwen2", "qwen3", "phi3", "gemma2", "gemma3_text", "mixtral", "qwen3_moe", "deepseek_v3",
+	"gpt_oss", "minimax_m2", "kimi_k25", "glm_moe_dsa", "qwen3_5_moe"}
+
+// textTypes maps the model_type of a multimodal config, and of the text
+// config inside it, to the architecture gpucalc parses it as: Kimi-K2 is
+// DeepSeek-V3's text model (its config names DeepseekV3ForCausalLM);
+// Qwen3.5's text model is qwen3_5_moe_text.
+var textTypes = map[string]string{"kimi_k2": "deepseek_v3", "kimi_k25": "deepseek_v3", "qwen3_5_moe_text": "qwen3_5_moe"}
+
+// Linear reports whether layer i is a linear-attention (gated delta-net)
+// layer.
+func (c Config) LinearAttention(i int) bool { return len(c.Linear) > i && c.Linear[i] }
+
+// DSA reports whether attention selects its keys with an indexer
+// (DeepSeek sparse attention).
+func (c Config) DSA() bool { return c.IndexTopK > 0 }
+
+// sharedWidth is the shared experts' MLP width.
+func (c Config) sharedWidth() int64 {
+	if c.SharedIntermediate > 0 {
+		return c.SharedIntermediate
+	}
+	return c.SharedExperts * c.MoEIntermediate
+}
 
 // MLA reports whether the model uses multi-head latent attention.
 func (c Config) MLA() bool { return c.KVLoRARank > 0 }
@@ -170,9 +231,6 @@ func Parse(name string, data []byte) (Config, error) {
 		return Config{}, fmt.Errorf("%s: data after the JSON object, which ends at byte %d; a config.json holds one object", name, end)
 	}
 	f := fields{m: m, name: name}
-	if _, ok := m["text_config"]; ok && !f.has("num_hidden_layers") {
-		return Config{}, fmt.Errorf("%s: a multimodal config (text_config); give the text model's own config.json", name)
-	}
 	mt, err := f.str("model_type")
 	if err != nil {
 		return Config{}, err
@@ -180,24 +238,57 @@ func Parse(name string, data []byte) (Config, error) {
 	if mt == "" {
 		return Config{}, fmt.Errorf("%s: missing field \"model_type\"; expected one of %s", name, strings.Join(ModelTypes, ", "))
 	}
-	c := Config{Name: name, ModelType: mt, NormsPerLayer: 2, Activation: "silu"}
-	known := false
+	_, known := textTypes[mt] // kimi_k2: Kimi-K2's own text config
 	for _, t := range ModelTypes {
 		known = known || t == mt
 	}
 	if !known {
 		return Config{}, fmt.Errorf("%s: model_type %q is not supported; expected one of %s", name, mt, strings.Join(ModelTypes, ", "))
 	}
+	c := Config{Name: name, ModelType: mt, NormsPerLayer: 2, Activation: "silu"}
+	// A multimodal config answers for its language model: the text_config
+	// inside it (the vision tower is left out).
+	if _, ok := m["text_config"]; ok && !f.has("num_hidden_layers") {
+		var inner map[string]json.RawMessage
+		if err := json.Unmarshal(m["text_config"], &inner); err != nil {
+			return Config{}, fmt.Errorf("%s: field \"text_config\" is not an object", name)
+		}
+		f = fields{m: inner, name: name + " text_config"}
+		if c.TextConfig, err = f.str("model_type"); err != nil {
+			return Config{}, err
+		}
+		if _, ok := textTypes[c.TextConfig]; !ok {
+			return Config{}, fmt.Errorf("%s: text_config of model_type %q is not supported; expected kimi_k2 or qwen3_5_moe_text", name, c.TextConfig)
+		}
+		if !f.has("tie_word_embeddings") && m["tie_word_embeddings"] != nil {
+			inner["tie_word_embeddings"] = m["tie_word_embeddings"]
+		}
+	}
+	// arch is the architecture the config is parsed as.
+	arch := mt
+	if t, ok := textTypes[mt]; ok {
+		arch = t
+	}
 	for _, x := range []struct {
 		k   string
 		dst *int64
 	}{
 		{"hidden_size", &c.Hidden}, {"num_hidden_layers", &c.Layers}, {"num_attention_heads", &c.Heads},
-		{"vocab_size", &c.Vocab}, {"intermediate_size", &c.Intermediate},
+		{"vocab_size", &c.Vocab},
 	} {
 		if *x.dst, err = f.int(x.k); err != nil {
 			return Config{}, err
 		}
+	}
+	// Qwen3.5 has no dense MLP and no intermediate_size: its experts'
+	// width stands in where a dense width is asked for.
+	if arch == "qwen3_5_moe" && !f.has("intermediate_size") {
+		c.Intermediate, err = f.int("moe_intermediate_size")
+	} else {
+		c.Intermediate, err = f.int("intermediate_size")
+	}
+	if err != nil {
+		return Config{}, err
 	}
 	if c.KVHeads, err = f.intOr("num_key_value_heads", c.Heads); err != nil {
 		return Config{}, err
@@ -221,7 +312,7 @@ func Parse(name string, data []byte) (Config, error) {
 		return Config{}, fmt.Errorf("%s: num_attention_heads=%d is not a multiple of num_key_value_heads=%d", name, c.Heads, c.KVHeads)
 	}
 	// Defaults are those of each model's transformers config class.
-	tieDefault := mt == "gemma2" || mt == "gemma3_text"
+	tieDefault := arch == "gemma2" || arch == "gemma3_text"
 	if c.TiedEmbeddings, err = f.boolOr("tie_word_embeddings", tieDefault); err != nil {
 		return Config{}, err
 	}
@@ -245,19 +336,35 @@ func Parse(name string, data []byte) (Config, error) {
 			c.Sliding[i] = v
 		}
 	}
-	switch mt {
-	case "llama":
+	switch arch {
+	case "llama", "deepseek_v3", "glm_moe_dsa":
+	case "gpt_oss":
+		// Every layer's q, k, v and o carry biases (attention_bias), each
+		// head a sink logit; the router and the experts carry biases;
+		// layer_types says which layers slide.
+		c.Sinks, c.RouterBias, c.MLPBias = true, true, true
+		if err := window("sliding_window"); err != nil {
+			return Config{}, err
+		}
+	case "minimax_m2":
+		// use_qk_norm with qk_norm_type per_layer: one RMSNorm over all
+		// query heads and one over all key heads.
+		qk, err := f.boolOr("use_qk_norm", true)
+		if err != nil {
+			return Config{}, err
+		}
+		c.QKNorm, c.QKNormFull = qk, qk
 	case "mistral", "mixtral", "phi3":
 		if err := window("sliding_window"); err != nil {
 			return Config{}, err
 		}
 		all(c.SlidingWindow > 0)
-		if mt == "phi3" {
+		if arch == "phi3" {
 			c.FusedQKV, c.FusedGateUp = true, true
 		}
 	case "qwen2", "qwen3", "qwen3_moe":
-		c.QKVBias = c.QKVBias || mt == "qwen2"
-		c.QKNorm = mt != "qwen2"
+		c.QKVBias = c.QKVBias || arch == "qwen2"
+		c.QKNorm = arch != "qwen2"
 		use, err := f.boolOr("use_sliding_window", false)
 		if err != nil {
 			return Config{}, err
@@ -276,14 +383,14 @@ func Parse(name string, data []byte) (Config, error) {
 		}
 	case "gemma2", "gemma3_text":
 		c.NormsPerLayer, c.Activation = 4, "gelu_tanh"
-		c.QKNorm = mt == "gemma3_text"
+		c.QKNorm = arch == "gemma3_text"
 		if err := window("sliding_window"); err != nil {
 			return Config{}, err
 		}
 		// transformers: Gemma 2 alternates sliding and full layers;
 		// Gemma 3 has one full layer in every sliding_window_pattern.
 		pattern := int64(2)
-		if mt == "gemma3_text" {
+		if arch == "gemma3_text" {
 			if pattern, err = f.intOr("sliding_window_pattern", 6); err != nil {
 				return Config{}, err
 			}
@@ -294,14 +401,20 @@ func Parse(name string, data []byte) (Config, error) {
 	}
 	if f.has("layer_types") {
 		var lt []string
-		if err := json.Unmarshal(m["layer_types"], &lt); err != nil || int64(len(lt)) != c.Layers {
+		if err := json.Unmarshal(f.m["layer_types"], &lt); err != nil || int64(len(lt)) != c.Layers {
 			return Config{}, fmt.Errorf("%s: field \"layer_types\" must list %d layer types", name, c.Layers)
 		}
 		for i, t := range lt {
 			c.Sliding[i] = t == "sliding_attention" && c.SlidingWindow > 0
+			if arch == "qwen3_5_moe" && t == "linear_attention" {
+				if c.Linear == nil {
+					c.Linear = make([]bool, c.Layers)
+				}
+				c.Linear[i] = true
+			}
 		}
 	}
-	if err := parseMoE(f, &c); err != nil {
+	if err := parseMoE(f, arch, &c); err != nil {
 		return Config{}, err
 	}
 	if _, n := c.params(); n > MaxParams {
@@ -336,10 +449,10 @@ func maxPositions(f fields) (int64, error) {
 }
 
 // parseMoE reads the expert and latent-attention fields of the MoE types.
-func parseMoE(f fields, c *Config) error {
+func parseMoE(f fields, arch string, c *Config) error {
 	var err error
-	switch c.ModelType {
-	case "mixtral":
+	switch arch {
+	case "mixtral", "gpt_oss", "minimax_m2":
 		if c.Experts, err = f.int("num_local_experts"); err != nil {
 			return err
 		}
@@ -347,7 +460,7 @@ func parseMoE(f fields, c *Config) error {
 			return err
 		}
 		c.MoEIntermediate = c.Intermediate
-	case "qwen3_moe":
+	case "qwen3_moe", "qwen3_5_moe":
 		for _, x := range []struct {
 			k   string
 			dst *int64
@@ -375,7 +488,7 @@ func parseMoE(f fields, c *Config) error {
 			}
 			c.Dense[i] = true
 		}
-	case "deepseek_v3":
+	case "deepseek_v3", "glm_moe_dsa":
 		for _, x := range []struct {
 			k   string
 			dst *int64
@@ -404,9 +517,55 @@ func parseMoE(f fields, c *Config) error {
 		}
 		c.HeadDim = c.QKNopeDim + c.QKRopeDim
 		c.KVHeads = c.Heads
+		if arch == "glm_moe_dsa" {
+			for _, x := range []struct {
+				k   string
+				dst *int64
+			}{{"index_n_heads", &c.IndexHeads}, {"index_head_dim", &c.IndexHeadDim}, {"index_topk", &c.IndexTopK}} {
+				if *x.dst, err = f.int(x.k); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	if arch == "qwen3_5_moe" {
+		if err := parseLinear(f, c); err != nil {
+			return err
+		}
 	}
 	if c.Experts > 0 && c.TopK > c.Experts {
 		return fmt.Errorf("%s: num_experts_per_tok=%d is more than the %d experts", f.name, c.TopK, c.Experts)
 	}
+	return nil
+}
+
+// parseLinear reads Qwen3.5's hybrid layers: gated delta-net linear
+// attention where layer_types says linear_attention, gated full attention
+// (per-head q and k norms, attn_output_gate) elsewhere, and a gated shared
+// expert beside the routed ones.
+func parseLinear(f fields, c *Config) error {
+	var err error
+	if c.Linear == nil {
+		return fmt.Errorf("%s: field \"layer_types\" is missing; it says which layers are linear_attention", f.name)
+	}
+	for _, x := range []struct {
+		k   string
+		dst *int64
+	}{
+		{"linear_num_key_heads", &c.LinearKeyHeads}, {"linear_num_value_heads", &c.LinearValueHeads},
+		{"linear_key_head_dim", &c.LinearKeyDim}, {"linear_value_head_dim", &c.LinearValueDim},
+		{"linear_conv_kernel_dim", &c.LinearConv}, {"shared_expert_intermediate_size", &c.SharedIntermediate},
+	} {
+		if *x.dst, err = f.int(x.k); err != nil {
+			return err
+		}
+	}
+	if c.LinearValueHeads%c.LinearKeyHeads != 0 {
+		return fmt.Errorf("%s: linear_num_value_heads=%d is not a multiple of linear_num_key_heads=%d", f.name, c.LinearValueHeads, c.LinearKeyHeads)
+	}
+	if c.AttnGate, err = f.boolOr("attn_output_gate", true); err != nil {
+		return err
+	}
+	c.QKNorm, c.SharedExperts, c.SharedGate = true, 1, true
 	return nil
 }

@@ -31,6 +31,10 @@ type Shape struct {
 	Weights     WeightType    `json:"weights_dtype"`
 	Activations devices.DType `json:"activations_dtype"`
 	KV          devices.DType `json:"kv_dtype"`
+	// ExpertWeights is the routed experts' storage type, where it differs
+	// from the other linear layers' (gpt-oss ships MXFP4 experts and bf16
+	// attention); default Weights.
+	ExpertWeights WeightType `json:"expert_weights_dtype,omitempty"`
 	// FullCache keeps every token of the context in a sliding-window
 	// layer's cache (a cache sized for the context, as a preallocated
 	// reference decoder does) instead of only the window (transformers).
@@ -52,6 +56,14 @@ type WeightType string
 // Int4 is 4-bit weight-only quantization.
 const Int4 WeightType = "int4"
 
+// MXFP4 is the OCP microscaling format: 4-bit e2m1 values with one 8-bit
+// power-of-two scale per 32 (gpt-oss's experts). On GPUs without fp4
+// tensor cores it is dequantized into the activation type, as int4 is.
+const MXFP4 WeightType = "mxfp4"
+
+// mxBlock is the elements that share one MXFP4 scale.
+const mxBlock = 32
+
 // int4Group is the quantization group of int4 weights.
 const int4Group = 128
 
@@ -60,17 +72,23 @@ func ParseWeightType(s string) (WeightType, error) {
 	if s == "int4" || s == "w4" || s == "w4a16" {
 		return Int4, nil
 	}
+	if s == string(MXFP4) {
+		return MXFP4, nil
+	}
 	d, err := devices.ParseDType(s)
 	if err != nil {
-		return "", fmt.Errorf("%w, or int4", err)
+		return "", fmt.Errorf("%w, int4 or mxfp4", err)
 	}
 	return WeightType(d), nil
 }
 
 // size is the bytes of one weight, scales included.
 func (w WeightType) size() float64 {
-	if w == Int4 {
+	switch w {
+	case Int4:
 		return 0.5 + 2.0/int4Group
+	case MXFP4:
+		return 0.5 + 1.0/mxBlock
 	}
 	return devices.DType(w).Size()
 }
@@ -78,12 +96,17 @@ func (w WeightType) size() float64 {
 // compute is the data type the linear layers run in: fp8 weights run fp8
 // GEMMs (activations quantized per token, as FP8 serving does on Hopper);
 // int4 weights are dequantized into the activation type.
-func (s Shape) compute() devices.DType {
-	switch s.Weights {
-	case Int4, "":
-		return s.Activations
+func (s Shape) compute() devices.DType { return computeType(s.Weights, s.Activations) }
+
+// expertCompute is the data type the routed experts run in.
+func (s Shape) expertCompute() devices.DType { return computeType(s.ExpertWeights, s.Activations) }
+
+func computeType(w WeightType, act devices.DType) devices.DType {
+	switch w {
+	case Int4, MXFP4, "":
+		return act
 	}
-	return devices.DType(s.Weights)
+	return devices.DType(w)
 }
 
 // Defaults fills unset fields: batch 1, tp 1, bf16 everywhere.
@@ -99,6 +122,9 @@ func (s Shape) Defaults() Shape {
 	}
 	if s.Weights == "" {
 		s.Weights = WeightType(s.Activations)
+	}
+	if s.ExpertWeights == "" {
+		s.ExpertWeights = s.Weights
 	}
 	if s.KV == "" {
 		s.KV = s.Activations
@@ -168,8 +194,8 @@ func (s Shape) validateShape() error {
 	if s.TP <= 0 || s.TP > maxTP {
 		return fmt.Errorf("tp=%d: expected 1 to %d GPUs", s.TP, maxTP)
 	}
-	if s.Weights.size() == 0 || s.Activations.Size() == 0 || s.KV.Size() == 0 {
-		return fmt.Errorf("unknown data type in weights=%s activations=%s kv=%s", s.Weights, s.Activations, s.KV)
+	if s.Weights.size() == 0 || s.ExpertWeights.size() == 0 || s.Activations.Size() == 0 || s.KV.Size() == 0 {
+		return fmt.Errorf("unknown data type in weights=%s expert weights=%s activations=%s kv=%s", s.Weights, s.ExpertWeights, s.Activations, s.KV)
 	}
 	return nil
 }
@@ -213,9 +239,21 @@ func UsableMemory(d devices.Device) float64 {
 // fewer KV heads than ranks).
 func (c Config) kvLayer(s Shape) float64 {
 	if c.MLA() {
-		return float64(c.KVLoRARank+c.QKRopeDim) * s.KV.Size()
+		// DeepSeek sparse attention also caches its indexer's key.
+		return float64(c.KVLoRARank+c.QKRopeDim+c.IndexHeadDim) * s.KV.Size()
 	}
 	return 2 * float64(kvHeads(c, s.TP)*c.HeadDim) * s.KV.Size()
+}
+
+// linearState is what one gated delta-net layer keeps per sequence on one
+// GPU, whatever the context: the recurrent state (a key × value matrix per
+// value head, fp32 as Qwen3.5's mamba_ssm_dtype says) and the convolution's
+// last LinearConv−1 inputs of q, k and v; heads split over TP.
+func (c Config) linearState(s Shape) float64 {
+	tp := s.TP
+	state := float64(c.LinearValueHeads/tp*c.LinearKeyDim*c.LinearValueDim) * devices.FP32.Size()
+	conv := float64((2*c.LinearKeyHeads*c.LinearKeyDim+c.LinearValueHeads*c.LinearValueDim)/tp*(c.LinearConv-1)) * s.Activations.Size()
+	return state + conv
 }
 
 func kvHeads(c Config, tp int64) int64 { return max(1, c.KVHeads/tp) }
@@ -250,11 +288,15 @@ func (c Config) Memory(s Shape, d devices.Device) (Memory, error) {
 	m := Memory{Params: p, Usable: UsableMemory(d)}
 	tp := float64(s.TP)
 	act := s.Activations.Size()
-	linear := p.Attention + p.MLP + p.Experts - c.attentionNormParams()
-	m.Weights = float64(linear)/tp*s.Weights.size() +
+	linear := p.Attention + p.MLP - c.attentionNormParams()
+	m.Weights = float64(linear)/tp*s.Weights.size() + float64(p.Experts)/tp*s.ExpertWeights.size() +
 		float64(p.Embedding+p.LMHead)/tp*act + float64(p.Norms+p.Router+c.attentionNormParams())*act
 	ctx, computed := s.tokens()
 	for i := range int(c.Layers) {
+		if c.LinearAttention(i) {
+			m.KV += c.linearState(s) * float64(s.Batch)
+			continue
+		}
 		kv := c.kvLayer(s)
 		m.KVPerToken += kv
 		m.KV += kv * float64(s.Batch*c.cached(i, ctx, s))
@@ -270,7 +312,7 @@ func (c Config) Memory(s Shape, d devices.Device) (Memory, error) {
 func (c Config) attentionNormParams() int64 {
 	var n int64
 	if c.QKNorm {
-		n += 2 * c.HeadDim
+		n += int64(c.qkNormParams())
 	}
 	if c.MLA() {
 		n += c.KVLoRARank + c.QLoRARank

@@ -24,11 +24,15 @@ type Params struct {
 // float64 is exact and the counts fit int64. Parse refuses more.
 const MaxParams = 1e15
 
-// attentionParams is one layer's attention weights, biases and q/k norms.
-// Counts are float64 so that an absurd config cannot wrap them (int64
-// would turn negative); below MaxParams they are exact.
-func (c Config) attentionParams() float64 {
+// attentionParams is layer i's attention weights, biases, sinks and q/k
+// norms (a linear-attention layer's own weights). Counts are float64 so that
+// an absurd config cannot wrap them (int64 would turn negative); below
+// MaxParams they are exact.
+func (c Config) attentionParams(i int) float64 {
 	d, h, kv, hd := float64(c.Hidden), float64(c.Heads), float64(c.KVHeads), float64(c.HeadDim)
+	if c.LinearAttention(i) {
+		return c.linearParams()
+	}
 	if c.MLA() {
 		ql, kvl, rope, nope, vd := float64(c.QLoRARank), float64(c.KVLoRARank), float64(c.QKRopeDim), float64(c.QKNopeDim), float64(c.VHeadDim)
 		q := d * h * hd
@@ -37,19 +41,59 @@ func (c Config) attentionParams() float64 {
 		}
 		kvA := d*(kvl+rope) + kvl // kv_a_proj_with_mqa and its norm
 		kvB := kvl * h * (nope + vd)
-		return q + kvA + kvB + h*vd*d
+		return q + kvA + kvB + h*vd*d + c.indexerParams()
 	}
-	n := d*h*hd + 2*d*kv*hd + h*hd*d
+	qw := h * hd
+	if c.AttnGate {
+		qw *= 2 // the output gate's half of q_proj
+	}
+	n := d*qw + 2*d*kv*hd + h*hd*d
 	if c.QKVBias {
-		n += h*hd + 2*kv*hd
+		n += qw + 2*kv*hd
 	}
 	if c.OBias {
 		n += d
 	}
+	if c.Sinks {
+		n += h
+	}
 	if c.QKNorm {
-		n += 2 * hd
+		n += c.qkNormParams()
 	}
 	return n
+}
+
+// qkNormParams is one layer's q and k norms: one head wide each, or all
+// heads wide (MiniMax-M2's per-layer norms).
+func (c Config) qkNormParams() float64 {
+	if c.QKNormFull {
+		return float64((c.Heads + c.KVHeads) * c.HeadDim)
+	}
+	return 2 * float64(c.HeadDim)
+}
+
+// indexerParams is DeepSeek sparse attention's indexer in one layer, as
+// transformers builds it: wq_b (q_lora_rank → heads × head_dim), wk
+// (hidden → head_dim), k_norm (a LayerNorm: weight and bias) and
+// weights_proj (hidden → heads).
+func (c Config) indexerParams() float64 {
+	if !c.DSA() {
+		return 0
+	}
+	d, ih, id := float64(c.Hidden), float64(c.IndexHeads), float64(c.IndexHeadDim)
+	return float64(c.QLoRARank)*ih*id + d*id + 2*id + d*ih
+}
+
+// linearParams is one gated delta-net layer (Qwen3.5, as transformers
+// builds it): in_proj_qkv (hidden → 2·keys + values), in_proj_z (hidden →
+// values), in_proj_b and in_proj_a (hidden → value heads each), the
+// depthwise conv1d over q, k and v (no bias), dt_bias and A_log per value
+// head, the gated RMSNorm (one value head wide) and out_proj.
+func (c Config) linearParams() float64 {
+	d := float64(c.Hidden)
+	keys, values := float64(c.LinearKeyHeads*c.LinearKeyDim), float64(c.LinearValueHeads*c.LinearValueDim)
+	vh := float64(c.LinearValueHeads)
+	return d*(2*keys+values) + d*values + 2*d*vh + (2*keys+values)*float64(c.LinearConv) + 2*vh + float64(c.LinearValueDim) + values*d
 }
 
 // mlpParams is a gated MLP (gate, up, down) of width i.
@@ -81,17 +125,23 @@ func (c Config) params() (Params, float64) {
 	var attn, mlp, experts, router, active float64
 	moe := float64(c.MoEIntermediate)
 	for i := range int(c.Layers) {
-		attn += c.attentionParams()
+		attn += c.attentionParams(i)
 		norms += float64(c.NormsPerLayer) * d
 		if !c.MoE(i) {
 			mlp += c.mlpParams(float64(c.Intermediate))
 			continue
 		}
 		router += float64(c.Experts) * d
+		if c.RouterBias {
+			router += float64(c.Experts)
+		}
 		experts += float64(c.Experts) * c.mlpParams(moe)
 		active += float64(c.TopK) * c.mlpParams(moe)
 		if c.SharedExperts > 0 {
-			mlp += c.mlpParams(float64(c.SharedExperts) * moe)
+			mlp += c.mlpParams(float64(c.sharedWidth()))
+		}
+		if c.SharedGate {
+			router += d // the shared expert's gate, hidden → 1
 		}
 	}
 	total := emb + head + attn + mlp + experts + router + norms

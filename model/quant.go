@@ -21,8 +21,13 @@ type Quantization struct {
 	Bits   int    `json:"bits"`
 	// Weights is the weight type gpucalc models it as: fp8 (fp8 GEMMs),
 	// int4 (weight-only, dequantized into the activation type), int8
-	// (int8 GEMMs); "" for a scheme it does not model.
+	// (int8 GEMMs), mxfp4; "" for a scheme it does not model.
 	Weights WeightType `json:"weights_dtype,omitempty"`
+	// ExpertsOnly: only the routed experts are quantized; attention (and
+	// the dense and shared MLPs) stay in the activation type, as gpt-oss
+	// and Kimi-K2.5 ship them (their lists of modules not converted name
+	// the attention layers).
+	ExpertsOnly bool `json:"experts_only,omitempty"`
 }
 
 func (q Quantization) String() string {
@@ -44,11 +49,13 @@ func parseQuantization(f fields) (*Quantization, error) {
 		return nil, nil
 	}
 	var qc struct {
-		Method string `json:"quant_method"`
-		Fmt    string `json:"fmt"`
-		Bits   int    `json:"bits"`
-		Load4  bool   `json:"load_in_4bit"`
-		Load8  bool   `json:"load_in_8bit"`
+		Method string   `json:"quant_method"`
+		Fmt    string   `json:"fmt"`
+		Bits   int      `json:"bits"`
+		Load4  bool     `json:"load_in_4bit"`
+		Skip   []string `json:"modules_to_not_convert"`
+		Ignore []string `json:"ignore"`
+		Load8  bool     `json:"load_in_8bit"`
 		Groups map[string]struct {
 			Weights struct {
 				Bits int    `json:"num_bits"`
@@ -65,7 +72,12 @@ func parseQuantization(f fields) (*Quantization, error) {
 		return nil, fmt.Errorf("%s: field \"quantization_config\" is not an object with quant_method (such as {\"quant_method\": \"awq\", \"bits\": 4})", f.name)
 	}
 	q := &Quantization{Method: strings.ToLower(qc.Method), Bits: qc.Bits}
+	for _, m := range append(qc.Skip, qc.Ignore...) {
+		q.ExpertsOnly = q.ExpertsOnly || strings.Contains(m, "self_attn")
+	}
 	switch q.Method {
+	case "mxfp4":
+		q.Bits, q.Weights = 4, MXFP4
 	case "fp8", "fbgemm_fp8":
 		q.Bits, q.Weights = 8, WeightType(devices.FP8E4M3)
 		if strings.EqualFold(qc.Fmt, "e5m2") {
@@ -137,11 +149,15 @@ func goKind(t reflect.Type) string {
 // fill completes a shape with the config's defaults, then Shape's: the
 // weight type its quantization_config ships, unless the shape gives one.
 func (c Config) fill(s Shape) (Shape, error) {
-	if s.Weights == "" && c.Quantization != nil {
-		if c.Quantization.Weights == "" {
-			return s, fmt.Errorf("%s ships %s weights (quantization_config), which gpucalc does not model; give the weight type (bf16, fp8, int8 or int4)", c.Name, c.Quantization)
+	if q := c.Quantization; q != nil && s.Weights == "" && s.ExpertWeights == "" {
+		if q.Weights == "" {
+			return s, fmt.Errorf("%s ships %s weights (quantization_config), which gpucalc does not model; give the weight type (bf16, fp8, int8 or int4)", c.Name, q)
 		}
-		s.Weights = c.Quantization.Weights
+		if q.ExpertsOnly {
+			s.ExpertWeights = q.Weights
+		} else {
+			s.Weights = q.Weights
+		}
 	}
 	return s.Defaults(), nil
 }
@@ -152,10 +168,10 @@ func (c Config) FillShape(s Shape) (Shape, error) { return c.fill(s) }
 // FillRequest is q with the config's defaults (the weight type its
 // quantization_config ships), then Request's.
 func (c Config) FillRequest(q Request) (Request, error) {
-	s, err := c.fill(Shape{Weights: q.Weights, Activations: q.Activations})
+	s, err := c.fill(Shape{Weights: q.Weights, ExpertWeights: q.ExpertWeights, Activations: q.Activations})
 	if err != nil {
 		return q, err
 	}
-	q.Weights = s.Weights
+	q.Weights, q.ExpertWeights = s.Weights, s.ExpertWeights
 	return q.Defaults(), nil
 }

@@ -25,6 +25,9 @@ type Request struct {
 	Weights     WeightType    `json:"weights_dtype"`
 	Activations devices.DType `json:"activations_dtype"`
 	KV          devices.DType `json:"kv_dtype"`
+	// ExpertWeights is the routed experts' storage type (see
+	// Shape.ExpertWeights).
+	ExpertWeights WeightType `json:"expert_weights_dtype,omitempty"`
 	// FullCache sizes sliding-window layers' caches for the whole context
 	// (see Shape.FullCache).
 	FullCache bool `json:"full_cache,omitempty"`
@@ -49,13 +52,13 @@ func (q Request) Defaults() Request {
 	if q.Ctx == 0 {
 		q.Ctx = q.Prompt
 	}
-	s := Shape{TP: q.TP, Weights: q.Weights, Activations: q.Activations, KV: q.KV, Engine: q.Engine}.Defaults()
-	q.TP, q.Weights, q.Activations, q.KV, q.Engine = s.TP, s.Weights, s.Activations, s.KV, s.Engine
+	s := Shape{TP: q.TP, Weights: q.Weights, ExpertWeights: q.ExpertWeights, Activations: q.Activations, KV: q.KV, Engine: q.Engine}.Defaults()
+	q.TP, q.Weights, q.ExpertWeights, q.Activations, q.KV, q.Engine = s.TP, s.Weights, s.ExpertWeights, s.Activations, s.KV, s.Engine
 	return q
 }
 
 func (q Request) shape(p Phase) Shape {
-	return Shape{Phase: p, Batch: q.Batch, Seq: q.Prompt, Ctx: q.Ctx, TP: q.TP, Weights: q.Weights, Activations: q.Activations, KV: q.KV,
+	return Shape{Phase: p, Batch: q.Batch, Seq: q.Prompt, Ctx: q.Ctx, TP: q.TP, Weights: q.Weights, ExpertWeights: q.ExpertWeights, Activations: q.Activations, KV: q.KV,
 		FullCache: q.FullCache, Engine: q.Engine}
 }
 
@@ -83,6 +86,10 @@ type Report struct {
 	// EndToEnd is TTFT plus gen decode steps, each at its own context
 	// (their mean: the step at prompt + gen/2); 0 without gen or a fit.
 	EndToEnd float64 `json:"end_to_end_seconds,omitempty"`
+	// TextConfig is set for a multimodal config: the numbers are its
+	// language model's (the text_config of that model_type), without the
+	// vision tower.
+	TextConfig string `json:"text_config,omitempty"`
 	// Warnings are what the numbers hold despite: a context beyond the
 	// model's positions.
 	Warnings []string `json:"warnings,omitempty"`
@@ -113,7 +120,7 @@ func (c Config) Serve(q Request, m *roofline.Model) (Report, error) {
 	if q.Ctx < q.Prompt {
 		return Report{}, fmt.Errorf("ctx=%d is less than prompt=%d: the cache holds the prompt, so decode runs at %d tokens of context or more; raise ctx or shorten the prompt", q.Ctx, q.Prompt, q.Prompt)
 	}
-	r := Report{Model: c.Name, Device: m.Device().Name, Request: q}
+	r := Report{Model: c.Name, Device: m.Device().Name, Request: q, TextConfig: c.TextConfig}
 	longest := q.Ctx // the cache at its fullest
 	if q.Gen > 0 {
 		longest = max(longest, q.Prompt+q.Gen-1)

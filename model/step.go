@@ -2,7 +2,6 @@ package model
 
 import (
 	"fmt"
-	"math"
 
 	"github.com/gpucalc/gpucalc/devices"
 	"github.com/gpucalc/gpucalc/ops"
@@ -33,26 +32,26 @@ type Op struct {
 	Category Category `json:"category"`
 }
 
-// layerGroup is a set of identical layers: sliding or full attention, dense
-// or MoE MLP.
+// layerGroup is a set of identical layers: sliding, full or linear
+// attention, dense or MoE MLP.
 type layerGroup struct {
-	sliding, moe bool
-	n            int
+	sliding, moe, linear bool
+	n                    int
 }
 
 func (c Config) groups() []layerGroup {
 	var g []layerGroup
 	for i := range int(c.Layers) {
-		sl, moe := c.Sliding[i], c.MoE(i)
+		sl, moe, lin := c.Sliding[i], c.MoE(i), c.LinearAttention(i)
 		found := false
 		for j := range g {
-			if g[j].sliding == sl && g[j].moe == moe {
+			if g[j].sliding == sl && g[j].moe == moe && g[j].linear == lin {
 				g[j].n++
 				found = true
 			}
 		}
 		if !found {
-			g = append(g, layerGroup{sl, moe, 1})
+			g = append(g, layerGroup{sl, moe, lin, 1})
 		}
 	}
 	return g
@@ -87,7 +86,11 @@ func (c Config) Ops(s Shape) ([]Op, error) {
 			suffix = fmt.Sprintf(" [%s]", g.label())
 		}
 		b.suffix = suffix
-		b.attention(g.sliding, ctx)
+		if g.linear {
+			b.linearAttention()
+		} else {
+			b.attention(g.sliding, ctx)
+		}
 		if g.moe {
 			b.moe()
 		} else {
@@ -116,6 +119,9 @@ func (g layerGroup) label() string {
 	a, m := "full attention", "dense MLP"
 	if g.sliding {
 		a = "sliding window"
+	}
+	if g.linear {
+		a = "linear attention"
 	}
 	if g.moe {
 		m = "MoE"
@@ -191,14 +197,22 @@ func (b *builder) attention(sliding bool, ctx int64) {
 	if c.MLA() {
 		b.mla(keys)
 	} else {
+		qw := h * hd
+		if c.AttnGate {
+			qw *= 2 // q and the output gate
+		}
 		if c.FusedQKV {
 			b.add("qkv_proj", Weights, 1, b.linear(t, (h+2*kv)*hd, c.Hidden, c.QKVBias))
 		} else {
-			b.add("q_proj", Weights, 1, b.linear(t, h*hd, c.Hidden, c.QKVBias))
+			b.add("q_proj", Weights, 1, b.linear(t, qw, c.Hidden, c.QKVBias))
 			b.add("k_proj", Weights, 1, b.linear(t, kv*hd, c.Hidden, c.QKVBias))
 			b.add("v_proj", Weights, 1, b.linear(t, kv*hd, c.Hidden, c.QKVBias))
 		}
-		if c.QKNorm {
+		switch {
+		case c.QKNormFull:
+			b.norm("q_norm", t, h*hd)
+			b.norm("k_norm", t, kv*hd)
+		case c.QKNorm:
 			b.norm("q_norm", t*h, hd)
 			b.norm("k_norm", t*kv, hd)
 		}
@@ -209,6 +223,9 @@ func (b *builder) attention(sliding bool, ctx int64) {
 		} else {
 			b.add("kv_cache_write", KVCache, 2, ops.Op{Kind: ops.Copy, DType: s.KV, Elems: t * kv * hd})
 			b.add("attention", KVCache, 1, b.flash(h, kv, hd, keys))
+		}
+		if c.AttnGate {
+			b.add("attention_gate", Elementwise, 1, ops.Op{Kind: ops.Mul, DType: b.act, Elems: t * h * hd})
 		}
 		b.add("o_proj", Weights, 1, b.linear(t, c.Hidden, h*hd, c.OBias))
 	}
@@ -238,11 +255,12 @@ func (b *builder) flash(h, kv, d, keys int64) ops.Op {
 	return op
 }
 
-// mla is multi-head latent attention. Prefill expands the latent into
-// per-head keys and values and runs flash attention at head dimension
-// nope+rope; decode absorbs the key and value up-projections into the query
-// and output, attending over the cached latent directly (one shared KV head
-// of dimension kv_lora_rank + rope).
+// mla is multi-head latent attention, its attention an mla op: prefill
+// expands the latent into per-head keys and values (kv_b_proj) and attends
+// over them; decode absorbs the key and value up-projections into the query
+// (q_absorb) and output (v_absorb) and attends over the cached latent
+// directly (FlashMLA's form). With DeepSeek sparse attention an indexer
+// scores every cached token and each query attends to IndexTopK of them.
 func (b *builder) mla(keys int64) {
 	c, s, t := b.c, b.s, b.t
 	h := c.Heads / s.TP
@@ -258,24 +276,78 @@ func (b *builder) mla(keys int64) {
 	b.norm("kv_a_norm", t, c.KVLoRARank)
 	b.rotary("rotary_q", t*h*c.QKRopeDim)
 	b.rotary("rotary_k", t*c.QKRopeDim)
-	b.add("kv_cache_write", KVCache, 1, ops.Op{Kind: ops.Copy, DType: s.KV, Elems: t * (c.KVLoRARank + c.QKRopeDim)})
+	if c.DSA() {
+		b.indexer(keys)
+		keys = min(keys, c.IndexTopK)
+	}
+	op := ops.Op{Kind: ops.MLA, DType: b.act, Out: b.act, KVType: s.KV, B: s.Batch, Heads: h, SeqQ: 1, SeqK: keys,
+		KVLoRA: c.KVLoRARank, Rope: c.QKRopeDim, Nope: c.QKNopeDim, VDim: c.VHeadDim, QLoRA: max(c.QLoRARank, 1), Absorbed: true}
 	if s.Phase == Prefill {
 		b.add("kv_b_proj", Weights, 1, b.linear(t, h*(c.QKNopeDim+c.VHeadDim), c.KVLoRARank, false))
-		b.add("attention", KVCache, 1, b.flash(h, h, qk, keys))
+		op.SeqQ, op.SeqK, op.Causal, op.Absorbed = s.Seq, min(s.Seq, keys), s.Seq <= keys, false
+		b.add("mla", KVCache, 1, op)
 	} else {
 		lat := c.KVLoRARank
 		b.add("q_absorb", Weights, 1, ops.Op{Kind: ops.Matmul, DType: b.w, Out: b.act, Weight: b.weight(), Batch: h, M: t, N: lat, K: c.QKNopeDim})
-		b.add("attention", KVCache, 1, b.flash(h, 1, lat+c.QKRopeDim, keys))
+		b.add("mla", KVCache, 1, op)
 		b.add("v_absorb", Weights, 1, ops.Op{Kind: ops.Matmul, DType: b.w, Out: b.act, Weight: b.weight(), Batch: h, M: t, N: c.VHeadDim, K: lat})
 	}
 	b.add("o_proj", Weights, 1, b.linear(t, c.Hidden, h*c.VHeadDim, false))
+}
+
+// indexer is DeepSeek sparse attention's token selection: its query
+// (wq_b, from the query latent), one key per token (wk, a LayerNorm) cached,
+// per-head weights (weights_proj), the scores of every query against every
+// cached key (a ReLU'd product summed over its heads: one GEMM, replicated on
+// every TP rank) and the top-k of each row.
+func (b *builder) indexer(keys int64) {
+	c, s, t := b.c, b.s, b.t
+	ih, id := c.IndexHeads, c.IndexHeadDim
+	b.add("indexer_wq_b", Weights, 1, b.linear(t, ih*id, c.QLoRARank, false))
+	b.add("indexer_wk", Weights, 1, b.linear(t, id, c.Hidden, false))
+	b.add("indexer_k_norm", Elementwise, 1, ops.Op{Kind: ops.LayerNorm, DType: b.act, Rows: t, Cols: id})
+	b.add("indexer_weights_proj", Weights, 1, b.linear(t, ih, c.Hidden, false))
+	b.add("indexer_cache_write", KVCache, 1, ops.Op{Kind: ops.Copy, DType: s.KV, Elems: t * id})
+	q := t / s.Batch // queries per sequence
+	b.add("indexer_scores", KVCache, 1, ops.Op{Kind: ops.Matmul, DType: b.act, Out: b.act, Batch: s.Batch, M: q * ih, N: keys, K: id})
+	b.add("indexer_topk", KVCache, 1, ops.Op{Kind: ops.Reduce, DType: b.act, Rows: t, Cols: keys})
+}
+
+// linearAttention is a gated delta-net layer (Qwen3.5): the input
+// projections (q, k, v; the output gate z; the decay and write strengths),
+// the depthwise causal convolution, the delta rule and the gated norm and
+// output projection. Prefill runs the chunked delta rule (chunks of 64
+// tokens per value head: the chunk's own products and its state update, as
+// GEMMs); decode reads and writes each value head's fp32 state once.
+func (b *builder) linearAttention() {
+	c, s, t := b.c, b.s, b.t
+	tp := s.TP
+	nk, nv, dk, dv := c.LinearKeyHeads/tp, c.LinearValueHeads/tp, c.LinearKeyDim, c.LinearValueDim
+	conv := 2*nk*dk + nv*dv
+	b.norm("input_norm", t, c.Hidden)
+	b.add("in_proj_qkv", Weights, 1, b.linear(t, conv, c.Hidden, false))
+	b.add("in_proj_z", Weights, 1, b.linear(t, nv*dv, c.Hidden, false))
+	b.add("in_proj_ba", Weights, 1, b.linear(t, 2*nv, c.Hidden, false))
+	b.add("conv1d", Elementwise, 1, ops.Op{Kind: ops.Mul, DType: b.act, Elems: t * conv})
+	if s.Phase == Prefill {
+		const chunk = 64
+		chunks := (s.Seq + chunk - 1) / chunk
+		b.add("delta_rule", KVCache, 1, ops.Op{Kind: ops.Matmul, DType: b.act, Out: b.act, Batch: s.Batch * nv * chunks, M: chunk, N: 2*chunk + 2*dv, K: dk})
+	} else {
+		b.add("delta_rule", KVCache, 1, ops.Op{Kind: ops.Copy, DType: devices.FP32, Elems: s.Batch * nv * dk * dv})
+	}
+	b.norm("gated_norm", t*nv, dv)
+	b.add("gated_norm_gate", Elementwise, 1, ops.Op{Kind: ops.Mul, DType: b.act, Elems: t * nv * dv})
+	b.add("out_proj", Weights, 1, b.linear(t, c.Hidden, nv*dv, false))
+	b.allReduce("attention_allreduce")
+	b.add("attention_residual", Elementwise, 1, ops.Op{Kind: ops.Add, DType: b.act, Elems: t * c.Hidden})
 }
 
 // mlp adds a gated MLP of width i (split over TP), its all-reduce and
 // residual add.
 func (b *builder) mlp(name string, i int64) {
 	b.preMLP()
-	b.gated(name, b.t, i/b.s.TP, 1)
+	b.gated(name, b.t, i/b.s.TP)
 	b.postMLP()
 }
 
@@ -290,47 +362,41 @@ func (b *builder) postMLP() {
 }
 
 // gated is gate and up projections, the activation, their product and the
-// down projection, for t tokens per expert over experts experts (a grouped
-// GEMM when experts > 1).
-func (b *builder) gated(name string, t, i, experts int64) {
+// down projection of t tokens through an MLP of width i.
+func (b *builder) gated(name string, t, i int64) {
 	c := b.c
-	proj := func(n, k int64) ops.Op {
-		if experts == 1 {
-			return b.linear(t, n, k, c.MLPBias)
-		}
-		return ops.Op{Kind: ops.Matmul, DType: b.w, Out: b.act, Weight: b.weight(), Batch: experts, M: t, N: n, K: k}
-	}
+	proj := func(n, k int64) ops.Op { return b.linear(t, n, k, c.MLPBias) }
 	if c.FusedGateUp {
 		b.add(name+"_gate_up", Weights, 1, proj(2*i, c.Hidden))
 	} else {
 		b.add(name+"_gate", Weights, 1, proj(i, c.Hidden))
 		b.add(name+"_up", Weights, 1, proj(i, c.Hidden))
 	}
-	act := ops.Op{Kind: ops.SiLU, DType: b.act, Elems: experts * t * i}
+	act := ops.Op{Kind: ops.SiLU, DType: b.act, Elems: t * i}
 	if c.Activation == "gelu_tanh" {
 		act.Kind, act.Tanh = ops.GELU, true
 	}
 	b.add(name+"_act", Elementwise, 1, act)
-	b.add(name+"_mul", Elementwise, 1, ops.Op{Kind: ops.Mul, DType: b.act, Elems: experts * t * i})
+	b.add(name+"_mul", Elementwise, 1, ops.Op{Kind: ops.Mul, DType: b.act, Elems: t * i})
 	b.add(name+"_down", Weights, 1, proj(c.Hidden, i))
 }
 
-// moe routes t tokens to TopK of the experts each. With uniform routing the
-// step touches E·(1−(1−k/E)^t) distinct experts, whose weights it reads; each
-// runs its share of the t·k routed tokens (a grouped GEMM). Shared experts
-// run every token.
+// moe is the routed experts as one moe op (router, grouped GEMMs over the
+// experts the step's tokens hit, activation and combine), every expert
+// split over the tensor-parallel GPUs, each token's experts drawn uniformly
+// (E·(1−(1−k/E)^T) experts hit); shared experts run every token as a dense
+// MLP.
 func (b *builder) moe() {
-	c, t := b.c, b.t
+	c, s, t := b.c, b.s, b.t
 	b.preMLP()
-	b.add("router", Weights, 1, ops.Op{Kind: ops.Linear, DType: b.act, Out: b.act, M: t, N: c.Experts, K: c.Hidden, Batch: 1})
-	b.add("router_softmax", Elementwise, 1, ops.Op{Kind: ops.Softmax, DType: b.act, Rows: t, Cols: c.Experts})
-	e := float64(c.Experts)
-	touched := int64(math.Ceil(e * (1 - math.Pow(1-float64(c.TopK)/e, float64(t)))))
-	touched = min(max(touched, 1), c.Experts)
-	per := (t*c.TopK + touched - 1) / touched
-	b.gated("experts", per, c.MoEIntermediate/b.s.TP, touched)
+	op := ops.Op{Kind: ops.MoE, DType: s.expertCompute(), Out: b.act, Tokens: t, Hidden: c.Hidden, Inter: c.MoEIntermediate,
+		TopK: c.TopK, Experts: c.Experts, TP: s.TP, EP: 1, Dist: ops.DistUniform}
+	if w := s.ExpertWeights; w == Int4 || w == MXFP4 {
+		op.Weight = devices.FP4
+	}
+	b.add("moe", Weights, 1, op)
 	if c.SharedExperts > 0 {
-		b.gated("shared_expert", t, c.SharedExperts*c.MoEIntermediate/b.s.TP, 1)
+		b.gated("shared_expert", t, c.sharedWidth()/s.TP)
 	}
 	b.postMLP()
 }

@@ -56,7 +56,7 @@ const (
 )
 
 // Kinds lists every operation, for help text and errors.
-var Kinds = []Kind{Matmul, Linear, LayerNorm, RMSNorm, Softmax, GELU, ReLU, SiLU, Add, Mul, Copy, Attention, Conv2D, AllReduce}
+var Kinds = []Kind{Matmul, Linear, LayerNorm, RMSNorm, Softmax, GELU, ReLU, SiLU, Add, Mul, Copy, Attention, Conv2D, AllReduce, MoE, MLA}
 
 // Per-element FLOP and transcendental counts of the vector ops; the package
 // comment gives the convention, the README the derivation.
@@ -163,6 +163,33 @@ type Op struct {
 
 	// AllReduce: Elems elements summed over Ranks GPUs.
 	Ranks int64 `json:"ranks,omitempty"`
+
+	// MoE (moe.go): Tokens of Hidden routed to TopK of Experts experts of
+	// width Inter, each split over TP GPUs and the experts over EP; Dist
+	// the routing (power law of exponent Alpha, else balanced); Ungated
+	// experts have no gate projection; Quant names the scheme that set
+	// DType and Weight.
+	Tokens  int64   `json:"tokens,omitempty"`
+	Hidden  int64   `json:"hidden,omitempty"`
+	Inter   int64   `json:"inter,omitempty"`
+	TopK    int64   `json:"topk,omitempty"`
+	Experts int64   `json:"experts,omitempty"`
+	TP      int64   `json:"tp,omitempty"`
+	EP      int64   `json:"ep,omitempty"`
+	Dist    string  `json:"dist,omitempty"`
+	Alpha   float64 `json:"alpha,omitempty"`
+	Ungated bool    `json:"ungated,omitempty"`
+	Quant   string  `json:"quant,omitempty"`
+
+	// MLA (mla.go): B, Heads, SeqQ, SeqK and Causal as attention's, the
+	// latent geometry, the form and the cache's type.
+	KVLoRA   int64         `json:"kv_lora_rank,omitempty"`
+	Rope     int64         `json:"rope_dim,omitempty"`
+	Nope     int64         `json:"nope_dim,omitempty"`
+	VDim     int64         `json:"v_dim,omitempty"`
+	QLoRA    int64         `json:"q_lora_rank,omitempty"`
+	Absorbed bool          `json:"absorbed,omitempty"`
+	KVType   devices.DType `json:"kv_dtype,omitempty"`
 }
 
 // Path is where the op's main work runs: tensor cores for matrix products in
@@ -184,7 +211,7 @@ func (o Op) Path() devices.Path {
 // attention, conv2d).
 func (o Op) IsMatrix() bool {
 	switch o.Kind {
-	case Matmul, Linear, Attention, Conv2D:
+	case Matmul, Linear, Attention, Conv2D, MoE, MLA:
 		return true
 	}
 	return false
@@ -315,6 +342,10 @@ func (o Op) Cost() Cost {
 		}
 	case Embedding, Reduce, BatchNorm, Unary:
 		c = o.tracedCost(in, out)
+	case MoE:
+		c = o.moeCost(in, out)
+	case MLA:
+		c = o.mlaCost(in)
 	}
 	return c
 }
@@ -347,6 +378,10 @@ func (o Op) validate() error {
 		dims = []dim{{"n", o.Elems}, {"ranks", o.Ranks}}
 	case Conv2D:
 		dims = []dim{{"n", o.N}, {"c", o.C}, {"h", o.H}, {"w", o.W}, {"k", o.K}, {"r", o.R}, {"s", o.S}, {"stride", o.Stride}, {"groups", o.Groups}}
+	case MoE:
+		dims = []dim{{"tokens", o.Tokens}, {"hidden", o.Hidden}, {"inter", o.Inter}, {"topk", o.TopK}, {"experts", o.Experts}, {"tp", o.TP}, {"ep", o.EP}}
+	case MLA:
+		dims = []dim{{"b", o.B}, {"h", o.Heads}, {"sq", o.SeqQ}, {"sk", o.SeqK}, {"kv_lora", o.KVLoRA}, {"rope", o.Rope}, {"nope", o.Nope}, {"v", o.VDim}, {"q_lora", o.QLoRA}}
 	default:
 		return fmt.Errorf("unknown op %q", o.Kind)
 	}
@@ -359,6 +394,14 @@ func (o Op) validate() error {
 	case Copy:
 		if o.Repeat < 0 || o.Repeat > maxDim || (o.Repeat > 1 && o.Elems%o.Repeat != 0) {
 			return fmt.Errorf("copy: n=%d is not a whole number of repeat=%d copies", o.Elems, o.Repeat)
+		}
+	case MoE:
+		if err := o.moeValidate(); err != nil {
+			return err
+		}
+	case MLA:
+		if o.KVType != "" && o.KVType.Size() == 0 {
+			return fmt.Errorf("mla: unknown kv_dtype %q", o.KVType)
 		}
 	case Attention:
 		if o.Heads%o.KVHeads != 0 {

@@ -280,3 +280,38 @@ func mustParse(t *testing.T, spec string) Op {
 	}
 	return o
 }
+
+// TestMoEMLASpecs: the moe and mla specs round-trip through String, take
+// their defaults (DeepSeek-V3's latent geometry; absorbed for one query)
+// and refuse shapes that cannot split.
+func TestMoEMLASpecs(t *testing.T) {
+	for _, spec := range []string{
+		"moe tokens=16 hidden=7168 inter=2048 topk=8 experts=256 tp=2 ep=4 dist=power_law:1.2 quant=fp8_block",
+		"moe tokens=1 hidden=2880 inter=2880 topk=4 experts=128 dist=uniform quant=w4a16_mxfp4",
+		"mla b=8 h=16 sq=1 sk=4096 absorbed kv_dtype=fp8_e4m3 dtype=bf16",
+		"mla b=1 h=128 sq=2048 sk=2048 nope=192 v=256 causal expanded dtype=bf16",
+	} {
+		o, err := Parse(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		back, err := Parse(o.String())
+		if err != nil || back.String() != o.String() {
+			t.Errorf("%s: String %q parses to %q, %v", spec, o.String(), back.String(), err)
+		}
+	}
+	o, _ := Parse("mla b=1 h=16 sq=1 sk=100")
+	if !o.Absorbs() || o.KVLoRA != 512 || o.Rope != 64 || o.Nope != 128 || o.VDim != 128 || o.QLoRA != 1536 {
+		t.Errorf("mla defaults: %+v", o)
+	}
+	// Absorbed decode reads the 576-wide latent once: 100 rows of 576 bf16.
+	if c := o.Cost(); c.Bytes != 100*576*2+16*(576+512)*2 || c.MatrixFLOPs != 2*16*100*(576+512) {
+		t.Errorf("absorbed mla cost %+v", c)
+	}
+	for _, bad := range []string{"moe tokens=1 hidden=8 inter=8 topk=9 experts=8", "moe tokens=1 hidden=8 inter=8 topk=1 experts=70000",
+		"moe tokens=1 hidden=8 inter=6 topk=1 experts=8 tp=4"} {
+		if _, err := Parse(bad); err == nil {
+			t.Errorf("%s: no error", bad)
+		}
+	}
+}

@@ -21,6 +21,10 @@ const SpecHelp = `An op spec is the op's name followed by key=value pairs and fl
   attention b= h= [kv=] s= | sq= sk= d= [causal|full] [flash|naive] [impl=split|rows|heads]
   conv2d    n= c= h= w= k= r= s= [stride=1] [pad=0|same] [groups=1]
   allreduce n= | bytes= ranks=   a sum over tensor-parallel GPUs (NCCL)
+  moe       tokens= hidden= inter= topk= experts= [tp=1] [ep=1] [dtype=|quant=]
+            [dist=balanced|uniform|power_law:A] [gated|ungated]   a mixture-of-experts layer on one GPU
+  mla       b= h= sq= sk= [causal] [kv_dtype=] [absorbed|expanded] [kv_lora=512]
+            [rope=64] [nope=128] [v=128] [q_lora=1536]   latent attention (DeepSeek-V3 geometry)
 dtype= is fp64, fp32, tf32, bf16 (default), fp16, fp8 (e4m3), e5m2, int8 or fp4.
 out_dtype= defaults to the input type, except int8 → int32 and fp8 → bf16.
 weight_dtype= stores B (a linear's weight) in another type, dequantized to
@@ -32,6 +36,17 @@ rows folds a KV group's query heads into query rows and never splits (at
 decode, one CTA per batch × KV head); heads gives each query head its own
 CTA and never splits (a masked SDPA kernel).
 copy repeat=R writes each of n/R input elements R times (repeat_kv).
+moe: h=hidden tokens on this GPU routed to topk of the experts (inter wide,
+gated SiLU unless ungated); tp splits every expert, ep the experts (this
+GPU holds experts/ep); dist=balanced (default: the choices spread evenly),
+uniform (random choices: fewer experts hit) or power_law:A routing, whose
+busiest expert this GPU holds; quant= is bf16, fp8_block, nvfp4,
+w4a16_mxfp4 (mxfp4), w4a8_mxfp4_mxfp8 or int4_wo. The all-to-all dispatch
+is not in it: price it as a collective.
+mla: h query heads on this GPU; expanded (default when sq > 1) attends over
+per-head keys (nope+rope) and values (v) the model projected from the
+latent; absorbed (default when sq = 1, FlashMLA's form) over the latent
+itself (keys kv_lora+rope, values kv_lora, read once for all heads).
 shape= takes roof_bench's form instead of the sizes: ` + ShapeHelp + `.`
 
 // ShapeHelp is roof_bench's shape of each op family (shape=, and the shape
@@ -49,6 +64,7 @@ var kindAliases = map[string]Kind{
 	"gelu": GELU, "gelu_erf": GELU, "gelu_tanh": GELU, "relu": ReLU, "silu": SiLU, "swish": SiLU,
 	"add": Add, "mul": Mul, "copy": Copy, "attention": Attention, "attn": Attention, "sdpa": Attention,
 	"conv2d": Conv2D, "conv": Conv2D, "allreduce": AllReduce, "all_reduce": AllReduce,
+	"moe": MoE, "mla": MLA,
 }
 
 // Parse parses an op spec such as "matmul m=4096 n=4096 k=4096 dtype=bf16"
@@ -68,6 +84,10 @@ func parse(spec string, dtype devices.DType) (Op, error) {
 		return Op{}, fmt.Errorf("op spec %s: unknown op %s; expected one of %s", rows.Quote(spec), rows.Quote(fields[0]), kindList())
 	}
 	o := Op{Kind: kind, DType: dtype, Tanh: name == "gelu_tanh", Batch: 1, Stride: 1, Groups: 1}
+	if kind == MoE {
+		o.TP, o.EP = 1, 1
+	}
+	var formGiven bool
 	var samePad, haveShape, haveOut bool
 	var s, sq, sk, msgBytes int64
 	// given holds what each setting was given as, to refuse a second,
@@ -125,6 +145,24 @@ func parse(spec string, dtype devices.DType) (Op, error) {
 			}
 			haveShape = true
 			samePad = kind == Conv2D
+		case "quant":
+			if kind != MoE {
+				err = fmt.Errorf("unknown key %s for %s", rows.Quote(key), kind)
+			} else if err = once("dtype", f); err == nil {
+				err = o.setQuant(val)
+			}
+		case "dist":
+			if kind != MoE {
+				err = fmt.Errorf("unknown key %s for %s", rows.Quote(key), kind)
+			} else if err = once("dist", f); err == nil {
+				err = o.setDist(val)
+			}
+		case "kv_dtype":
+			if kind != MLA {
+				err = fmt.Errorf("unknown key %s for %s", rows.Quote(key), kind)
+			} else if err = once("kv_dtype", f); err == nil {
+				o.KVType, err = devices.ParseDType(val)
+			}
 		case "impl":
 			if kind != Attention {
 				err = fmt.Errorf("unknown key %s for %s", rows.Quote(key), kind)
@@ -163,6 +201,20 @@ func parse(spec string, dtype devices.DType) (Op, error) {
 		}
 		if err != nil {
 			return Op{}, fmt.Errorf("op spec %s: %w", rows.Quote(spec), err)
+		}
+	}
+	if kind == MLA {
+		if sq == 0 {
+			sq = s
+		}
+		if sk == 0 {
+			sk = s
+		}
+		o.SeqQ, o.SeqK = sq, sk
+		o.mlaDefaults()
+		_, formGiven = given["mla form"]
+		if !formGiven {
+			o.Absorbed = o.SeqQ == 1
 		}
 	}
 	if kind == Attention && !haveShape {
@@ -209,7 +261,7 @@ func parse(spec string, dtype devices.DType) (Op, error) {
 // accumulate into int32 and of fp8 write bf16 (torch._int_mm,
 // torch._scaled_mm); everything else keeps its type.
 func defaultOut(k Kind, in devices.DType) devices.DType {
-	if k == Matmul || k == Linear || k == Conv2D {
+	if k == Matmul || k == Linear || k == Conv2D || k == MoE || k == MLA {
 		switch in {
 		case devices.INT8:
 			return devices.INT32
@@ -238,6 +290,10 @@ func (o *Op) flagGroup(w string) string {
 		return "mask"
 	case "naive", "flash":
 		return "attention kernel"
+	case "absorbed", "expanded":
+		return "mla form"
+	case "gated", "ungated":
+		return "experts' gate"
 	}
 	return w
 }
@@ -249,12 +305,16 @@ func (o *Op) flag(w string) error {
 		o.Bias = true
 	case (w == "tanh" || w == "erf") && o.Kind == GELU:
 		o.Tanh = w == "tanh"
-	case (w == "causal" || w == "full") && o.Kind == Attention:
+	case (w == "causal" || w == "full") && (o.Kind == Attention || o.Kind == MLA):
 		o.Causal = w == "causal"
+	case (w == "absorbed" || w == "expanded") && o.Kind == MLA:
+		o.Absorbed = w == "absorbed"
+	case (w == "gated" || w == "ungated") && o.Kind == MoE:
+		o.Ungated = w == "ungated"
 	case (w == "naive" || w == "flash") && o.Kind == Attention:
 		o.Naive = w == "naive"
 	default:
-		return fmt.Errorf("unknown word %s for %s (flags: bias for matmul/linear/conv2d; erf, tanh for gelu; causal, full, flash, naive for attention)", rows.Quote(w), o.Kind)
+		return fmt.Errorf("unknown word %s for %s (flags: bias for matmul/linear/conv2d; erf, tanh for gelu; causal, full, flash, naive for attention; causal, absorbed, expanded for mla; gated, ungated for moe)", rows.Quote(w), o.Kind)
 	}
 	return nil
 }
@@ -303,6 +363,12 @@ func (o *Op) target(key string, s, sq, sk *int64) *int64 {
 	case Conv2D:
 		target = map[string]*int64{"n": &o.N, "c": &o.C, "h": &o.H, "w": &o.W, "k": &o.K, "r": &o.R, "s": &o.S,
 			"stride": &o.Stride, "pad": &o.Pad, "padding": &o.Pad, "groups": &o.Groups}[key]
+	case MoE:
+		target = map[string]*int64{"tokens": &o.Tokens, "t": &o.Tokens, "hidden": &o.Hidden, "inter": &o.Inter, "topk": &o.TopK,
+			"experts": &o.Experts, "tp": &o.TP, "ep": &o.EP}[key]
+	case MLA:
+		target = map[string]*int64{"b": &o.B, "batch": &o.B, "h": &o.Heads, "heads": &o.Heads, "s": s, "sq": sq, "sk": sk,
+			"kv_lora": &o.KVLoRA, "kv_lora_rank": &o.KVLoRA, "rope": &o.Rope, "nope": &o.Nope, "v": &o.VDim, "q_lora": &o.QLoRA, "q_lora_rank": &o.QLoRA}[key]
 	}
 	return target
 }
@@ -439,6 +505,10 @@ func (o Op) String() string {
 		if o.Impl != "" {
 			b.WriteString(" impl=" + o.Impl)
 		}
+	case MoE:
+		o.moeString(&b)
+	case MLA:
+		o.mlaString(&b)
 	case Conv2D:
 		for _, d := range []struct {
 			k string
@@ -458,6 +528,10 @@ func (o Op) String() string {
 	}
 	if o.Bias {
 		b.WriteString(" bias")
+	}
+	if o.Quant != "" {
+		fmt.Fprintf(&b, " quant=%s", o.Quant)
+		return b.String()
 	}
 	fmt.Fprintf(&b, " dtype=%s", o.DType)
 	if o.Out != defaultOut(o.Kind, o.DType) {
@@ -492,6 +566,10 @@ func (o Op) Shape() string {
 		}
 	case Conv2D:
 		d = []int64{o.N, o.C, o.H, o.W, o.K, o.R, o.S}
+	case MoE:
+		d = []int64{o.Tokens, o.Hidden, o.Inter, o.TopK, o.Experts}
+	case MLA:
+		d = []int64{o.B, o.Heads, o.SeqQ, o.SeqK}
 	}
 	s := make([]string, len(d))
 	for i, v := range d {

@@ -43,11 +43,18 @@ func ModelSummary(title string, r model.Report, notes []string) Table {
 	}
 	t := Table{Title: title, Header: []string{"Quantity", "Value"}, Notes: notes}
 	row := func(k, v string) { t.Rows = append(t.Rows, []string{k, v}) }
+	if r.TextConfig != "" {
+		row("model", "the language model of a multimodal config (text_config "+r.TextConfig+"); no vision tower")
+	}
 	row("parameters", siCount(float64(m.Params.Total))+" ("+strconv.FormatInt(m.Params.Total, 10)+")")
 	if m.Params.Active != m.Params.Total {
 		row("active parameters per token", siCount(float64(m.Params.Active)))
 	}
-	row("weights per GPU", gib(m.Weights)+" ("+string(q.Weights)+")")
+	wt := string(q.Weights)
+	if q.ExpertWeights != "" && q.ExpertWeights != q.Weights {
+		wt += ", experts " + string(q.ExpertWeights)
+	}
+	row("weights per GPU", gib(m.Weights)+" ("+wt+")")
 	// Under tensor parallel each GPU holds its share of the KV heads: the
 	// labels say per GPU, as for the weights.
 	row("KV per token per GPU", units.FormatSize(int64(m.KVPerToken))+" ("+string(q.KV)+")")

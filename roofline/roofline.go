@@ -303,6 +303,10 @@ func (m *Model) estimate(op ops.Op, c ops.Cost, key string, peak float64) estima
 			return m.naiveAttention(op, key, peak)
 		}
 		return m.flashAttention(op, c, m.rate(key, peak))
+	case ops.MoE:
+		return m.moe(op, key, peak, false)
+	case ops.MLA:
+		return m.mla(op, c, m.rate(key, peak), false)
 	case ops.LayerNorm, ops.RMSNorm, ops.Softmax, ops.BatchNorm, ops.Reduce:
 		memory = c.Bytes / (m.stream * m.eff.Reduction)
 		compute = m.vector(c, key, peak)

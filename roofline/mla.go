@@ -1,0 +1,86 @@
+package roofline
+
+import (
+	"math"
+
+	"github.com/gpucalc/gpucalc/ops"
+)
+
+// mlaRows is the query rows of one absorbed-MLA CTA: FlashMLA packs 64 of a
+// sequence's (query head, query) rows into a tile that shares every latent
+// block it loads.
+const mlaRows = 64
+
+// mla prices latent attention. Expanded, it is flash attention over the
+// per-head keys and values: one CTA per (sequence, head, 128 queries),
+// sweeping key blocks of the causal share. Absorbed, a sequence's query
+// heads share tiles of mlaRows rows, so the latent is read once per tile
+// group; when those tiles are too few to fill the SMs the keys are split,
+// and a second kernel merges the splits (FlashMLA's schedule). A block of
+// QKᵀ and PV costs 2·rows·cols·(QK+V) FLOPs at the SM's share of the tensor
+// rate plus its exponentials on the SFU.
+func (m *Model) mla(op ops.Op, c ops.Cost, rate float64, warm bool) estimate {
+	sms := float64(m.dev.SMs)
+	g := op.MLAShape()
+	d := (g.QK + g.V + 1) / 2 // flashBlockTime's 4·rows·cols·d
+	att := ops.Op{Kind: ops.Attention, DType: op.DType, B: op.B, Heads: op.Heads, KVHeads: g.KVHeads, SeqQ: op.SeqQ, SeqK: op.SeqK, HeadDim: d, Causal: op.Causal}
+	perBlock, cols := m.keyBlocks(att)
+	bw := m.stream * m.eff.GEMMMemory
+	r := archRate(m, mlaRate)
+	// Every form writes the new tokens' latent rows to the cache first.
+	kvSize := op.DType.Size()
+	if op.KVType != "" {
+		kvSize = op.KVType.Size()
+	}
+	write := m.kernel(0, m.memoryTime(float64(op.B*op.SeqQ*(op.KVLoRA+op.Rope))*kvSize, m.stream, warm))
+	// Prefill also assembles each head's key from its nope and rotary
+	// parts and, with an fp8 cache, quantizes what it attends over.
+	extra := 1
+	if op.SeqQ > 1 {
+		extra++
+	}
+	if kvSize < op.DType.Size() {
+		extra++
+	}
+	withWrite := func(e estimate) estimate {
+		e.work += write.work
+		e.kernels += extra
+		return e
+	}
+	if !op.Absorbs() || op.SeqQ >= flashBlock {
+		rate *= r[0]
+		ctas := float64(op.B*op.Heads) * ceilDiv(op.SeqQ, flashBlock)
+		compute := math.Ceil(ctas/sms) * perBlock * m.flashBlockTime(flashBlock, cols, d, rate)
+		return withWrite(m.kernel(compute, m.memoryTime(c.Bytes, bw*m.active(ctas), warm)))
+	}
+	rate *= r[1]
+	rows := op.Heads * op.SeqQ
+	tiles := float64(op.B) * ceilDiv(rows, mlaRows)
+	tm := math.Min(mlaRows, roundUp(rows, mmaRows))
+	kb := ceilDiv(op.SeqK, splitBlock)
+	var best estimate
+	for s := 1.0; s <= kb; s *= 2 {
+		if s > 1 && tiles*s > splitFill*sms*2 {
+			break
+		}
+		ctas := tiles * s
+		compute := math.Ceil(ctas/sms) * math.Ceil(kb/s) * m.flashBlockTime(tm, splitBlock, d, rate)
+		bytes := c.Bytes
+		var partials float64
+		if s > 1 {
+			partials = s * float64(op.B*rows) * float64(g.V+1) * 4
+		}
+		e := m.kernel(compute, m.memoryTime(bytes+partials, bw*m.active(ctas), warm))
+		if s > 1 {
+			merge := m.kernel(0, m.memoryTime(partials+float64(op.B*rows*g.V)*op.DType.Size(), m.stream*m.active(float64(op.B*rows)), warm))
+			e.work += merge.work
+			e.kernels++
+		}
+		if best.kernels == 0 || m.opTime(e) < m.opTime(best) {
+			best = e
+		}
+	}
+	// and plans its splits in a scheduling kernel (FlashMLA's metadata).
+	best.kernels++
+	return withWrite(best)
+}
