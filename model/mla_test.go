@@ -12,9 +12,9 @@ import (
 // absorbed q and v products in decode), with the counts its config gives
 // (61 layers, the first 3 dense, first_k_dense_replace) and the shapes that
 // set the step's bytes and FLOPs (hidden 7168, 128 heads over tp 8, q LoRA
-// rank 1536, KV LoRA rank 512, nope 128 + rope 64, v 128). The op names and
-// counts are what main builds; the moe and mla work changes MLA models: update
-// the lists here with it.
+// rank 1536, KV LoRA rank 512, nope 128 + rope 64, v 128). The attention
+// itself is one mla op (its cache write counted inside it): expanded over
+// per-head keys in prefill, absorbed over the latent in decode.
 func TestMLAOpList(t *testing.T) {
 	c := builtin(t, "deepseek-v3")
 	const (
@@ -24,14 +24,14 @@ func TestMLAOpList(t *testing.T) {
 		nope, rope, vDim, tok = 128, 64, 128, 16
 	)
 	common := []string{"input_norm", "q_a_proj", "q_a_norm", "q_b_proj", "kv_a_proj", "kv_a_norm",
-		"rotary_q_rotate", "rotary_q_mul_add", "rotary_k_rotate", "rotary_k_mul_add", "kv_cache_write"}
+		"rotary_q_rotate", "rotary_q_mul_add", "rotary_k_rotate", "rotary_k_mul_add"}
 	tail := []string{"o_proj", "attention_allreduce", "attention_residual", "post_attention_norm"}
 	for _, tc := range []struct {
 		phase Phase
-		attn  []string // between the cache write and o_proj
+		attn  []string // between the rotary embedding and o_proj
 	}{
-		{Prefill, []string{"kv_b_proj", "attention"}},
-		{Decode, []string{"q_absorb", "attention", "v_absorb"}},
+		{Prefill, []string{"kv_b_proj", "mla"}},
+		{Decode, []string{"q_absorb", "mla", "v_absorb"}},
 	} {
 		t.Run(string(tc.phase), func(t *testing.T) {
 			s := Shape{Phase: tc.phase, Batch: 1, Seq: tok, Ctx: 4096, TP: tp}
@@ -79,20 +79,19 @@ func TestMLAOpList(t *testing.T) {
 					{"q_a_proj K", op("q_a_proj").Op.K, hidden},
 					{"q_b_proj N", op("q_b_proj").Op.N, heads * (nope + rope)},
 					{"kv_a_proj N", op("kv_a_proj").Op.N, kvRank + rope},
-					{"kv_cache_write elements a token", op("kv_cache_write").Op.Elems / s.Batch / s.Seq, kvRank + rope},
 					{"o_proj K", op("o_proj").Op.K, heads * vDim},
 				} {
 					if sh.got != sh.want {
 						t.Errorf("%s [%s] = %d, want %d", sh.name, g.label, sh.got, sh.want)
 					}
 				}
-				a := op("attention").Op
+				a := op("mla").Op
 				wantKV, wantDim := int64(heads), int64(nope+rope) // prefill: per-head keys from kv_b_proj
 				if tc.phase == Decode {
 					wantKV, wantDim = 1, kvRank+rope // decode: the cached latent, one shared head
 				}
-				if a.Heads != heads || a.KVHeads != wantKV || a.HeadDim != wantDim {
-					t.Errorf("attention [%s]: %d heads over %d KV heads of dimension %d, want %d over %d of %d", g.label, a.Heads, a.KVHeads, a.HeadDim, heads, wantKV, wantDim)
+				if sh := a.MLAShape(); a.Heads != heads || sh.KVHeads != wantKV || sh.QK != wantDim || a.KVLoRA != kvRank || a.Rope != rope {
+					t.Errorf("mla [%s]: %d heads over %d KV heads of dimension %d (latent %d, rope %d), want %d over %d of %d", g.label, a.Heads, sh.KVHeads, sh.QK, a.KVLoRA, a.Rope, heads, wantKV, wantDim)
 				}
 			}
 		})

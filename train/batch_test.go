@@ -76,7 +76,7 @@ func TestQuantizedRefused(t *testing.T) {
 	base := `{"model_type": "llama", "hidden_size": 64, "num_hidden_layers": 1, "num_attention_heads": 2, "intermediate_size": 128, "vocab_size": 100, "hidden_act": "silu"`
 	for qc, want := range map[string]string{
 		`{"quant_method": "awq", "bits": 4, "group_size": 128}`: "it ships awq 4-bit weights (quantization_config)",
-		`{"quant_method": "mxfp4"}`:                             "it ships mxfp4 weights (quantization_config)",
+		`{"quant_method": "mxfp4"}`:                             "it ships mxfp4 4-bit weights (quantization_config)",
 	} {
 		c, err := model.Parse("cfg", []byte(base+`, "quantization_config": `+qc+"}"))
 		if err != nil {
