@@ -1,0 +1,220 @@
+package roofline
+
+import (
+	"bytes"
+	"encoding/csv"
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/gpucalc/gpucalc/internal/testfile"
+	"github.com/gpucalc/gpucalc/ops"
+)
+
+// The peer tables (testdata/peer/, made by tools/peer/extract.py) are
+// NVIDIA aiconfigurator's per-op timings on the calibration GPUs (A100 SXM,
+// H100 SXM, B200, L40S): each op captured in a CUDA graph and replayed with
+// no L2 flush, the fastest kernel per configuration, latency in ms.
+
+// peerGPUs maps a table's prefix to the catalog's name of the GPU.
+var peerGPUs = []struct{ file, device string }{
+	{"a100_sxm", "a100-sxm4-80gb"}, {"h100_sxm", "h100-sxm"}, {"b200_sxm", "b200"}, {"l40s", "l40s"},
+}
+
+// peerRow is one measured configuration: the op kind it is scored as, the
+// op spec gpucalc prices it with, and the measured time in seconds.
+type peerRow struct {
+	kind, spec string
+	measured   float64
+}
+
+// peerDTypes maps the tables' data type names to an op spec's.
+var peerDTypes = map[string]string{"bfloat16": "bf16", "fp8": "fp8", "float16": "fp16", "half": "fp16"}
+
+// peerRows reads one GPU's table of one op kind and turns each row into an
+// op spec. Rows gpucalc has no op for (sliding-window attention) are left
+// out; the second result counts them.
+func peerRows(t testing.TB, gpu, table string, spec func(get func(string) string) (kind, spec string)) ([]peerRow, int) {
+	t.Helper()
+	path := "testdata/peer/" + gpu + "_" + table + ".csv.gz"
+	recs, err := csv.NewReader(bytes.NewReader(testfile.Gunzip(t, path))).ReadAll()
+	if err != nil || len(recs) < 2 {
+		t.Fatalf("%s: %v (%d records)", path, err, len(recs))
+	}
+	col := map[string]int{}
+	for i, h := range recs[0] {
+		col[h] = i
+	}
+	var out []peerRow
+	skipped := 0
+	for _, r := range recs[1:] {
+		get := func(k string) string {
+			i, ok := col[k]
+			if !ok {
+				t.Fatalf("%s: no column %q", path, k)
+			}
+			return r[i]
+		}
+		ms, err := strconv.ParseFloat(get("latency_ms"), 64)
+		if err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		kind, s := spec(get)
+		if s == "" {
+			skipped++
+			continue
+		}
+		out = append(out, peerRow{kind, s, ms * 1e-3})
+	}
+	return out, skipped
+}
+
+func gemmSpec(get func(string) string) (string, string) {
+	dt := get("gemm_dtype")
+	q := map[string]string{"bfloat16": "dtype=bf16", "fp8": "dtype=fp8", "fp8_block": "dtype=fp8", "nvfp4": "dtype=fp4"}[dt]
+	if q == "" {
+		return "", ""
+	}
+	return "gemm " + dt, fmt.Sprintf("matmul m=%s n=%s k=%s %s", get("m"), get("n"), get("k"), q)
+}
+
+// attentionSpec is a context (prefill: causal, queries = keys = isl) or
+// generation (one query against isl + step keys) row.
+func attentionSpec(decode bool) func(get func(string) string) (string, string) {
+	return func(get func(string) string) (string, string) {
+		if get("window_size") != "0" {
+			return "", ""
+		}
+		dt := peerDTypes[get("attn_dtype")]
+		isl, _ := strconv.ParseInt(get("isl"), 10, 64)
+		kind, seq := "prefill attention", fmt.Sprintf("s=%d causal", isl)
+		if decode {
+			step, _ := strconv.ParseInt(get("step"), 10, 64)
+			kind, seq = "decode attention", fmt.Sprintf("sq=1 sk=%d", isl+step)
+		}
+		return kind, fmt.Sprintf("attention b=%s h=%s kv=%s %s d=%s dtype=%s",
+			get("batch_size"), get("num_heads"), get("num_key_value_heads"), seq, get("head_dim"), dt)
+	}
+}
+
+// ncclSpec is an all-reduce of message_size fp16 elements; the tables'
+// other collectives are not scored.
+func ncclSpec(get func(string) string) (string, string) {
+	if get("op_name") != "all_reduce" {
+		return "", ""
+	}
+	n, _ := strconv.ParseInt(get("message_size"), 10, 64)
+	kind := "all-reduce < 1 MiB"
+	if 2*n >= 1<<20 {
+		kind = "all-reduce ≥ 1 MiB"
+	}
+	return kind, fmt.Sprintf("allreduce n=%d ranks=%s dtype=fp16", n, get("num_gpus"))
+}
+
+// peerScore is one GPU × op kind's figures: the median and p90 of
+// |expected − measured| / measured, the signed median, and the share of
+// rows whose lower bound is more than 2% above the measured time.
+type peerScore struct {
+	gpu, kind         string
+	n                 int
+	median, p90, sign float64
+	lowAbove          float64
+}
+
+// scorePeer prices every row of every calibration table with time (the
+// expected time under the conditions being scored) and returns the
+// figures per GPU × op kind, in a fixed order.
+func scorePeer(t *testing.T, time func(m *Model, p Point) float64) []peerScore {
+	t.Helper()
+	var out []peerScore
+	for _, g := range peerGPUs {
+		m := mustNew(t, device(t, g.device))
+		byKind := map[string][]peerRow{}
+		var kinds []string
+		for _, tb := range []struct {
+			table string
+			spec  func(func(string) string) (string, string)
+		}{{"gemm", gemmSpec}, {"context_attention", attentionSpec(false)}, {"generation_attention", attentionSpec(true)}, {"nccl", ncclSpec}} {
+			rows, _ := peerRows(t, g.file, tb.table, tb.spec)
+			for _, r := range rows {
+				if byKind[r.kind] == nil {
+					kinds = append(kinds, r.kind)
+				}
+				byKind[r.kind] = append(byKind[r.kind], r)
+			}
+		}
+		sort.Strings(kinds)
+		for _, k := range kinds {
+			var abs, signed []float64
+			above := 0
+			for _, r := range byKind[k] {
+				o, err := ops.Parse(r.spec)
+				if err != nil {
+					t.Fatalf("%s: %v", g.file, err)
+				}
+				p, err := m.Analyze(o)
+				if err != nil {
+					t.Fatalf("%s %s: %v", g.device, r.spec, err)
+				}
+				e := (time(m, p) - r.measured) / r.measured
+				abs, signed = append(abs, math.Abs(e)), append(signed, e)
+				if p.LowerBound > 1.02*r.measured {
+					above++
+				}
+			}
+			sort.Float64s(abs)
+			sort.Float64s(signed)
+			out = append(out, peerScore{gpu: g.file, kind: k, n: len(abs), median: nearestRank(abs, 0.5), p90: nearestRank(abs, 0.9),
+				sign: nearestRank(signed, 0.5), lowAbove: float64(above) / float64(len(abs))})
+		}
+	}
+	return out
+}
+
+func logPeer(t *testing.T, title string, s []peerScore) {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s\n%-9s %-20s %5s %8s %8s %8s %10s\n", title, "gpu", "op kind", "rows", "median", "p90", "signed", "LB>1.02")
+	for _, x := range s {
+		fmt.Fprintf(&b, "%-9s %-20s %5d %7.1f%% %7.1f%% %+7.1f%% %9.1f%%\n", x.gpu, x.kind, x.n, 100*x.median, 100*x.p90, 100*x.sign, 100*x.lowAbove)
+	}
+	t.Log(b.String())
+}
+
+// peerDefault is the default condition's figures (median and p90 of
+// |error|, in %) as they stood before measurement conditions existed.
+var peerDefault = map[string][2]float64{
+	"a100_sxm all-reduce < 1 MiB": {34.9, 57.4}, "a100_sxm all-reduce ≥ 1 MiB": {19.4, 43.2},
+	"a100_sxm decode attention": {60.5, 91.6}, "a100_sxm gemm bfloat16": {9.7, 35.8}, "a100_sxm prefill attention": {38.0, 70.8},
+	"h100_sxm all-reduce < 1 MiB": {35.4, 49.2}, "h100_sxm all-reduce ≥ 1 MiB": {18.4, 40.2},
+	"h100_sxm decode attention": {53.1, 78.9}, "h100_sxm gemm bfloat16": {16.4, 69.0}, "h100_sxm gemm fp8": {43.3, 63.9},
+	"h100_sxm gemm fp8_block": {22.8, 53.5}, "h100_sxm prefill attention": {45.4, 70.6},
+	"b200_sxm all-reduce < 1 MiB": {38.4, 63.6}, "b200_sxm all-reduce ≥ 1 MiB": {25.8, 52.3},
+	"b200_sxm decode attention": {58.1, 79.8}, "b200_sxm gemm bfloat16": {17.1, 97.6}, "b200_sxm gemm fp8": {58.1, 70.7},
+	"b200_sxm gemm fp8_block": {21.4, 46.8}, "b200_sxm gemm nvfp4": {45.5, 74.2}, "b200_sxm prefill attention": {58.9, 84.4},
+	"l40s all-reduce < 1 MiB": {53.8, 88.4}, "l40s all-reduce ≥ 1 MiB": {72.5, 92.2},
+	"l40s decode attention": {44.3, 172.4}, "l40s gemm bfloat16": {25.5, 157.0}, "l40s gemm fp8": {22.9, 55.6},
+	"l40s gemm fp8_block": {37.8, 66.3}, "l40s prefill attention": {33.0, 65.6},
+}
+
+// TestPeerDefault scores the default figures (cold L2, eager launch) of
+// today's ops (fp8 blocks and nvfp4 as plain fp8 and fp4 matmuls) against
+// the peer tables. The tables were measured warm in CUDA graphs, so these
+// figures say how far the default condition is from a serving engine's,
+// not how good the model is; the test holds them where they stood before
+// measurement conditions were added, so the defaults keep their meaning.
+func TestPeerDefault(t *testing.T) {
+	s := scorePeer(t, func(_ *Model, p Point) float64 { return p.Expected })
+	logPeer(t, "cold L2, eager launch (defaults) against aiconfigurator's warm CUDA-graph tables", s)
+	if len(s) != len(peerDefault) {
+		t.Errorf("%d GPU × op kind cells, want %d", len(s), len(peerDefault))
+	}
+	for _, x := range s {
+		want, ok := peerDefault[x.gpu+" "+x.kind]
+		if !ok || math.Abs(100*x.median-want[0]) > 0.06 || math.Abs(100*x.p90-want[1]) > 0.06 {
+			t.Errorf("%s %s: median %.1f%%, p90 %.1f%%; the default condition gave %v", x.gpu, x.kind, 100*x.median, 100*x.p90, want)
+		}
+	}
+}
