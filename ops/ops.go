@@ -107,6 +107,11 @@ type Op struct {
 	// weight) when it differs from DType: weight-only quantization (int4
 	// weights are 4-bit, stored as fp4 is) dequantized to DType to compute.
 	Weight devices.DType `json:"weight_dtype,omitempty"`
+	// Quant quantizes a matmul's or linear's operands as serving engines
+	// do (quant.go): the weight stored quantized with its scales, the
+	// DType activation quantized on the fly by a kernel of its own, the
+	// product on the scheme's tensor cores, the output in Out.
+	Quant Quant `json:"quant,omitempty"`
 
 	// Matmul and linear: C[M,N] = A[M,K]·B[K,N], Batch independent
 	// products (batched matmul; linear shares its weight, so Batch is 1).
@@ -172,6 +177,9 @@ type Op struct {
 func (o Op) Path() devices.Path {
 	if !o.IsMatrix() {
 		return devices.CUDACores
+	}
+	if o.Quant != QuantNone {
+		return devices.Tensor
 	}
 	switch o.DType {
 	case devices.FP32, devices.INT32:
@@ -244,6 +252,9 @@ func (o Op) Cost() Cost {
 	var c Cost
 	switch o.Kind {
 	case Matmul, Linear:
+		if o.Quant != QuantNone {
+			return o.quantCost()
+		}
 		b := max(o.Batch, 1)
 		w := in
 		if o.Weight != "" {
@@ -377,6 +388,9 @@ func (o Op) validate() error {
 	}
 	if o.DType.Size() == 0 {
 		return fmt.Errorf("%s: unknown data type %q", o.Kind, o.DType)
+	}
+	if err := o.validQuant(); err != nil {
+		return err
 	}
 	c := o.Cost()
 	for _, v := range []float64{c.MatrixFLOPs, c.VectorFLOPs, c.Bytes} {

@@ -14,8 +14,8 @@ const DefaultDType = devices.BF16
 
 // SpecHelp describes the op spec syntax, for --help.
 const SpecHelp = `An op spec is the op's name followed by key=value pairs and flags:
-  matmul    m= n= k= [batch=] [bias] [dtype=] [out_dtype=] [weight_dtype=]   C[m,n] = A[m,k]·B[k,n]
-  linear    tokens= in= out= [bias]                           a matmul with shared weight
+  matmul    m= n= k= [batch=] [bias] [dtype=] [out_dtype=] [weight_dtype=] [quant=]   C[m,n] = A[m,k]·B[k,n]
+  linear    tokens= in= out= [bias] [quant=]                  a matmul with shared weight
   layernorm rows= cols=        rmsnorm rows= cols=        softmax rows= cols=
   gelu n= [erf|tanh]   gelu_tanh n=   relu n=   silu n=   add n=   mul n=   copy n= [repeat=]
   attention b= h= [kv=] s= | sq= sk= d= [causal|full] [flash|naive] [impl=split|rows|heads]
@@ -25,6 +25,12 @@ dtype= is fp64, fp32, tf32, bf16 (default), fp16, fp8 (e4m3), e5m2, int8 or fp4.
 out_dtype= defaults to the input type, except int8 → int32 and fp8 → bf16.
 weight_dtype= stores B (a linear's weight) in another type, dequantized to
 dtype= to compute (weight-only quantization; fp4 for 4-bit int4 weights).
+quant= runs the product as serving engines run quantized layers: the weight
+stored quantized with its scales, the dtype= (bf16) activation quantized on
+the fly by a kernel of its own, the GEMM on the scheme's tensor cores:
+fp8 (per-tensor scales), fp8_block (1x128 activation, 128x128 weight scales,
+DeepSeek-V3), nvfp4 (e2m1, an e4m3 scale per 16; Blackwell), mxfp4 (e2m1,
+an e8m0 scale per 32; Blackwell).
 impl= is flash attention's schedule: split (default) splits the keys over
 CTAs when query tiles are too few to fill the SMs, all query heads of a KV
 group sharing one read of K and V, then merges the splits (flash-decoding);
@@ -125,6 +131,12 @@ func parse(spec string, dtype devices.DType) (Op, error) {
 			}
 			haveShape = true
 			samePad = kind == Conv2D
+		case "quant":
+			if kind != Matmul && kind != Linear {
+				err = fmt.Errorf("unknown key %s for %s", rows.Quote(key), kind)
+			} else if err = once("quant", f); err == nil {
+				o.Quant, err = ParseQuant(val)
+			}
 		case "impl":
 			if kind != Attention {
 				err = fmt.Errorf("unknown key %s for %s", rows.Quote(key), kind)
@@ -465,6 +477,9 @@ func (o Op) String() string {
 	}
 	if o.Weight != "" {
 		fmt.Fprintf(&b, " weight_dtype=%s", o.Weight)
+	}
+	if o.Quant != QuantNone {
+		fmt.Fprintf(&b, " quant=%s", o.Quant)
 	}
 	return b.String()
 }

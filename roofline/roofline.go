@@ -173,6 +173,15 @@ func Analyze(d devices.Device, op ops.Op) (Point, error) {
 func (m *Model) ceiling(op ops.Op) (string, float64, []string, error) {
 	var notes []string
 	dt := op.DType
+	if op.Quant != ops.QuantNone {
+		// A quantized GEMM has one path: the scheme's tensor cores.
+		dt = op.Quant.Scheme().Compute
+		p, err := m.dev.Peak(dt, devices.Tensor)
+		if err != nil {
+			return "", 0, nil, unsupported(m.dev, string(op.Kind)+" quant="+string(op.Quant), dt, true)
+		}
+		return devices.PeakKey(dt, devices.Tensor), p, nil, nil
+	}
 	if !op.IsMatrix() {
 		if dt != devices.FP64 {
 			dt = devices.FP32
@@ -291,6 +300,9 @@ func (m *Model) estimate(op ops.Op, c ops.Cost, key string, peak float64) estima
 	var compute, memory float64
 	switch op.Kind {
 	case ops.Matmul, ops.Linear, ops.Conv2D:
+		if op.Quant != ops.QuantNone {
+			return m.quantGEMM(op, key, peak)
+		}
 		b, mm, n, k, _ := op.GEMM()
 		r := m.rate(key, peak)
 		if op.Path() == devices.Tensor && !aligned(op) {

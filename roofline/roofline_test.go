@@ -255,3 +255,27 @@ func TestUnsupported(t *testing.T) {
 		}
 	}
 }
+
+// TestQuantGEMM: a quantized GEMM runs two kernels (the activation's
+// quantization, then the GEMM on the scheme's tensor cores) and costs more
+// than the bare fp8 GEMM; fp4 schemes are refused where no fp4 tensor cores
+// exist, naming the scheme.
+func TestQuantGEMM(t *testing.T) {
+	h := device(t, "h100")
+	q := analyze(t, h, "matmul m=4096 n=4096 k=4096 quant=fp8")
+	bare := analyze(t, h, "matmul m=4096 n=4096 k=4096 dtype=fp8")
+	if q.Kernels != 2 || q.PeakKey != "fp8_tensor" || q.Expected <= bare.Expected {
+		t.Errorf("quant=fp8: %d kernels on %s, %g s (bare fp8 %g s)", q.Kernels, q.PeakKey, q.Expected, bare.Expected)
+	}
+	for _, s := range []string{"nvfp4", "mxfp4"} {
+		o, _ := ops.Parse("matmul m=64 n=64 k=64 quant=" + s)
+		_, err := Analyze(h, o)
+		var u *UnsupportedError
+		if !errors.As(err, &u) || !strings.Contains(err.Error(), "quant="+s) || !strings.Contains(err.Error(), "no fp4 tensor cores") {
+			t.Errorf("quant=%s on an H100: %v", s, err)
+		}
+	}
+	if p := analyze(t, device(t, "b200"), "matmul m=4096 n=4096 k=4096 quant=nvfp4"); p.PeakKey != "fp4_tensor" || p.Kernels != 2 {
+		t.Errorf("nvfp4 on a B200: %s, %d kernels", p.PeakKey, p.Kernels)
+	}
+}

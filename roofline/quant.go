@@ -1,0 +1,29 @@
+package roofline
+
+import (
+	"github.com/gpucalc/gpucalc/ops"
+)
+
+// quantGEMM prices a quantized matmul or linear as engines run it: a kernel
+// that quantizes the activation (streaming: it reads the activation and
+// writes the quantized elements and scales), then the GEMM on the scheme's
+// tensor cores, tiled and waved as any GEMM, reading both quantized
+// operands and their scales.
+func (m *Model) quantGEMM(op ops.Op, key string, peak float64) estimate {
+	b, mm, n, k, _ := op.GEMM()
+	out := op.Out
+	if out == "" {
+		out = op.DType
+	}
+	g := op.Quant.GEMM(b, mm, n, k, op.Kind == ops.Linear, out)
+	compute, memory := m.gemm(b, mm, n, k, g.Bytes, m.rate(key, peak))
+	if op.Bias {
+		compute += float64(b*mm*n) / m.rate("fp32", m.vectorPeak())
+	}
+	e := m.kernel(compute, memory)
+	qc := op.Quant.Quantize(b*mm, k, op.DType)
+	q := m.kernel(m.vector(qc, "fp32", m.vectorPeak()), qc.Bytes/m.stream)
+	e.work += q.work
+	e.kernels += q.kernels
+	return e
+}
