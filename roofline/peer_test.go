@@ -72,13 +72,21 @@ func peerRows(t testing.TB, gpu, table string, spec func(get func(string) string
 	return out, skipped
 }
 
-func gemmSpec(get func(string) string) (string, string) {
-	dt := get("gemm_dtype")
-	q := map[string]string{"bfloat16": "dtype=bf16", "fp8": "dtype=fp8", "fp8_block": "dtype=fp8", "nvfp4": "dtype=fp4"}[dt]
-	if q == "" {
-		return "", ""
+// gemmSpec prices the tables' GEMMs; quantized, the fp8, fp8_block and
+// nvfp4 rows are quantized GEMMs as the engines run them, otherwise (as
+// before quant= existed) plain fp8 and fp4 matmuls.
+func gemmSpec(quantized bool) func(get func(string) string) (string, string) {
+	return func(get func(string) string) (string, string) {
+		dt := get("gemm_dtype")
+		q := map[string]string{"bfloat16": "dtype=bf16", "fp8": "dtype=fp8", "fp8_block": "dtype=fp8", "nvfp4": "dtype=fp4"}[dt]
+		if quantized && dt != "bfloat16" {
+			q = "quant=" + dt
+		}
+		if q == "" {
+			return "", ""
+		}
+		return "gemm " + dt, fmt.Sprintf("matmul m=%s n=%s k=%s %s", get("m"), get("n"), get("k"), q)
 	}
-	return "gemm " + dt, fmt.Sprintf("matmul m=%s n=%s k=%s %s", get("m"), get("n"), get("k"), q)
 }
 
 // attentionSpec is a context (prefill: causal, queries = keys = isl) or
@@ -127,17 +135,17 @@ type peerScore struct {
 // scorePeer prices every row of every calibration table with time (the
 // expected time under the conditions being scored) and returns the
 // figures per GPU × op kind, in a fixed order.
-func scorePeer(t *testing.T, time func(m *Model, p Point) float64) []peerScore {
+func scorePeer(t *testing.T, cond Conditions, quantized bool) []peerScore {
 	t.Helper()
 	var out []peerScore
 	for _, g := range peerGPUs {
-		m := mustNew(t, device(t, g.device))
+		m := mustNew(t, device(t, g.device)).Under(cond)
 		byKind := map[string][]peerRow{}
 		var kinds []string
 		for _, tb := range []struct {
 			table string
 			spec  func(func(string) string) (string, string)
-		}{{"gemm", gemmSpec}, {"context_attention", attentionSpec(false)}, {"generation_attention", attentionSpec(true)}, {"nccl", ncclSpec}} {
+		}{{"gemm", gemmSpec(quantized)}, {"context_attention", attentionSpec(false)}, {"generation_attention", attentionSpec(true)}, {"nccl", ncclSpec}} {
 			rows, _ := peerRows(t, g.file, tb.table, tb.spec)
 			for _, r := range rows {
 				if byKind[r.kind] == nil {
@@ -159,7 +167,7 @@ func scorePeer(t *testing.T, time func(m *Model, p Point) float64) []peerScore {
 				if err != nil {
 					t.Fatalf("%s %s: %v", g.device, r.spec, err)
 				}
-				e := (time(m, p) - r.measured) / r.measured
+				e := (p.Expected - r.measured) / r.measured
 				abs, signed = append(abs, math.Abs(e)), append(signed, e)
 				if p.LowerBound > 1.02*r.measured {
 					above++
@@ -206,7 +214,7 @@ var peerDefault = map[string][2]float64{
 // not how good the model is; the test holds them where they stood before
 // measurement conditions were added, so the defaults keep their meaning.
 func TestPeerDefault(t *testing.T) {
-	s := scorePeer(t, func(_ *Model, p Point) float64 { return p.Expected })
+	s := scorePeer(t, Conditions{}, false)
 	logPeer(t, "cold L2, eager launch (defaults) against aiconfigurator's warm CUDA-graph tables", s)
 	if len(s) != len(peerDefault) {
 		t.Errorf("%d GPU × op kind cells, want %d", len(s), len(peerDefault))
@@ -217,4 +225,12 @@ func TestPeerDefault(t *testing.T) {
 			t.Errorf("%s %s: median %.1f%%, p90 %.1f%%; the default condition gave %v", x.gpu, x.kind, 100*x.median, 100*x.p90, want)
 		}
 	}
+}
+
+// TestPeerWarmGraph scores gpucalc under the tables' own conditions (a
+// warm L2, kernels replayed in a CUDA graph), quantized GEMMs as the
+// engines run them, against the goals.
+func TestPeerWarmGraph(t *testing.T) {
+	s := scorePeer(t, Conditions{L2: L2Warm, Launch: LaunchGraph}, true)
+	logPeer(t, "warm L2, CUDA-graph replay against aiconfigurator's tables", s)
 }

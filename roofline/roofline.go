@@ -89,6 +89,9 @@ type Model struct {
 	fixed         float64 // launch overhead + kernel ramp, s
 	sfu           float64 // transcendentals per second
 	measuredPeaks map[string]float64
+	l2read        float64 // achievable read rate from a warm L2, B/s
+	// cond are the measurement conditions ops are priced under.
+	cond Conditions
 	// Notes apply to every op on the device (defaults, measured figures).
 	Notes []string
 }
@@ -135,6 +138,9 @@ func New(d devices.Device) (*Model, error) {
 	}
 	m.fixed = launch + e.Ramp
 	m.read = m.stream
+	// Kernels reading a warm L2 reach far less than an L2-only probe
+	// (H100: 12.3 TB/s), so the rate is the family's, from timed kernels.
+	m.l2read = e.L2PerSMPerClock * float64(d.SMs) * d.BoostClockHz
 	if me := d.Measured; me != nil && me.DRAMRead > 0 {
 		m.read = me.DRAMRead
 	}
@@ -218,7 +224,8 @@ func (m *Model) Analyze(op ops.Op) (Point, error) {
 		FLOPs: c.FLOPs(), MatrixFLOPs: c.MatrixFLOPs, Transcendentals: c.Transcendentals, Bytes: c.Bytes, AI: c.AI(),
 		PeakKey: key, ComputeCeiling: peak, MemoryLevel: devices.DRAM, MemoryCeiling: m.dram, Notes: notes,
 	}
-	if m.l2 > 0 && c.Bytes <= float64(m.dev.L2.Bytes) {
+	inL2 := m.fitsL2(c.Bytes)
+	if inL2 && m.l2 > 0 {
 		p.MemoryLevel, p.MemoryCeiling = devices.L2, m.l2
 	}
 	p.Ridge = peak / p.MemoryCeiling
@@ -228,12 +235,44 @@ func (m *Model) Analyze(op ops.Op) (Point, error) {
 		p.Bound = MemoryBound
 	}
 	p.LowerBound = math.Max(p.FLOPs/peak, c.Bytes/p.MemoryCeiling)
-	e := m.estimate(op, c, key, peak)
+	if inL2 && m.l2 == 0 && m.cond.warm() {
+		// A warm working set is read from L2, whose rate the
+		// datasheet does not give: compute alone bounds it.
+		p.MemoryLevel, p.MemoryCeiling, p.Ridge, p.Attainable, p.Bound = devices.L2, 0, 0, peak, ComputeBound
+		p.LowerBound = p.FLOPs / peak
+		p.Notes = append(p.Notes, "the working set is in a warm L2, for which the datasheet gives no bandwidth: the lower bound is the compute time alone")
+	}
+	pricing := m
+	if inL2 && m.cond.warm() {
+		pricing = m.warmed()
+	}
+	e := pricing.estimate(op, c, key, peak)
 	p.Expected, p.ExpectedBound, p.Kernels, p.work = m.opTime(e), e.bound, e.kernels, e.work
 	if p.Expected-e.work > e.work {
 		p.ExpectedBound = "launch"
 	}
 	return p, nil
+}
+
+// fitsL2 reports whether a working set of bytes is bounded by L2 rather
+// than DRAM: the same rule on every GPU. Under a warm L2, one that fits in
+// L2 is read from it; under a cold L2 the inputs come from DRAM, except
+// on GPUs whose datasheet gives an L2 bandwidth, whose lower bound has
+// always used it for a working set that fits (kept so that the default
+// figures do not move).
+func (m *Model) fitsL2(bytes float64) bool {
+	if bytes > float64(m.dev.L2.Bytes) {
+		return false
+	}
+	return m.cond.warm() || m.l2 > 0
+}
+
+// warmed is the model whose memory traffic comes from L2: streaming and
+// reading at the achievable L2 rate.
+func (m *Model) warmed() *Model {
+	w := *m
+	w.stream, w.read = m.l2read, m.l2read
+	return &w
 }
 
 // rate is the achievable rate of the peak key: measured where the device
@@ -262,7 +301,13 @@ type estimate struct {
 // processed while the earlier kernels run (they are queued back to back on
 // one stream); but never less than one launch period per kernel, the rate
 // at which the GPU takes kernels.
+//
+// Replayed in a CUDA graph, each kernel costs the graph's kernel period
+// (no host launch) plus its work.
 func (m *Model) opTime(e estimate) float64 {
+	if m.cond.graph() {
+		return float64(e.kernels)*m.eff.GraphKernel + e.work
+	}
 	return math.Max(float64(e.kernels)*m.period(), m.fixed+e.work)
 }
 

@@ -15,7 +15,9 @@ type rooflineBatchOptions struct {
 	f       *factory
 	devices deviceFlags
 	input   string
-	chart   chartFlags
+	// conditions are --l2 and --launch.
+	conditions conditionFlags
+	chart      chartFlags
 }
 
 func newCmdRooflineBatch(f *factory, runF func(*rooflineBatchOptions) error) *cobra.Command {
@@ -25,7 +27,7 @@ func newCmdRooflineBatch(f *factory, runF func(*rooflineBatchOptions) error) *co
 		Short: "Analyse a CSV of ops (op,dtype,shape,note) on one GPU",
 		Long: `Read CSV with header op,dtype,shape,note in the conventions of roof_bench.csv
 and write the input columns followed by
-flops,bytes,ai,bound,ceiling_tflops,lower_bound_us,expected_us,error.
+flops,bytes,ai,bound,ceiling_tflops,lower_bound_us,expected_us,l2,launch,error.
 
 Shapes (the op names of an op spec, 'gpucalc roofline --help'): ` + ops.ShapeHelp + `. The note carries the
 variant: erf or tanh (gelu), causal or full (attention), "stride2", "valid",
@@ -42,7 +44,9 @@ flops is counted as roof_bench counts it (and torch.utils.flop_counter):
 matrix FLOPs only, so 0 for norms, softmax and elementwise ops; ai is
 flops/bytes. bound, ceiling_tflops and the times use every FLOP.
 
-` + rooflineConventions,
+` + rooflineConventions + `
+
+` + conditionsHelp,
 		Example: `  gpucalc roofline batch --device h100 --input shapes.csv
   printf 'op,dtype,shape,note\nmatmul,bf16,4096x4096x4096,\n' | gpucalc roofline batch --input - --format csv`,
 		Args: args(cobra.NoArgs),
@@ -51,6 +55,7 @@ flops/bytes. bound, ceiling_tflops and the times use every FLOP.
 		},
 	}
 	f.addDeviceFlags(cmd, &opts.devices, false)
+	addConditionFlags(cmd, &opts.conditions)
 	f.addChartFlags(cmd, &opts.chart, "a roofline chart", chart.DefaultSize)
 	f.addInputFlag(cmd, &opts.input)
 	return cmd
@@ -68,6 +73,9 @@ func rooflineBatchRun(opts *rooflineBatchOptions) error {
 	}
 	ts, ms, err := f.Rooflines(opts.devices)
 	if err != nil {
+		return err
+	}
+	if err := opts.conditions.under(ms); err != nil {
 		return err
 	}
 	t, m := ts[0], ms[0]
@@ -89,11 +97,11 @@ func rooflineBatchRun(opts *rooflineBatchOptions) error {
 func rooflineBatchOutput(f *factory, form reports.Format, notes []string, t target, m *roofline.Model, b ops.Batch, pts []roofline.Point) error {
 	var view any // built for JSON only: a batch can be long
 	if form == reports.FormatJSON {
-		view = reports.RooflineBatchJSON(b, pts)
+		view = reports.RooflineBatchJSON(b, pts, m.Conditions())
 	}
 	return f.Output(form, nil, notes, view,
 		func() []reports.Table {
-			tab := reports.RooflineBatch(b, pts)
+			tab := reports.RooflineBatch(b, pts, m.Conditions())
 			tab.Title = "Roofline batch on " + t.Name
 			if t.Origin != "" {
 				tab.Title += " (" + t.Origin + ")"
@@ -101,5 +109,5 @@ func rooflineBatchOutput(f *factory, form reports.Format, notes []string, t targ
 			tab.Notes = modelNotes(f, m)
 			return []reports.Table{tab}
 		},
-		func() []reports.Table { return []reports.Table{reports.RooflineBatch(b, pts)} })
+		func() []reports.Table { return []reports.Table{reports.RooflineBatch(b, pts, m.Conditions())} })
 }
