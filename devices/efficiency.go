@@ -38,6 +38,10 @@ type Efficiency struct {
 	BroadcastCopy float64 `json:"broadcast_copy_per_sm_per_clock"`
 	// GEMM is the fraction of the dense peak large GEMMs reach, by PeakKey.
 	GEMM map[string]float64 `json:"gemm"`
+	// Quant is the fraction of the scheme's compute peak (fp8, fp4) that
+	// large quantized GEMMs reach as engines run them, by scheme (fp8,
+	// fp8_block, nvfp4, mxfp4); a scheme without one takes GEMM's figure.
+	Quant map[string]float64 `json:"quant,omitempty"`
 	// SFUPerSMPerClock is the transcendental (exp, rsqrt, tanh) rate.
 	SFUPerSMPerClock float64 `json:"sfu_per_sm_per_clock"`
 	// L2PerSMPerClock is the bytes per SM per clock that kernels read
@@ -90,6 +94,7 @@ type efficiencyFile struct {
 		L2          sourced            `yaml:"l2_per_sm_per_clock"`
 		GraphKernel sourced            `yaml:"graph_kernel"`
 		GEMM        map[string]sourced `yaml:"gemm"`
+		Quant       map[string]sourced `yaml:"quant"`
 	} `yaml:"archs"`
 }
 
@@ -203,6 +208,16 @@ func parseEfficiency(data []byte) (*efficiencyTable, error) {
 			}
 			e.GEMM[k], e.Sources["gemm."+k] = v.v, v.src
 		}
+		for k, s := range a.Quant {
+			v, err := num("archs."+fam+".quant."+k, s, frac)
+			if err != nil {
+				return nil, err
+			}
+			if e.Quant == nil {
+				e.Quant = map[string]float64{}
+			}
+			e.Quant[k], e.Sources["quant."+k] = v.v, v.src
+		}
 		t.archs[fam] = e
 	}
 	def, ok := t.archs["default"]
@@ -246,7 +261,7 @@ func (d Device) Efficiency() (Efficiency, error) {
 		a = t.archs["default"]
 		e.Notes = append(e.Notes, fmt.Sprintf("no GEMM efficiency figures for the %s family; the default (H100-measured) figures are used", d.Architecture))
 	}
-	e.Family, e.GEMM, e.SFUPerSMPerClock = a.Family, a.GEMM, a.SFUPerSMPerClock
+	e.Family, e.GEMM, e.Quant, e.SFUPerSMPerClock = a.Family, a.GEMM, a.Quant, a.SFUPerSMPerClock
 	e.L2PerSMPerClock, e.GraphKernel = a.L2PerSMPerClock, a.GraphKernel
 	for k, v := range a.Sources {
 		e.Sources[k] = v

@@ -143,6 +143,9 @@ type Op struct {
 	SeqK    int64 `json:"seq_k,omitempty"`
 	HeadDim int64 `json:"head_dim,omitempty"`
 	Causal  bool  `json:"causal,omitempty"`
+	// KVDType is the storage type of the K and V cache when it differs
+	// from DType (an fp8 KV cache read by a bf16 kernel).
+	KVDType devices.DType `json:"kv_dtype,omitempty"`
 	// Naive attention writes and reads the score matrix; flash does not.
 	Naive bool `json:"naive,omitempty"`
 	// Impl is flash attention's schedule: "" (split, the default) lets
@@ -196,6 +199,15 @@ func (o Op) IsMatrix() bool {
 		return true
 	}
 	return false
+}
+
+// KVSize is the bytes per element of attention's K and V: KVDType's, or
+// DType's when the cache is stored as computed.
+func (o Op) KVSize() float64 {
+	if o.KVDType != "" {
+		return o.KVDType.Size()
+	}
+	return o.DType.Size()
 }
 
 // P and Q are the convolution's output height and width.
@@ -302,7 +314,7 @@ func (o Op) Cost() Cost {
 		c.MatrixFLOPs = 4 * scores * float64(o.HeadDim)
 		c.VectorFLOPs = softmaxFLOPs * scores
 		c.Transcendentals = scores
-		c.Bytes = 2*f(o.B, o.Heads, o.SeqQ, o.HeadDim)*in + 2*f(o.B, o.KVHeads, o.SeqK, o.HeadDim)*in
+		c.Bytes = 2*f(o.B, o.Heads, o.SeqQ, o.HeadDim)*in + 2*f(o.B, o.KVHeads, o.SeqK, o.HeadDim)*o.KVSize()
 		if o.Naive {
 			// S = QKᵀ written, read by softmax, P written, read by PV;
 			// the whole matrix is materialised even when masked.

@@ -51,13 +51,19 @@ type Scheme struct {
 	ActGroup, WeightRows, WeightCols int64
 	// ScaleBytes is the size of one scale.
 	ScaleBytes float64
+	// Kernels is the number of kernels that quantize the activation. A
+	// per-tensor scale is dynamic: the whole tensor's maximum must be known
+	// before any element is scaled, so the maximum is zeroed, reduced over
+	// the activation (a first read) and only then applied (a second read):
+	// three kernels. A group's scale is computed within the group: one.
+	Kernels int
 }
 
 var schemes = map[Quant]Scheme{
-	QuantFP8:      {Compute: devices.FP8E4M3, ScaleBytes: 4},
-	QuantFP8Block: {Compute: devices.FP8E4M3, ActGroup: 128, WeightRows: 128, WeightCols: 128, ScaleBytes: 4},
-	QuantNVFP4:    {Compute: devices.FP4, ActGroup: 16, WeightRows: 16, WeightCols: 1, ScaleBytes: 1},
-	QuantMXFP4:    {Compute: devices.FP4, ActGroup: 32, WeightRows: 32, WeightCols: 1, ScaleBytes: 1},
+	QuantFP8:      {Compute: devices.FP8E4M3, ScaleBytes: 4, Kernels: 3},
+	QuantFP8Block: {Compute: devices.FP8E4M3, ActGroup: 128, WeightRows: 128, WeightCols: 128, ScaleBytes: 4, Kernels: 1},
+	QuantNVFP4:    {Compute: devices.FP4, ActGroup: 16, WeightRows: 16, WeightCols: 1, ScaleBytes: 1, Kernels: 1},
+	QuantMXFP4:    {Compute: devices.FP4, ActGroup: 32, WeightRows: 32, WeightCols: 1, ScaleBytes: 1, Kernels: 1},
 }
 
 // quantFLOPs are the vector FLOPs of quantizing one activation element:
@@ -109,12 +115,18 @@ func (q Quant) ActivationBytes(m, k int64) float64 {
 	return float64(m)*float64(k)*s.Compute.Size() + scales(k, m, s.ActGroup, 1)*s.ScaleBytes
 }
 
-// Quantize is the cost of the kernel that quantizes an m × k activation of
-// type in on the fly: it reads the activation, computes each group's
-// scale and writes the quantized elements and scales.
+// Quantize is the cost of the kernels (Scheme().Kernels of them) that
+// quantize an m × k activation of type in on the fly: they read the
+// activation (twice for a per-tensor scale: its maximum, then its
+// elements), compute the scales and write the quantized elements and
+// scales.
 func (q Quant) Quantize(m, k int64, in devices.DType) Cost {
 	n := float64(m) * float64(k)
-	return Cost{VectorFLOPs: quantFLOPs * n, Bytes: n*in.Size() + q.ActivationBytes(m, k)}
+	reads := 1.0
+	if q.Scheme().ActGroup == 0 {
+		reads = 2
+	}
+	return Cost{VectorFLOPs: quantFLOPs * n, Bytes: reads*n*in.Size() + q.ActivationBytes(m, k)}
 }
 
 // GEMM is the cost of the quantized GEMM kernel of batch × (m × n × k): it

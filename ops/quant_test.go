@@ -16,7 +16,7 @@ func TestQuantBytes(t *testing.T) {
 		w, a     float64 // weight, 128 × 4096 activation
 		quantize float64 // the 128 × 4096 bf16 activation's quantize kernel
 	}{
-		{QuantFP8, k*n + 4, 128*k + 4, 2*128*k + 128*k + 4},
+		{QuantFP8, k*n + 4, 128*k + 4, 2*2*128*k + 128*k + 4},
 		{QuantFP8Block, k*n + 32*32*4, 128*k + 128*32*4, 2*128*k + 128*k + 128*32*4},
 		{QuantNVFP4, k*n/2 + k*n/16, 128*k/2 + 128*k/16, 2*128*k + 128*k/2 + 128*k/16},
 		{QuantMXFP4, k*n/2 + k*n/32, 128*k/2 + 128*k/32, 2*128*k + 128*k/2 + 128*k/32},

@@ -18,7 +18,7 @@ const SpecHelp = `An op spec is the op's name followed by key=value pairs and fl
   linear    tokens= in= out= [bias] [quant=]                  a matmul with shared weight
   layernorm rows= cols=        rmsnorm rows= cols=        softmax rows= cols=
   gelu n= [erf|tanh]   gelu_tanh n=   relu n=   silu n=   add n=   mul n=   copy n= [repeat=]
-  attention b= h= [kv=] s= | sq= sk= d= [causal|full] [flash|naive] [impl=split|rows|heads]
+  attention b= h= [kv=] s= | sq= sk= d= [causal|full] [flash|naive] [impl=split|rows|heads] [kv_dtype=]
   conv2d    n= c= h= w= k= r= s= [stride=1] [pad=0|same] [groups=1]
   allreduce n= | bytes= ranks=   a sum over tensor-parallel GPUs (NCCL)
 dtype= is fp64, fp32, tf32, bf16 (default), fp16, fp8 (e4m3), e5m2, int8 or fp4.
@@ -37,6 +37,7 @@ group sharing one read of K and V, then merges the splits (flash-decoding);
 rows folds a KV group's query heads into query rows and never splits (at
 decode, one CTA per batch × KV head); heads gives each query head its own
 CTA and never splits (a masked SDPA kernel).
+kv_dtype= stores attention's K and V in another type (an fp8 KV cache).
 copy repeat=R writes each of n/R input elements R times (repeat_kv).
 shape= takes roof_bench's form instead of the sizes: ` + ShapeHelp + `.`
 
@@ -131,6 +132,12 @@ func parse(spec string, dtype devices.DType) (Op, error) {
 			}
 			haveShape = true
 			samePad = kind == Conv2D
+		case "kv_dtype":
+			if kind != Attention {
+				err = fmt.Errorf("unknown key %s for %s", rows.Quote(key), kind)
+			} else if err = once("kv_dtype", f); err == nil {
+				o.KVDType, err = devices.ParseDType(val)
+			}
 		case "quant":
 			if kind != Matmul && kind != Linear {
 				err = fmt.Errorf("unknown key %s for %s", rows.Quote(key), kind)
@@ -480,6 +487,9 @@ func (o Op) String() string {
 	}
 	if o.Quant != QuantNone {
 		fmt.Fprintf(&b, " quant=%s", o.Quant)
+	}
+	if o.KVDType != "" {
+		fmt.Fprintf(&b, " kv_dtype=%s", o.KVDType)
 	}
 	return b.String()
 }

@@ -90,8 +90,10 @@ func gemmSpec(quantized bool) func(get func(string) string) (string, string) {
 }
 
 // attentionSpec is a context (prefill: causal, queries = keys = isl) or
-// generation (one query against isl + step keys) row.
-func attentionSpec(decode bool) func(get func(string) string) (string, string) {
+// generation (one query against isl + step keys) row; with kvType, an fp8
+// KV cache is priced as one (kv_dtype=), as before kv_dtype= existed
+// otherwise.
+func attentionSpec(decode, kvType bool) func(get func(string) string) (string, string) {
 	return func(get func(string) string) (string, string) {
 		if get("window_size") != "0" {
 			return "", ""
@@ -103,8 +105,12 @@ func attentionSpec(decode bool) func(get func(string) string) (string, string) {
 			step, _ := strconv.ParseInt(get("step"), 10, 64)
 			kind, seq = "decode attention", fmt.Sprintf("sq=1 sk=%d", isl+step)
 		}
-		return kind, fmt.Sprintf("attention b=%s h=%s kv=%s %s d=%s dtype=%s",
+		s := fmt.Sprintf("attention b=%s h=%s kv=%s %s d=%s dtype=%s",
 			get("batch_size"), get("num_heads"), get("num_key_value_heads"), seq, get("head_dim"), dt)
+		if kvType && get("kv_cache_dtype") != get("attn_dtype") {
+			s += " kv_dtype=" + peerDTypes[get("kv_cache_dtype")]
+		}
+		return kind, s
 	}
 }
 
@@ -145,7 +151,7 @@ func scorePeer(t *testing.T, cond Conditions, quantized bool) []peerScore {
 		for _, tb := range []struct {
 			table string
 			spec  func(func(string) string) (string, string)
-		}{{"gemm", gemmSpec(quantized)}, {"context_attention", attentionSpec(false)}, {"generation_attention", attentionSpec(true)}, {"nccl", ncclSpec}} {
+		}{{"gemm", gemmSpec(quantized)}, {"context_attention", attentionSpec(false, quantized)}, {"generation_attention", attentionSpec(true, quantized)}, {"nccl", ncclSpec}} {
 			rows, _ := peerRows(t, g.file, tb.table, tb.spec)
 			for _, r := range rows {
 				if byKind[r.kind] == nil {

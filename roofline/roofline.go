@@ -235,6 +235,11 @@ func (m *Model) Analyze(op ops.Op) (Point, error) {
 		p.Bound = MemoryBound
 	}
 	p.LowerBound = math.Max(p.FLOPs/peak, c.Bytes/p.MemoryCeiling)
+	if !inL2 && m.cond.warm() {
+		// A warm L2 may hold up to its size of the working set: only the
+		// rest must come from DRAM.
+		p.LowerBound = math.Max(p.FLOPs/peak, (c.Bytes-float64(m.dev.L2.Bytes))/m.dram)
+	}
 	if inL2 && m.l2 == 0 && m.cond.warm() {
 		// A warm working set is read from L2, whose rate the
 		// datasheet does not give: compute alone bounds it.
@@ -247,6 +252,11 @@ func (m *Model) Analyze(op ops.Op) (Point, error) {
 		pricing = m.warmed()
 	}
 	e := pricing.estimate(op, c, key, peak)
+	if m.cond.graph() && op.Path() == devices.Tensor {
+		// In a graph a tensor-core kernel still fills its pipeline
+		// and drains its epilogue: the kernel ramp, once per op.
+		e.work += m.eff.Ramp
+	}
 	p.Expected, p.ExpectedBound, p.Kernels, p.work = m.opTime(e), e.bound, e.kernels, e.work
 	if p.Expected-e.work > e.work {
 		p.ExpectedBound = "launch"
