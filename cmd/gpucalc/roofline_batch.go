@@ -24,9 +24,10 @@ func newCmdRooflineBatch(f *factory, runF func(*rooflineBatchOptions) error) *co
 	opts := &rooflineBatchOptions{f: f}
 	cmd := &cobra.Command{
 		Use:   "batch --input FILE|-",
-		Short: "Analyse a CSV of ops (op,dtype,shape,note) on one GPU",
-		Long: `Read CSV with header op,dtype,shape,note in the conventions of roof_bench.csv
-and write the input columns followed by
+		Short: "Analyse a CSV of ops (op,dtype,shape,note or spec) on one GPU",
+		Long: `Read CSV with header op,dtype,shape,note in the conventions of roof_bench.csv,
+or with a spec column holding any --op spec instead of those four (every op
+kind, quant=, kv_dtype=, impl=), and write the input columns followed by
 flops,bytes,ai,bound,ceiling_tflops,lower_bound_us,expected_us,l2,launch,error.
 
 Shapes (the op names of an op spec, 'gpucalc roofline --help'): ` + ops.ShapeHelp + `. The note carries the
@@ -48,7 +49,8 @@ flops/bytes. bound, ceiling_tflops and the times use every FLOP.
 
 ` + conditionsHelp,
 		Example: `  gpucalc roofline batch --device h100 --input shapes.csv
-  printf 'op,dtype,shape,note\nmatmul,bf16,4096x4096x4096,\n' | gpucalc roofline batch --input - --format csv`,
+  printf 'op,dtype,shape,note\nmatmul,bf16,4096x4096x4096,\n' | gpucalc roofline batch --input - --format csv
+  printf 'spec\n"linear tokens=16 in=8192 out=8192 quant=fp8"\n' | gpucalc roofline batch --input - --l2 warm --launch graph`,
 		Args: args(cobra.NoArgs),
 		RunE: func(*cobra.Command, []string) error {
 			return execute(opts, runF, rooflineBatchRun)
