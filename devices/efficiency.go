@@ -51,6 +51,10 @@ type Efficiency struct {
 	// kernels replay back to back in a CUDA graph: the graph's kernel
 	// period and the kernel's ramp, in seconds.
 	GraphKernel float64 `json:"graph_kernel_seconds"`
+	// PagedAttention is a serving engine's attention layer's fixed cost
+	// besides its kernels' work and periods (metadata, the cache append's
+	// bookkeeping), in seconds.
+	PagedAttention float64 `json:"paged_attention_seconds"`
 	// LaunchOverhead is the time of one kernel launch and Ramp the
 	// start-up and drain of a kernel, in seconds: together the fixed cost
 	// of an op.
@@ -93,6 +97,7 @@ type efficiencyFile struct {
 		SFU         sourced            `yaml:"sfu_per_sm_per_clock"`
 		L2          sourced            `yaml:"l2_per_sm_per_clock"`
 		GraphKernel sourced            `yaml:"graph_kernel"`
+		Paged       sourced            `yaml:"paged_attention"`
 		GEMM        map[string]sourced `yaml:"gemm"`
 		Quant       map[string]sourced `yaml:"quant"`
 	} `yaml:"archs"`
@@ -192,6 +197,12 @@ func parseEfficiency(data []byte) (*efficiencyTable, error) {
 			}
 			e.L2PerSMPerClock, e.Sources["l2_per_sm_per_clock"] = v.v, v.src
 		}
+		if a.Paged.Value != "" {
+			if v, err = num("archs."+fam+".paged_attention", a.Paged, units.ParseDuration); err != nil {
+				return nil, err
+			}
+			e.PagedAttention, e.Sources["paged_attention"] = v.v, v.src
+		}
 		if a.GraphKernel.Value != "" {
 			if v, err = num("archs."+fam+".graph_kernel", a.GraphKernel, units.ParseDuration); err != nil {
 				return nil, err
@@ -224,15 +235,16 @@ func parseEfficiency(data []byte) (*efficiencyTable, error) {
 	if !ok {
 		return nil, fmt.Errorf("archs: missing default")
 	}
-	if def.L2PerSMPerClock == 0 || def.GraphKernel == 0 {
-		return nil, fmt.Errorf("archs.default: needs l2_per_sm_per_clock and graph_kernel")
+	if def.L2PerSMPerClock == 0 || def.GraphKernel == 0 || def.PagedAttention == 0 {
+		return nil, fmt.Errorf("archs.default: needs l2_per_sm_per_clock, graph_kernel and paged_attention")
 	}
 	for fam, e := range t.archs {
 		for _, x := range []struct {
 			key string
 			v   *float64
 			d   float64
-		}{{"l2_per_sm_per_clock", &e.L2PerSMPerClock, def.L2PerSMPerClock}, {"graph_kernel", &e.GraphKernel, def.GraphKernel}} {
+		}{{"l2_per_sm_per_clock", &e.L2PerSMPerClock, def.L2PerSMPerClock}, {"graph_kernel", &e.GraphKernel, def.GraphKernel},
+			{"paged_attention", &e.PagedAttention, def.PagedAttention}} {
 			if *x.v == 0 {
 				*x.v, e.Sources[x.key] = x.d, def.Sources[x.key]
 			}
@@ -262,7 +274,7 @@ func (d Device) Efficiency() (Efficiency, error) {
 		e.Notes = append(e.Notes, fmt.Sprintf("no GEMM efficiency figures for the %s family; the default (H100-measured) figures are used", d.Architecture))
 	}
 	e.Family, e.GEMM, e.Quant, e.SFUPerSMPerClock = a.Family, a.GEMM, a.Quant, a.SFUPerSMPerClock
-	e.L2PerSMPerClock, e.GraphKernel = a.L2PerSMPerClock, a.GraphKernel
+	e.L2PerSMPerClock, e.GraphKernel, e.PagedAttention = a.L2PerSMPerClock, a.GraphKernel, a.PagedAttention
 	for k, v := range a.Sources {
 		e.Sources[k] = v
 	}

@@ -143,6 +143,10 @@ type Op struct {
 	SeqK    int64 `json:"seq_k,omitempty"`
 	HeadDim int64 `json:"head_dim,omitempty"`
 	Causal  bool  `json:"causal,omitempty"`
+	// Paged is a serving engine's attention layer over a paged KV cache
+	// (SGLang, vLLM, TensorRT-LLM): this step's K and V are appended to the
+	// cache by a kernel of their own, then the attention kernel reads it.
+	Paged bool `json:"paged,omitempty"`
 	// KVDType is the storage type of the K and V cache when it differs
 	// from DType (an fp8 KV cache read by a bf16 kernel).
 	KVDType devices.DType `json:"kv_dtype,omitempty"`
@@ -315,6 +319,10 @@ func (o Op) Cost() Cost {
 		c.VectorFLOPs = softmaxFLOPs * scores
 		c.Transcendentals = scores
 		c.Bytes = 2*f(o.B, o.Heads, o.SeqQ, o.HeadDim)*in + 2*f(o.B, o.KVHeads, o.SeqK, o.HeadDim)*o.KVSize()
+		if o.Paged {
+			// This step's K and V read and written into the cache.
+			c.Bytes += 2 * f(o.B, o.KVHeads, o.SeqQ, o.HeadDim) * (in + o.KVSize())
+		}
 		if o.Naive {
 			// S = QKᵀ written, read by softmax, P written, read by PV;
 			// the whole matrix is materialised even when masked.

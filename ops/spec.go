@@ -18,7 +18,7 @@ const SpecHelp = `An op spec is the op's name followed by key=value pairs and fl
   linear    tokens= in= out= [bias] [quant=]                  a matmul with shared weight
   layernorm rows= cols=        rmsnorm rows= cols=        softmax rows= cols=
   gelu n= [erf|tanh]   gelu_tanh n=   relu n=   silu n=   add n=   mul n=   copy n= [repeat=]
-  attention b= h= [kv=] s= | sq= sk= d= [causal|full] [flash|naive] [impl=split|rows|heads] [kv_dtype=]
+  attention b= h= [kv=] s= | sq= sk= d= [causal|full] [flash|naive] [impl=split|rows|heads] [kv_dtype=] [paged]
   conv2d    n= c= h= w= k= r= s= [stride=1] [pad=0|same] [groups=1]
   allreduce n= | bytes= ranks=   a sum over tensor-parallel GPUs (NCCL)
 dtype= is fp64, fp32, tf32, bf16 (default), fp16, fp8 (e4m3), e5m2, int8 or fp4.
@@ -38,6 +38,10 @@ rows folds a KV group's query heads into query rows and never splits (at
 decode, one CTA per batch × KV head); heads gives each query head its own
 CTA and never splits (a masked SDPA kernel).
 kv_dtype= stores attention's K and V in another type (an fp8 KV cache).
+paged is a serving engine's attention layer over a paged KV cache: a kernel
+appends this step's K and V to the cache before the attention kernel, and
+the layer costs its GPU family's fixed engine overhead besides (metadata,
+cache writes; fitted on aiconfigurator's SGLang tables).
 copy repeat=R writes each of n/R input elements R times (repeat_kv).
 shape= takes roof_bench's form instead of the sizes: ` + ShapeHelp + `.`
 
@@ -206,6 +210,9 @@ func parse(spec string, dtype devices.DType) (Op, error) {
 	if o.Repeat == 1 {
 		o.Repeat = 0 // a copy
 	}
+	if o.Naive && o.Paged {
+		return Op{}, fmt.Errorf("op spec %s: paged is an engine's flash attention layer; naive attention has none", rows.Quote(spec))
+	}
 	if o.Naive && o.Impl != "" {
 		return Op{}, fmt.Errorf("op spec %s: impl= schedules flash attention; naive attention has none", rows.Quote(spec))
 	}
@@ -272,8 +279,10 @@ func (o *Op) flag(w string) error {
 		o.Causal = w == "causal"
 	case (w == "naive" || w == "flash") && o.Kind == Attention:
 		o.Naive = w == "naive"
+	case w == "paged" && o.Kind == Attention:
+		o.Paged = true
 	default:
-		return fmt.Errorf("unknown word %s for %s (flags: bias for matmul/linear/conv2d; erf, tanh for gelu; causal, full, flash, naive for attention)", rows.Quote(w), o.Kind)
+		return fmt.Errorf("unknown word %s for %s (flags: bias for matmul/linear/conv2d; erf, tanh for gelu; causal, full, flash, naive, paged for attention)", rows.Quote(w), o.Kind)
 	}
 	return nil
 }
@@ -454,6 +463,9 @@ func (o Op) String() string {
 		}
 		if o.Naive {
 			b.WriteString(" naive")
+		}
+		if o.Paged {
+			b.WriteString(" paged")
 		}
 		if o.Impl != "" {
 			b.WriteString(" impl=" + o.Impl)

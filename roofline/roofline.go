@@ -369,7 +369,14 @@ func (m *Model) estimate(op ops.Op, c ops.Cost, key string, peak float64) estima
 		if op.Naive {
 			return m.naiveAttention(op, key, peak)
 		}
-		return m.flashAttention(op, c, m.rate(key, peak))
+		e := m.flashAttention(op, c, m.rate(key, peak))
+		if op.Paged {
+			// The cache append: this step's K and V read and written.
+			app := 2 * float64(op.B*op.KVHeads*op.SeqQ*op.HeadDim) * (op.DType.Size() + op.KVSize())
+			e.work += app/(m.stream*m.active(float64(op.B*op.KVHeads))) + m.eff.PagedAttention
+			e.kernels++
+		}
+		return e
 	case ops.LayerNorm, ops.RMSNorm, ops.Softmax, ops.BatchNorm, ops.Reduce:
 		memory = c.Bytes / (m.stream * m.eff.Reduction)
 		compute = m.vector(c, key, peak)

@@ -280,3 +280,22 @@ func TestQuantGEMM(t *testing.T) {
 		t.Errorf("nvfp4 on a B200: %s, %d kernels", p.PeakKey, p.Kernels)
 	}
 }
+
+// TestPagedAttention: an engine's paged attention layer runs one more
+// kernel (the cache append) than the attention kernel and costs the
+// family's fixed engine overhead besides; an fp8 KV cache halves the K/V
+// bytes.
+func TestPagedAttention(t *testing.T) {
+	h := device(t, "h100")
+	plain := analyze(t, h, "attention b=8 h=32 kv=8 sq=1 sk=4096 d=128")
+	paged := analyze(t, h, "attention b=8 h=32 kv=8 sq=1 sk=4096 d=128 paged")
+	e, _ := h.Efficiency()
+	if paged.Kernels != plain.Kernels+1 || paged.Work() < plain.Work()+e.PagedAttention {
+		t.Errorf("paged: %d kernels, work %g s; plain %d, %g s (+%g s)", paged.Kernels, paged.Work(), plain.Kernels, plain.Work(), e.PagedAttention)
+	}
+	fp8 := analyze(t, h, "attention b=8 h=32 kv=8 sq=1 sk=4096 d=128 kv_dtype=fp8")
+	kv := 2.0 * 8 * 8 * 4096 * 128
+	if !near(plain.Bytes-fp8.Bytes, kv) {
+		t.Errorf("fp8 KV: %g bytes, bf16 %g; want %g fewer", fp8.Bytes, plain.Bytes, kv)
+	}
+}
