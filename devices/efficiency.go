@@ -38,8 +38,23 @@ type Efficiency struct {
 	BroadcastCopy float64 `json:"broadcast_copy_per_sm_per_clock"`
 	// GEMM is the fraction of the dense peak large GEMMs reach, by PeakKey.
 	GEMM map[string]float64 `json:"gemm"`
+	// Quant is the fraction of the scheme's compute peak (fp8, fp4) that
+	// large quantized GEMMs reach as engines run them, by scheme (fp8,
+	// fp8_block, nvfp4, mxfp4); a scheme without one takes GEMM's figure.
+	Quant map[string]float64 `json:"quant,omitempty"`
 	// SFUPerSMPerClock is the transcendental (exp, rsqrt, tanh) rate.
 	SFUPerSMPerClock float64 `json:"sfu_per_sm_per_clock"`
+	// L2PerSMPerClock is the bytes per SM per clock that kernels read
+	// from a warm L2 (where a device has no measured L2 rate).
+	L2PerSMPerClock float64 `json:"l2_per_sm_per_clock"`
+	// GraphKernel is the time a kernel costs besides its work when
+	// kernels replay back to back in a CUDA graph: the graph's kernel
+	// period and the kernel's ramp, in seconds.
+	GraphKernel float64 `json:"graph_kernel_seconds"`
+	// PagedAttention is a serving engine's attention layer's fixed cost
+	// besides its kernels' work and periods (metadata, the cache append's
+	// bookkeeping), in seconds.
+	PagedAttention float64 `json:"paged_attention_seconds"`
 	// LaunchOverhead is the time of one kernel launch and Ramp the
 	// start-up and drain of a kernel, in seconds: together the fixed cost
 	// of an op.
@@ -79,8 +94,12 @@ type efficiencyFile struct {
 		Efficiency sourced `yaml:"efficiency"`
 	} `yaml:"gemm_tiles"`
 	Archs map[string]struct {
-		SFU  sourced            `yaml:"sfu_per_sm_per_clock"`
-		GEMM map[string]sourced `yaml:"gemm"`
+		SFU         sourced            `yaml:"sfu_per_sm_per_clock"`
+		L2          sourced            `yaml:"l2_per_sm_per_clock"`
+		GraphKernel sourced            `yaml:"graph_kernel"`
+		Paged       sourced            `yaml:"paged_attention"`
+		GEMM        map[string]sourced `yaml:"gemm"`
+		Quant       map[string]sourced `yaml:"quant"`
 	} `yaml:"archs"`
 }
 
@@ -170,6 +189,26 @@ func parseEfficiency(data []byte) (*efficiencyTable, error) {
 			return nil, err
 		}
 		e.SFUPerSMPerClock, e.Sources["sfu_per_sm_per_clock"] = v.v, v.src
+		// The L2 rate and the graph kernel period are optional per family:
+		// a family without its own takes the default's.
+		if a.L2.Value != "" {
+			if v, err = num("archs."+fam+".l2_per_sm_per_clock", a.L2, frac); err != nil {
+				return nil, err
+			}
+			e.L2PerSMPerClock, e.Sources["l2_per_sm_per_clock"] = v.v, v.src
+		}
+		if a.Paged.Value != "" {
+			if v, err = num("archs."+fam+".paged_attention", a.Paged, units.ParseDuration); err != nil {
+				return nil, err
+			}
+			e.PagedAttention, e.Sources["paged_attention"] = v.v, v.src
+		}
+		if a.GraphKernel.Value != "" {
+			if v, err = num("archs."+fam+".graph_kernel", a.GraphKernel, units.ParseDuration); err != nil {
+				return nil, err
+			}
+			e.GraphKernel, e.Sources["graph_kernel"] = v.v, v.src
+		}
 		for k, s := range a.GEMM {
 			if !validPeakKey(k) {
 				return nil, fmt.Errorf("archs.%s.gemm: unknown peak %q", fam, k)
@@ -180,10 +219,37 @@ func parseEfficiency(data []byte) (*efficiencyTable, error) {
 			}
 			e.GEMM[k], e.Sources["gemm."+k] = v.v, v.src
 		}
+		for k, s := range a.Quant {
+			v, err := num("archs."+fam+".quant."+k, s, frac)
+			if err != nil {
+				return nil, err
+			}
+			if e.Quant == nil {
+				e.Quant = map[string]float64{}
+			}
+			e.Quant[k], e.Sources["quant."+k] = v.v, v.src
+		}
 		t.archs[fam] = e
 	}
-	if _, ok := t.archs["default"]; !ok {
+	def, ok := t.archs["default"]
+	if !ok {
 		return nil, fmt.Errorf("archs: missing default")
+	}
+	if def.L2PerSMPerClock == 0 || def.GraphKernel == 0 || def.PagedAttention == 0 {
+		return nil, fmt.Errorf("archs.default: needs l2_per_sm_per_clock, graph_kernel and paged_attention")
+	}
+	for fam, e := range t.archs {
+		for _, x := range []struct {
+			key string
+			v   *float64
+			d   float64
+		}{{"l2_per_sm_per_clock", &e.L2PerSMPerClock, def.L2PerSMPerClock}, {"graph_kernel", &e.GraphKernel, def.GraphKernel},
+			{"paged_attention", &e.PagedAttention, def.PagedAttention}} {
+			if *x.v == 0 {
+				*x.v, e.Sources[x.key] = x.d, def.Sources[x.key]
+			}
+		}
+		t.archs[fam] = e
 	}
 	return t, nil
 }
@@ -207,7 +273,8 @@ func (d Device) Efficiency() (Efficiency, error) {
 		a = t.archs["default"]
 		e.Notes = append(e.Notes, fmt.Sprintf("no GEMM efficiency figures for the %s family; the default (H100-measured) figures are used", d.Architecture))
 	}
-	e.Family, e.GEMM, e.SFUPerSMPerClock = a.Family, a.GEMM, a.SFUPerSMPerClock
+	e.Family, e.GEMM, e.Quant, e.SFUPerSMPerClock = a.Family, a.GEMM, a.Quant, a.SFUPerSMPerClock
+	e.L2PerSMPerClock, e.GraphKernel, e.PagedAttention = a.L2PerSMPerClock, a.GraphKernel, a.PagedAttention
 	for k, v := range a.Sources {
 		e.Sources[k] = v
 	}

@@ -41,22 +41,28 @@ func (b Batch) Failed() int {
 	return n
 }
 
-// BatchColumns are the required input columns; ms or measured_us may be
-// added to carry a measured time.
+// BatchColumns are the required input columns in roof_bench's form; a
+// SpecColumn holding any op spec may stand in for all four. ms or
+// measured_us may be added to carry a measured time.
 var BatchColumns = []string{"op", "dtype", "shape", "note"}
+
+// SpecColumn is the column that holds a whole op spec (see SpecHelp):
+// "attention b=8 h=32 kv=8 sq=1 sk=4096 d=128 kv_dtype=fp8".
+const SpecColumn = "spec"
 
 // MaxBatchRows is the most rows ReadBatch reads, and MaxBatchBytes the
 // most bytes: it keeps them all, and their analyses, in memory (roof_bench
-// has a few hundred rows).
+// has a few hundred rows; a calibration table a few hundred thousand).
 const (
-	MaxBatchRows  = 50000
+	MaxBatchRows  = 500000
 	MaxBatchBytes = 64 << 20
 )
 
 // ReadBatch reads CSV with header op,dtype,shape,note in roof_bench's
 // conventions (see SpecHelp's shape=), in any order: note carries the
 // variant (erf or tanh, causal or full, "stride1 same", "e4m3 in, bf16
-// out"). An optional ms or measured_us column gives a measured time. Any
+// out"); or with a spec column holding any op spec instead of those four.
+// An optional ms or measured_us column gives a measured time. Any
 // other column, a column twice, or one of reserved (the columns the caller
 // will add) is an error, and a row with more or fewer cells than the
 // header is a bad row: a row is read as the flags are.
@@ -78,7 +84,14 @@ func ReadBatch(r io.Reader, reserved []string) (Batch, error) {
 			return Batch{}, fmt.Errorf("batch input: line 1, column %d: %q is a column gpucalc writes; drop it from the input", i+1, h)
 		}
 	}
-	cols, err := rows.ReadColumns(header, BatchColumns, []string{"ms", "measured_us"})
+	required := BatchColumns
+	if slices.ContainsFunc(header, func(h string) bool { return strings.EqualFold(strings.TrimSpace(h), SpecColumn) }) {
+		required = []string{SpecColumn}
+	}
+	cols, err := rows.ReadColumns(header, required, []string{"ms", "measured_us"})
+	if err != nil && required[0] != SpecColumn {
+		return Batch{}, fmt.Errorf("batch input: %w; or a spec column (any op spec) instead of the four", err)
+	}
 	if err != nil {
 		return Batch{}, fmt.Errorf("batch input: %w", err)
 	}
@@ -123,10 +136,17 @@ func ReadBatch(r io.Reader, reserved []string) (Batch, error) {
 	return b, nil
 }
 
-// batchRow reads one row's op and measured time.
+// batchRow reads one row's op (from its spec, or roof_bench's four
+// columns) and measured time.
 func batchRow(rec []string, cols rows.Columns) (Op, float64, error) {
 	cell := func(name string) string { i, _ := cols.Index(name); return rec[i] }
-	o, err := ParseBench(cell("op"), cell("dtype"), cell("shape"), cell("note"))
+	var o Op
+	var err error
+	if _, ok := cols.Index(SpecColumn); ok {
+		o, err = Parse(cell(SpecColumn))
+	} else {
+		o, err = ParseBench(cell("op"), cell("dtype"), cell("shape"), cell("note"))
+	}
 	if err != nil {
 		return Op{}, 0, err
 	}

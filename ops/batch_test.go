@@ -4,6 +4,7 @@ import (
 	"encoding/csv"
 	"errors"
 	"io"
+	"math"
 	"strings"
 	"testing"
 )
@@ -150,5 +151,26 @@ func TestReadBatchBytes(t *testing.T) {
 	long := "op,dtype,shape,note\n" + strings.Repeat("matmul,bf16,64x64x64,"+strings.Repeat("a", 1<<20-30)+"\n", MaxBatchBytes>>20+2)
 	if _, err := ReadBatch(strings.NewReader(long), nil); err == nil || !strings.Contains(err.Error(), "larger than 64 MiB; split the file") {
 		t.Errorf("past the bytes: %v", err)
+	}
+}
+
+// TestReadBatchSpec: a spec column takes any op spec in place of roof_bench's
+// four columns; giving both, or neither, is a header error.
+func TestReadBatchSpec(t *testing.T) {
+	in := "spec,measured_us\n\"linear tokens=16 in=8192 out=8192 quant=fp8\",20\nattention b=8 h=32 kv=8 sq=1 sk=4096 d=128 kv_dtype=fp8,\nbogus,\n"
+	b, err := ReadBatch(strings.NewReader(in), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b.Rows) != 3 || b.Rows[0].Op.Quant != QuantFP8 || math.Abs(b.Rows[0].Measured-20e-6) > 1e-15 || b.Rows[1].Op.KVType != "fp8_e4m3" || b.Rows[2].Err == nil {
+		t.Errorf("%+v", b.Rows)
+	}
+	for in, want := range map[string]string{
+		"spec,op\nmatmul m=1 n=1 k=1,matmul\n": `unknown column "op"; the header holds spec`,
+		"measured_us\n1\n":                     "or a spec column (any op spec) instead of the four",
+	} {
+		if _, err := ReadBatch(strings.NewReader(in), nil); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: %v, want %q", in, err, want)
+		}
 	}
 }

@@ -31,7 +31,7 @@ const (
 	DistPowerLaw = "power_law"
 )
 
-// MoE quantization schemes (Op.Quant): the experts' weight storage and the
+// MoE quantization schemes (Op.MoEQuant): the experts' weight storage and the
 // GEMMs' input type they imply, in the names serving engines use.
 var moeQuants = map[string]struct{ dtype, weight devices.DType }{
 	"bf16":             {devices.BF16, ""},
@@ -60,7 +60,7 @@ func (o *Op) setQuant(name string) error {
 	if !ok {
 		return fmt.Errorf("quant=%s: expected one of %s", name, strings.Join(MoEQuants(), ", "))
 	}
-	o.Quant, o.DType, o.Weight = strings.ToLower(name), q.dtype, q.weight
+	o.MoEQuant, o.DType, o.Weight = strings.ToLower(name), q.dtype, q.weight
 	return nil
 }
 

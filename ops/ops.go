@@ -107,6 +107,11 @@ type Op struct {
 	// weight) when it differs from DType: weight-only quantization (int4
 	// weights are 4-bit, stored as fp4 is) dequantized to DType to compute.
 	Weight devices.DType `json:"weight_dtype,omitempty"`
+	// Quant quantizes a matmul's or linear's operands as serving engines
+	// do (quant.go): the weight stored quantized with its scales, the
+	// DType activation quantized on the fly by a kernel of its own, the
+	// product on the scheme's tensor cores, the output in Out.
+	Quant Quant `json:"quant,omitempty"`
 
 	// Matmul and linear: C[M,N] = A[M,K]·B[K,N], Batch independent
 	// products (batched matmul; linear shares its weight, so Batch is 1).
@@ -138,6 +143,10 @@ type Op struct {
 	SeqK    int64 `json:"seq_k,omitempty"`
 	HeadDim int64 `json:"head_dim,omitempty"`
 	Causal  bool  `json:"causal,omitempty"`
+	// Paged is a serving engine's attention layer over a paged KV cache
+	// (SGLang, vLLM, TensorRT-LLM): this step's K and V are appended to the
+	// cache by a kernel of their own, then the attention kernel reads it.
+	Paged bool `json:"paged,omitempty"`
 	// Naive attention writes and reads the score matrix; flash does not.
 	Naive bool `json:"naive,omitempty"`
 	// Impl is flash attention's schedule: "" (split, the default) lets
@@ -179,17 +188,21 @@ type Op struct {
 	Dist    string  `json:"dist,omitempty"`
 	Alpha   float64 `json:"alpha,omitempty"`
 	Ungated bool    `json:"ungated,omitempty"`
-	Quant   string  `json:"quant,omitempty"`
+	// MoEQuant is a moe op's quant= name as serving engines spell it
+	// (moe.go), which sets DType and Weight; a GEMM's scheme is Quant.
+	MoEQuant string `json:"moe_quant,omitempty"`
 
 	// MLA (mla.go): B, Heads, SeqQ, SeqK and Causal as attention's, the
 	// latent geometry, the form and the cache's type.
-	KVLoRA   int64         `json:"kv_lora_rank,omitempty"`
-	Rope     int64         `json:"rope_dim,omitempty"`
-	Nope     int64         `json:"nope_dim,omitempty"`
-	VDim     int64         `json:"v_dim,omitempty"`
-	QLoRA    int64         `json:"q_lora_rank,omitempty"`
-	Absorbed bool          `json:"absorbed,omitempty"`
-	KVType   devices.DType `json:"kv_dtype,omitempty"`
+	KVLoRA   int64 `json:"kv_lora_rank,omitempty"`
+	Rope     int64 `json:"rope_dim,omitempty"`
+	Nope     int64 `json:"nope_dim,omitempty"`
+	VDim     int64 `json:"v_dim,omitempty"`
+	QLoRA    int64 `json:"q_lora_rank,omitempty"`
+	Absorbed bool  `json:"absorbed,omitempty"`
+	// KVType is the storage type of attention's or MLA's K and V cache
+	// when it differs from DType (an fp8 KV cache read by a bf16 kernel).
+	KVType devices.DType `json:"kv_dtype,omitempty"`
 }
 
 // Path is where the op's main work runs: tensor cores for matrix products in
@@ -199,6 +212,9 @@ type Op struct {
 func (o Op) Path() devices.Path {
 	if !o.IsMatrix() {
 		return devices.CUDACores
+	}
+	if o.Quant != QuantNone {
+		return devices.Tensor
 	}
 	switch o.DType {
 	case devices.FP32, devices.INT32:
@@ -215,6 +231,15 @@ func (o Op) IsMatrix() bool {
 		return true
 	}
 	return false
+}
+
+// KVSize is the bytes per element of attention's K and V: KVType's, or
+// DType's when the cache is stored as computed.
+func (o Op) KVSize() float64 {
+	if o.KVType != "" {
+		return o.KVType.Size()
+	}
+	return o.DType.Size()
 }
 
 // P and Q are the convolution's output height and width.
@@ -271,6 +296,9 @@ func (o Op) Cost() Cost {
 	var c Cost
 	switch o.Kind {
 	case Matmul, Linear:
+		if o.Quant != QuantNone {
+			return o.quantCost()
+		}
 		b := max(o.Batch, 1)
 		w := in
 		if o.Weight != "" {
@@ -318,7 +346,11 @@ func (o Op) Cost() Cost {
 		c.MatrixFLOPs = 4 * scores * float64(o.HeadDim)
 		c.VectorFLOPs = softmaxFLOPs * scores
 		c.Transcendentals = scores
-		c.Bytes = 2*f(o.B, o.Heads, o.SeqQ, o.HeadDim)*in + 2*f(o.B, o.KVHeads, o.SeqK, o.HeadDim)*in
+		c.Bytes = 2*f(o.B, o.Heads, o.SeqQ, o.HeadDim)*in + 2*f(o.B, o.KVHeads, o.SeqK, o.HeadDim)*o.KVSize()
+		if o.Paged {
+			// This step's K and V read and written into the cache.
+			c.Bytes += 2 * f(o.B, o.KVHeads, o.SeqQ, o.HeadDim) * (in + o.KVSize())
+		}
 		if o.Naive {
 			// S = QKᵀ written, read by softmax, P written, read by PV;
 			// the whole matrix is materialised even when masked.
@@ -420,6 +452,9 @@ func (o Op) validate() error {
 	}
 	if o.DType.Size() == 0 {
 		return fmt.Errorf("%s: unknown data type %q", o.Kind, o.DType)
+	}
+	if err := o.validQuant(); err != nil {
+		return err
 	}
 	c := o.Cost()
 	for _, v := range []float64{c.MatrixFLOPs, c.VectorFLOPs, c.Bytes} {

@@ -14,11 +14,11 @@ const DefaultDType = devices.BF16
 
 // SpecHelp describes the op spec syntax, for --help.
 const SpecHelp = `An op spec is the op's name followed by key=value pairs and flags:
-  matmul    m= n= k= [batch=] [bias] [dtype=] [out_dtype=] [weight_dtype=]   C[m,n] = A[m,k]·B[k,n]
-  linear    tokens= in= out= [bias]                           a matmul with shared weight
+  matmul    m= n= k= [batch=] [bias] [dtype=] [out_dtype=] [weight_dtype=] [quant=]   C[m,n] = A[m,k]·B[k,n]
+  linear    tokens= in= out= [bias] [quant=]                  a matmul with shared weight
   layernorm rows= cols=        rmsnorm rows= cols=        softmax rows= cols=
   gelu n= [erf|tanh]   gelu_tanh n=   relu n=   silu n=   add n=   mul n=   copy n= [repeat=]
-  attention b= h= [kv=] s= | sq= sk= d= [causal|full] [flash|naive] [impl=split|rows|heads]
+  attention b= h= [kv=] s= | sq= sk= d= [causal|full] [flash|naive] [impl=split|rows|heads] [kv_dtype=] [paged]
   conv2d    n= c= h= w= k= r= s= [stride=1] [pad=0|same] [groups=1]
   allreduce n= | bytes= ranks=   a sum over tensor-parallel GPUs (NCCL)
   moe       tokens= hidden= inter= topk= experts= [tp=1] [ep=1] [dtype=|quant=]
@@ -29,12 +29,23 @@ dtype= is fp64, fp32, tf32, bf16 (default), fp16, fp8 (e4m3), e5m2, int8 or fp4.
 out_dtype= defaults to the input type, except int8 → int32 and fp8 → bf16.
 weight_dtype= stores B (a linear's weight) in another type, dequantized to
 dtype= to compute (weight-only quantization; fp4 for 4-bit int4 weights).
+quant= runs the product as serving engines run quantized layers: the weight
+stored quantized with its scales, the dtype= (bf16) activation quantized on
+the fly by a kernel of its own, the GEMM on the scheme's tensor cores:
+fp8 (per-tensor scales), fp8_block (1x128 activation, 128x128 weight scales,
+DeepSeek-V3), nvfp4 (e2m1, an e4m3 scale per 16; Blackwell), mxfp4 (e2m1,
+an e8m0 scale per 32; Blackwell).
 impl= is flash attention's schedule: split (default) splits the keys over
 CTAs when query tiles are too few to fill the SMs, all query heads of a KV
 group sharing one read of K and V, then merges the splits (flash-decoding);
 rows folds a KV group's query heads into query rows and never splits (at
 decode, one CTA per batch × KV head); heads gives each query head its own
 CTA and never splits (a masked SDPA kernel).
+kv_dtype= stores attention's K and V in another type (an fp8 KV cache).
+paged is a serving engine's attention layer over a paged KV cache: a kernel
+appends this step's K and V to the cache before the attention kernel, and
+the layer costs its GPU family's fixed engine overhead besides (metadata,
+cache writes; fitted on aiconfigurator's SGLang tables).
 copy repeat=R writes each of n/R input elements R times (repeat_kv).
 moe: h=hidden tokens on this GPU routed to topk of the experts (inter wide,
 gated SiLU unless ungated); tp splits every expert, ep the experts (this
@@ -146,10 +157,17 @@ func parse(spec string, dtype devices.DType) (Op, error) {
 			haveShape = true
 			samePad = kind == Conv2D
 		case "quant":
-			if kind != MoE {
+			switch kind {
+			case MoE:
+				if err = once("dtype", f); err == nil {
+					err = o.setQuant(val)
+				}
+			case Matmul, Linear:
+				if err = once("quant", f); err == nil {
+					o.Quant, err = ParseQuant(val)
+				}
+			default:
 				err = fmt.Errorf("unknown key %s for %s", rows.Quote(key), kind)
-			} else if err = once("dtype", f); err == nil {
-				err = o.setQuant(val)
 			}
 		case "dist":
 			if kind != MoE {
@@ -158,7 +176,7 @@ func parse(spec string, dtype devices.DType) (Op, error) {
 				err = o.setDist(val)
 			}
 		case "kv_dtype":
-			if kind != MLA {
+			if kind != MLA && kind != Attention {
 				err = fmt.Errorf("unknown key %s for %s", rows.Quote(key), kind)
 			} else if err = once("kv_dtype", f); err == nil {
 				o.KVType, err = devices.ParseDType(val)
@@ -239,6 +257,9 @@ func parse(spec string, dtype devices.DType) (Op, error) {
 	if o.Repeat == 1 {
 		o.Repeat = 0 // a copy
 	}
+	if o.Naive && o.Paged {
+		return Op{}, fmt.Errorf("op spec %s: paged is an engine's flash attention layer; naive attention has none", rows.Quote(spec))
+	}
 	if o.Naive && o.Impl != "" {
 		return Op{}, fmt.Errorf("op spec %s: impl= schedules flash attention; naive attention has none", rows.Quote(spec))
 	}
@@ -313,8 +334,10 @@ func (o *Op) flag(w string) error {
 		o.Ungated = w == "ungated"
 	case (w == "naive" || w == "flash") && o.Kind == Attention:
 		o.Naive = w == "naive"
+	case w == "paged" && o.Kind == Attention:
+		o.Paged = true
 	default:
-		return fmt.Errorf("unknown word %s for %s (flags: bias for matmul/linear/conv2d; erf, tanh for gelu; causal, full, flash, naive for attention; causal, absorbed, expanded for mla; gated, ungated for moe)", rows.Quote(w), o.Kind)
+		return fmt.Errorf("unknown word %s for %s (flags: bias for matmul/linear/conv2d; erf, tanh for gelu; causal, full, flash, naive, paged for attention; causal, absorbed, expanded for mla; gated, ungated for moe)", rows.Quote(w), o.Kind)
 	}
 	return nil
 }
@@ -502,6 +525,9 @@ func (o Op) String() string {
 		if o.Naive {
 			b.WriteString(" naive")
 		}
+		if o.Paged {
+			b.WriteString(" paged")
+		}
 		if o.Impl != "" {
 			b.WriteString(" impl=" + o.Impl)
 		}
@@ -529,8 +555,8 @@ func (o Op) String() string {
 	if o.Bias {
 		b.WriteString(" bias")
 	}
-	if o.Quant != "" {
-		fmt.Fprintf(&b, " quant=%s", o.Quant)
+	if o.MoEQuant != "" {
+		fmt.Fprintf(&b, " quant=%s", o.MoEQuant)
 		return b.String()
 	}
 	fmt.Fprintf(&b, " dtype=%s", o.DType)
@@ -539,6 +565,12 @@ func (o Op) String() string {
 	}
 	if o.Weight != "" {
 		fmt.Fprintf(&b, " weight_dtype=%s", o.Weight)
+	}
+	if o.Quant != QuantNone {
+		fmt.Fprintf(&b, " quant=%s", o.Quant)
+	}
+	if o.KVType != "" {
+		fmt.Fprintf(&b, " kv_dtype=%s", o.KVType)
 	}
 	return b.String()
 }

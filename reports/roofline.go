@@ -107,7 +107,7 @@ func RooflineCompare(names []string, pts [][]roofline.Point, na []string) Table 
 }
 
 // RooflineBatchColumns are the columns roofline batch adds to its input.
-var RooflineBatchColumns = []string{"flops", "bytes", "ai", "bound", "ceiling_tflops", "lower_bound_us", "expected_us", "error"}
+var RooflineBatchColumns = []string{"flops", "bytes", "ai", "bound", "ceiling_tflops", "lower_bound_us", "expected_us", "l2", "launch", "error"}
 
 // ceilingName names a peak key for a chart: bf16_tensor → "BF16 tensor".
 func ceilingName(key string) string {
@@ -124,8 +124,8 @@ func ceilingName(key string) string {
 func RooflineRecords(views []RooflineView) []Table {
 	pts := Table{Key: "points", Header: []string{"device", "name", "op", "count", "flops", "matrix_flops", "transcendentals", "bytes",
 		"ai_flops_per_byte", "peak", "compute_ceiling_flops_per_second", "memory_level", "memory_ceiling_bytes_per_second",
-		"ridge_flops_per_byte", "attainable_flops_per_second", "bound", "lower_bound_seconds", "expected_seconds", "expected_bound"}}
-	sum := Table{Key: "summary", Header: []string{"device", "ops", "flops", "bytes", "lower_bound_seconds", "expected_seconds", "memory_bound_share"}}
+		"ridge_flops_per_byte", "attainable_flops_per_second", "bound", "lower_bound_seconds", "expected_seconds", "expected_bound", "l2", "launch"}}
+	sum := Table{Key: "summary", Header: []string{"device", "ops", "flops", "bytes", "lower_bound_seconds", "expected_seconds", "memory_bound_share", "l2", "launch"}}
 	for _, v := range views {
 		if v.NotAvailable != "" {
 			continue // JSON says why
@@ -133,10 +133,11 @@ func RooflineRecords(views []RooflineView) []Table {
 		for _, p := range v.Points {
 			pts.Rows = append(pts.Rows, []string{v.Device, p.Name, p.Op.String(), integer(p.Count), num(p.FLOPs), num(p.MatrixFLOPs),
 				num(p.Transcendentals), num(p.Bytes), num(p.AI), p.PeakKey, num(p.ComputeCeiling), string(p.MemoryLevel), num(p.MemoryCeiling),
-				num(p.Ridge), num(p.Attainable), string(p.Bound), num(p.LowerBound), num(p.Expected), p.ExpectedBound})
+				num(p.Ridge), num(p.Attainable), string(p.Bound), num(p.LowerBound), num(p.Expected), p.ExpectedBound, string(v.Conditions.L2), string(v.Conditions.Launch)})
 		}
 		s := v.totals
-		sum.Rows = append(sum.Rows, []string{v.Device, integer(s.Ops), num(s.FLOPs), num(s.Bytes), num(s.LowerBound), num(s.Expected), num(s.MemoryBoundShare)})
+		sum.Rows = append(sum.Rows, []string{v.Device, integer(s.Ops), num(s.FLOPs), num(s.Bytes), num(s.LowerBound), num(s.Expected), num(s.MemoryBoundShare),
+			string(v.Conditions.L2), string(v.Conditions.Launch)})
 	}
 	return []Table{pts, sum}
 }
@@ -147,7 +148,7 @@ func RooflineRecords(views []RooflineView) []Table {
 func NewRooflineViews(ps []roofline.Priced, origins []string) []RooflineView {
 	views := make([]RooflineView, len(ps))
 	for i, p := range ps {
-		v := RooflineView{Device: p.Model.Device().Name, Origin: origins[i], Points: p.Points, totals: p.Summary}
+		v := RooflineView{Device: p.Model.Device().Name, Origin: origins[i], Conditions: p.Model.Conditions(), Points: p.Points, totals: p.Summary}
 		switch {
 		case p.Unsupported != nil:
 			v.NotAvailable, v.Error = p.Unsupported.Reason(), p.Err.Error()
@@ -172,7 +173,7 @@ func RooflineModelNotes(m *roofline.Model, verbose bool) []string {
 		basis = "measured ceilings"
 	}
 	notes := []string{
-		"Lower bound: datasheet peaks. Expected: " + basis + ", cold L2, " + units.FormatDuration(m.FixedCost()) + " fixed cost per op, " +
+		"Lower bound: datasheet peaks. Expected: " + basis + ", " + m.Conditions().String() + " (--l2, --launch), " + fixedCost(m) + ", " +
 			e.Family + " GEMM efficiency, DRAM stream " + units.FormatBandwidth(m.Stream()) + ".",
 		"FMA = 2 FLOPs, transcendentals apart ('gpucalc roofline --help'); -v for sources.",
 	}
@@ -180,6 +181,15 @@ func RooflineModelNotes(m *roofline.Model, verbose bool) []string {
 		notes = append(notes, m.Notes...)
 	}
 	return notes
+}
+
+// fixedCost states what an op costs besides its work under the model's
+// launch condition.
+func fixedCost(m *roofline.Model) string {
+	if m.Conditions().Launch == roofline.LaunchGraph {
+		return units.FormatDuration(m.Efficiency().GraphKernel) + " per kernel in a CUDA graph"
+	}
+	return units.FormatDuration(m.FixedCost()) + " fixed cost per op"
 }
 
 // RooflineTables renders the views of one workload as 'gpucalc roofline'
@@ -225,9 +235,11 @@ type RooflineView struct {
 	Device     string             `json:"device"`
 	Origin     string             `json:"device_origin,omitempty"`
 	Efficiency devices.Efficiency `json:"efficiency"`
-	Notes      []string           `json:"notes,omitempty"`
-	Points     []roofline.Point   `json:"points"`
-	Summary    *roofline.Summary  `json:"summary,omitempty"`
+	// Conditions are the measurement conditions the times assume.
+	Conditions roofline.Conditions `json:"conditions"`
+	Notes      []string            `json:"notes,omitempty"`
+	Points     []roofline.Point    `json:"points"`
+	Summary    *roofline.Summary   `json:"summary,omitempty"`
 	// NotAvailable is why the device cannot run the workload ("no fp8
 	// tensor cores"), in a side-by-side answer whose other devices can;
 	// Error the whole message. Such a view has no points.

@@ -11,19 +11,19 @@ import (
 // norms, softmax and elementwise ops), and ai is flops/bytes in that
 // convention; bound and the times use every FLOP. A row with an error has
 // empty figures and its message in error.
-func RooflineBatch(b ops.Batch, pts []roofline.Point) Table {
+func RooflineBatch(b ops.Batch, pts []roofline.Point, c roofline.Conditions) Table {
 	t := Table{Header: append(append([]string{}, b.Header...), RooflineBatchColumns...),
-		Optional: []string{"flops", "bytes", "ai", "ceiling_tflops", "lower_bound_us"}}
+		Optional: []string{"flops", "bytes", "ai", "ceiling_tflops", "lower_bound_us", "l2", "launch"}}
 	for i, r := range b.Rows {
 		in := make([]string, len(b.Header))
 		copy(in, r.Fields)
 		if r.Err != nil {
-			t.Rows = append(t.Rows, append(in, "", "", "", "", "", "", "", r.Err.Error()))
+			t.Rows = append(t.Rows, append(in, "", "", "", "", "", "", "", string(c.L2), string(c.Launch), r.Err.Error()))
 			continue
 		}
 		p := pts[i]
 		t.Rows = append(t.Rows, append(in, num(p.MatrixFLOPs), num(p.Bytes),
-			plain(matrixAI(p)), string(p.Bound), tflops(p.ComputeCeiling), us(p.LowerBound), us(p.Expected), ""))
+			plain(matrixAI(p)), string(p.Bound), tflops(p.ComputeCeiling), us(p.LowerBound), us(p.Expected), string(c.L2), string(c.Launch), ""))
 	}
 	return t
 }
@@ -37,9 +37,10 @@ func matrixAI(p roofline.Point) float64 {
 }
 
 // RooflineBatchJSON is roofline batch's JSON: one object per row with the
-// input columns (as strings) and the RooflineBatchColumns as numbers; a row
-// with an error has only its input and error.
-func RooflineBatchJSON(b ops.Batch, pts []roofline.Point) []map[string]any {
+// input columns (as strings) and the RooflineBatchColumns as numbers (l2
+// and launch, the conditions, as words); a row with an error has only its
+// input, the conditions and its error.
+func RooflineBatchJSON(b ops.Batch, pts []roofline.Point, c roofline.Conditions) []map[string]any {
 	out := make([]map[string]any, len(b.Rows))
 	for i, r := range b.Rows {
 		p := pts[i]
@@ -50,6 +51,7 @@ func RooflineBatchJSON(b ops.Batch, pts []roofline.Point) []map[string]any {
 				o[h] = r.Fields[j]
 			}
 		}
+		o["l2"], o["launch"] = c.L2, c.Launch
 		if r.Err != nil {
 			o["error"] = r.Err.Error()
 			out[i] = o

@@ -85,8 +85,9 @@ func TestRooflineBatchReport(t *testing.T) {
 	if b.Rows[2].Err == nil {
 		t.Fatal("a 0×1×1 matmul is read without an error")
 	}
-	out := golden(t, "roofline_batch", rendered{tables: []Table{RooflineBatch(b, pts)}, view: RooflineBatchJSON(b, pts)})
-	contains(t, out, "square", "137438953472", b.Rows[2].Err.Error())
+	cold := roofline.Conditions{L2: roofline.L2Cold, Launch: roofline.LaunchEager}
+	out := golden(t, "roofline_batch", rendered{tables: []Table{RooflineBatch(b, pts, cold)}, view: RooflineBatchJSON(b, pts, cold)})
+	contains(t, out, "square", "137438953472", b.Rows[2].Err.Error(), `"l2": "cold"`, `"launch": "eager"`)
 }
 
 // Side by side, a device without fp8 tensor cores says why in every

@@ -158,9 +158,9 @@ func (m *Model) splitKVAt(op ops.Op, rate float64, t tiling, splits float64) est
 	ctas := t.tiles * splits
 	compute := math.Ceil(ctas/sms) * math.Ceil(2*perBlock/splits) / 2 * m.flashBlockTime(t.rows, cols, op.HeadDim, rate)
 	queries := float64(op.B*op.Heads*op.SeqQ) * float64(op.HeadDim)
-	kv := 2 * float64(op.B*t.reads*op.SeqK*op.HeadDim) * in
+	kv := 2 * float64(op.B*t.reads*op.SeqK*op.HeadDim) * op.KVSize()
 	// A CTA keeps two stages of a K and a V block in flight.
-	inflight := 2 * 2 * splitBlock * float64(op.HeadDim) * in
+	inflight := 2 * 2 * splitBlock * float64(op.HeadDim) * op.KVSize()
 	if splits == 1 {
 		return m.kernel(compute, m.streamTime(queries*in+kv+queries*out, ctas, inflight))
 	}

@@ -10,207 +10,306 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gpucalc/gpucalc/devices"
 	"github.com/gpucalc/gpucalc/internal/testfile"
 	"github.com/gpucalc/gpucalc/ops"
 )
 
-// testdata/peer/ holds aiconfigurator's op tables (github.com/ai-dynamo/
-// aiconfigurator, Apache-2.0: SGLang 0.5.14, 0.5.10 for the A100's MoE) for
-// the calibration GPUs: MoE layers and DeepSeek-V3 latent attention, each
-// configuration timed with several kernels, in a CUDA graph replayed with no
-// L2 flush. The fastest kernel of a configuration is its measured time.
+// The peer tables (testdata/peer/, made by tools/peer/extract.py) are
+// NVIDIA aiconfigurator's per-op timings on the calibration GPUs (A100 SXM,
+// H100 SXM, B200, L40S): each op captured in a CUDA graph and replayed with
+// no L2 flush, the fastest kernel per configuration, latency in ms.
 
-// peerGPUs maps the tables' GPU names to the catalog's.
-var peerGPUs = map[string]string{"a100_sxm": "A100 SXM4 80GB", "h100_sxm": "H100 SXM", "b200_sxm": "B200", "l40s": "L40S"}
-
-// peerRow is one configuration: its op and the fastest kernel's time.
-type peerRow struct {
-	op       ops.Op
-	measured float64
-	kernel   string
+// peerGPUs maps a table's prefix to the catalog's name of the GPU.
+var peerGPUs = []struct{ file, device string }{
+	{"a100_sxm", "a100-sxm4-80gb"}, {"h100_sxm", "h100-sxm"}, {"b200_sxm", "b200"}, {"l40s", "l40s"},
 }
 
-// readPeer reads a table and keeps the fastest kernel per configuration
-// (every column but the kernel and the latency).
-func readPeer(t *testing.T, gpu, kind string, op func(r []string, col map[string]int) (ops.Op, error)) []peerRow {
-	data := testfile.Gunzip(t, "testdata/peer/"+gpu+"_"+kind+".csv.gz")
-	all, err := csv.NewReader(bytes.NewReader(data)).ReadAll()
-	if err != nil {
-		t.Fatal(err)
+// peerRow is one measured configuration: the op kind it is scored as, the
+// op spec gpucalc prices it with, and the measured time in seconds.
+type peerRow struct {
+	kind, spec string
+	measured   float64
+}
+
+// peerDTypes maps the tables' data type names to an op spec's.
+var peerDTypes = map[string]string{"bfloat16": "bf16", "fp8": "fp8", "float16": "fp16", "half": "fp16"}
+
+// peerRows reads one GPU's table of one op kind and turns each row into an
+// op spec. Rows gpucalc has no op for (sliding-window attention) are left
+// out; the second result counts them.
+func peerRows(t testing.TB, gpu, table string, spec func(get func(string) string) (kind, spec string)) ([]peerRow, int) {
+	t.Helper()
+	path := "testdata/peer/" + gpu + "_" + table + ".csv.gz"
+	recs, err := csv.NewReader(bytes.NewReader(testfile.Gunzip(t, path))).ReadAll()
+	if err != nil || len(recs) < 2 {
+		t.Fatalf("%s: %v (%d records)", path, err, len(recs))
 	}
 	col := map[string]int{}
-	for i, h := range all[0] {
+	for i, h := range recs[0] {
 		col[h] = i
 	}
-	best := map[string]peerRow{}
-	var keys []string
-	for _, r := range all[1:] {
-		lat, err := strconv.ParseFloat(r[col["latency"]], 64)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var k []string
-		for h, i := range col {
-			if h != "kernel_source" && h != "latency" && h != "framework" && h != "version" && h != "device" {
-				k = append(k, h+"="+r[i])
+	var out []peerRow
+	skipped := 0
+	for _, r := range recs[1:] {
+		get := func(k string) string {
+			i, ok := col[k]
+			if !ok {
+				t.Fatalf("%s: no column %q", path, k)
 			}
+			return r[i]
 		}
-		sort.Strings(k)
-		key := strings.Join(k, ",")
-		b, ok := best[key]
-		if ok && b.measured <= lat*1e-3 {
+		ms, err := strconv.ParseFloat(get("latency_ms"), 64)
+		if err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		kind, s := spec(get)
+		if s == "" {
+			skipped++
 			continue
 		}
-		o, err := op(r, col)
-		if err != nil {
-			t.Fatalf("%s %s: %v", gpu, kind, err)
-		}
-		if !ok {
-			keys = append(keys, key)
-		}
-		best[key] = peerRow{o, lat * 1e-3, r[col["kernel_source"]]}
+		out = append(out, peerRow{kind, s, ms * 1e-3})
 	}
-	out := make([]peerRow, 0, len(keys))
-	for _, k := range keys {
-		out = append(out, best[k])
+	return out, skipped
+}
+
+// gemmSpec prices the tables' GEMMs; quantized, the fp8, fp8_block and
+// nvfp4 rows are quantized GEMMs as the engines run them, otherwise (as
+// before quant= existed) plain fp8 and fp4 matmuls.
+func gemmSpec(quantized bool) func(get func(string) string) (string, string) {
+	return func(get func(string) string) (string, string) {
+		dt := get("gemm_dtype")
+		q := map[string]string{"bfloat16": "dtype=bf16", "fp8": "dtype=fp8", "fp8_block": "dtype=fp8", "nvfp4": "dtype=fp4"}[dt]
+		if quantized && dt != "bfloat16" {
+			q = "quant=" + dt
+		}
+		if q == "" {
+			return "", ""
+		}
+		return "gemm " + dt, fmt.Sprintf("matmul m=%s n=%s k=%s %s", get("m"), get("n"), get("k"), q)
+	}
+}
+
+// attentionSpec is a context (prefill: causal, queries = keys = isl) or
+// generation (one query against isl + step keys) row; with engine, as the
+// engine's layer (paged, an fp8 KV cache as kv_dtype=), otherwise as the
+// plain attention op was priced before either existed.
+func attentionSpec(decode, engine bool) func(get func(string) string) (string, string) {
+	return func(get func(string) string) (string, string) {
+		if get("window_size") != "0" {
+			return "", ""
+		}
+		dt := peerDTypes[get("attn_dtype")]
+		isl, _ := strconv.ParseInt(get("isl"), 10, 64)
+		kind, seq := "prefill attention", fmt.Sprintf("s=%d causal", isl)
+		if decode {
+			step, _ := strconv.ParseInt(get("step"), 10, 64)
+			kind, seq = "decode attention", fmt.Sprintf("sq=1 sk=%d", isl+step)
+		}
+		s := fmt.Sprintf("attention b=%s h=%s kv=%s %s d=%s dtype=%s",
+			get("batch_size"), get("num_heads"), get("num_key_value_heads"), seq, get("head_dim"), dt)
+		if engine {
+			s += " paged"
+		}
+		if engine && get("kv_cache_dtype") != get("attn_dtype") {
+			s += " kv_dtype=" + peerDTypes[get("kv_cache_dtype")]
+		}
+		return kind, s
+	}
+}
+
+// ncclSpec is an all-reduce of message_size fp16 elements; the tables'
+// other collectives are not scored.
+func ncclSpec(get func(string) string) (string, string) {
+	if get("op_name") != "all_reduce" {
+		return "", ""
+	}
+	n, _ := strconv.ParseInt(get("message_size"), 10, 64)
+	kind := "all-reduce < 1 MiB"
+	if 2*n >= 1<<20 {
+		kind = "all-reduce ≥ 1 MiB"
+	}
+	return kind, fmt.Sprintf("allreduce n=%d ranks=%s dtype=fp16", n, get("num_gpus"))
+}
+
+// peerScore is one GPU × op kind's figures: the median and p90 of
+// |expected − measured| / measured, the signed median, and the share of
+// rows whose lower bound is more than 2% above the measured time.
+type peerScore struct {
+	gpu, kind         string
+	n                 int
+	median, p90, sign float64
+	lowAbove          float64
+}
+
+// scorePeer prices every row of every calibration table with time (the
+// expected time under the conditions being scored) and returns the
+// figures per GPU × op kind, in a fixed order.
+func scorePeer(t *testing.T, cond Conditions, quantized bool) []peerScore {
+	t.Helper()
+	var out []peerScore
+	for _, g := range peerGPUs {
+		m := mustNew(t, device(t, g.device)).Under(cond)
+		byKind := map[string][]peerRow{}
+		var kinds []string
+		for _, tb := range []struct {
+			table string
+			spec  func(func(string) string) (string, string)
+		}{{"gemm", gemmSpec(quantized)}, {"context_attention", attentionSpec(false, quantized)}, {"generation_attention", attentionSpec(true, quantized)}, {"nccl", ncclSpec}} {
+			rows, _ := peerRows(t, g.file, tb.table, tb.spec)
+			for _, r := range rows {
+				if byKind[r.kind] == nil {
+					kinds = append(kinds, r.kind)
+				}
+				byKind[r.kind] = append(byKind[r.kind], r)
+			}
+		}
+		sort.Strings(kinds)
+		for _, k := range kinds {
+			var abs, signed []float64
+			above := 0
+			for _, r := range byKind[k] {
+				o, err := ops.Parse(r.spec)
+				if err != nil {
+					t.Fatalf("%s: %v", g.file, err)
+				}
+				p, err := m.Analyze(o)
+				if err != nil {
+					t.Fatalf("%s %s: %v", g.device, r.spec, err)
+				}
+				e := (p.Expected - r.measured) / r.measured
+				abs, signed = append(abs, math.Abs(e)), append(signed, e)
+				if p.LowerBound > 1.02*r.measured {
+					above++
+				}
+			}
+			sort.Float64s(abs)
+			sort.Float64s(signed)
+			out = append(out, peerScore{gpu: g.file, kind: k, n: len(abs), median: nearestRank(abs, 0.5), p90: nearestRank(abs, 0.9),
+				sign: nearestRank(signed, 0.5), lowAbove: float64(above) / float64(len(abs))})
+		}
 	}
 	return out
 }
 
-var peerQuant = map[string]string{"bfloat16": "bf16", "fp8_block": "fp8_block", "nvfp4": "nvfp4", "w4a16_mxfp4": "w4a16_mxfp4",
-	"w4a8_mxfp4_mxfp8": "w4a8_mxfp4_mxfp8", "int4_wo": "int4_wo"}
-
-func peerMoE(r []string, col map[string]int) (ops.Op, error) {
-	g := func(k string) string { return r[col[k]] }
-	q, ok := peerQuant[g("moe_dtype")]
-	if !ok {
-		return ops.Op{}, fmt.Errorf("moe_dtype %s", g("moe_dtype"))
+func logPeer(t *testing.T, title string, s []peerScore) {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s\n%-9s %-20s %5s %8s %8s %8s %10s\n", title, "gpu", "op kind", "rows", "median", "p90", "signed", "LB>1.02")
+	for _, x := range s {
+		fmt.Fprintf(&b, "%-9s %-20s %5d %7.1f%% %7.1f%% %+7.1f%% %9.1f%%\n", x.gpu, x.kind, x.n, 100*x.median, 100*x.p90, 100*x.sign, 100*x.lowAbove)
 	}
-	dist := "balanced"
-	if a, ok := strings.CutPrefix(g("distribution"), "power_law_"); ok {
-		dist = "power_law:" + a
-	}
-	return ops.Parse(fmt.Sprintf("moe tokens=%s hidden=%s inter=%s topk=%s experts=%s tp=%s ep=%s quant=%s dist=%s",
-		g("num_tokens"), g("hidden_size"), g("inter_size"), g("topk"), g("num_experts"), g("moe_tp_size"), g("moe_ep_size"), q, dist))
+	t.Log(b.String())
 }
 
-// peerMLA reads a context (prefill) or generation (one decode step) row.
-// The collector runs Hopper and older GPUs' prefill in the absorbed form
-// too (FlashAttention over the 576-wide latent keys), Blackwell's expanded
-// (TensorRT-LLM's MLA kernels); decode is absorbed everywhere.
-func peerMLA(context bool) func(r []string, col map[string]int) (ops.Op, error) {
-	return func(r []string, col map[string]int) (ops.Op, error) {
-		g := func(k string) string { return r[col[k]] }
-		kv := "bf16"
-		if g("kv_cache_dtype") == "fp8" {
-			kv = "fp8"
+// peerDefault is the default condition's figures (median and p90 of
+// |error|, in %) as they stood before measurement conditions existed.
+var peerDefault = map[string][2]float64{
+	"a100_sxm all-reduce < 1 MiB": {34.9, 57.4}, "a100_sxm all-reduce ≥ 1 MiB": {19.4, 43.2},
+	"a100_sxm decode attention": {60.5, 91.6}, "a100_sxm gemm bfloat16": {9.7, 35.8}, "a100_sxm prefill attention": {38.0, 70.8},
+	"h100_sxm all-reduce < 1 MiB": {35.4, 49.2}, "h100_sxm all-reduce ≥ 1 MiB": {18.4, 40.2},
+	"h100_sxm decode attention": {53.1, 78.9}, "h100_sxm gemm bfloat16": {16.4, 69.0}, "h100_sxm gemm fp8": {43.3, 63.9},
+	"h100_sxm gemm fp8_block": {22.8, 53.5}, "h100_sxm prefill attention": {45.4, 70.6},
+	"b200_sxm all-reduce < 1 MiB": {38.4, 63.6}, "b200_sxm all-reduce ≥ 1 MiB": {25.8, 52.3},
+	"b200_sxm decode attention": {58.1, 79.8}, "b200_sxm gemm bfloat16": {17.1, 97.6}, "b200_sxm gemm fp8": {58.1, 70.7},
+	"b200_sxm gemm fp8_block": {21.4, 46.8}, "b200_sxm gemm nvfp4": {45.5, 74.2}, "b200_sxm prefill attention": {58.9, 84.4},
+	"l40s all-reduce < 1 MiB": {53.8, 88.4}, "l40s all-reduce ≥ 1 MiB": {72.5, 92.2},
+	"l40s decode attention": {44.3, 172.4}, "l40s gemm bfloat16": {25.5, 157.0}, "l40s gemm fp8": {22.9, 55.6},
+	"l40s gemm fp8_block": {37.8, 66.3}, "l40s prefill attention": {33.0, 65.6},
+}
+
+// TestPeerDefault scores the default figures (cold L2, eager launch) of
+// today's ops (fp8 blocks and nvfp4 as plain fp8 and fp4 matmuls) against
+// the peer tables. The tables were measured warm in CUDA graphs, so these
+// figures say how far the default condition is from a serving engine's,
+// not how good the model is; the test holds them where they stood before
+// measurement conditions were added, so the defaults keep their meaning.
+func TestPeerDefault(t *testing.T) {
+	s := scorePeer(t, Conditions{}, false)
+	logPeer(t, "cold L2, eager launch (defaults) against aiconfigurator's warm CUDA-graph tables", s)
+	if len(s) != len(peerDefault) {
+		t.Errorf("%d GPU × op kind cells, want %d", len(s), len(peerDefault))
+	}
+	for _, x := range s {
+		want, ok := peerDefault[x.gpu+" "+x.kind]
+		if !ok || math.Abs(100*x.median-want[0]) > 0.06 || math.Abs(100*x.p90-want[1]) > 0.06 {
+			t.Errorf("%s %s: median %.1f%%, p90 %.1f%%; the default condition gave %v", x.gpu, x.kind, 100*x.median, 100*x.p90, want)
 		}
-		isl, _ := strconv.Atoi(g("isl"))
-		step, _ := strconv.Atoi(g("step"))
-		if context {
-			form := "absorbed"
-			if g("kernel_source") == "trtllm_mla" {
-				form = "expanded"
+	}
+}
+
+// peerWarmGraph is what gpucalc reaches under the tables' conditions
+// (median and p90 of |error|, share of lower bounds more than 2% above the
+// measured time, in percent), recorded when measurement conditions,
+// quantized GEMMs, kv_dtype= and paged attention were added. The test holds
+// every cell to it (0.5 points of slack); the goals are logged.
+var peerWarmGraph = map[string][3]float64{
+	"a100_sxm all-reduce < 1 MiB": {34.9, 57.4, 0.0},
+	"a100_sxm all-reduce ≥ 1 MiB": {19.4, 43.2, 0.0},
+	"a100_sxm decode attention":   {26.8, 86.3, 5.7},
+	"a100_sxm gemm bfloat16":      {17.1, 41.2, 0.0},
+	"a100_sxm prefill attention":  {25.3, 53.6, 0.0},
+	"h100_sxm all-reduce < 1 MiB": {35.4, 49.2, 0.0},
+	"h100_sxm all-reduce ≥ 1 MiB": {18.4, 40.2, 0.0},
+	"h100_sxm decode attention":   {23.2, 67.6, 0.0},
+	"h100_sxm gemm bfloat16":      {12.5, 35.3, 0.0},
+	"h100_sxm gemm fp8":           {34.9, 48.7, 0.0},
+	"h100_sxm gemm fp8_block":     {20.1, 47.6, 0.0},
+	"h100_sxm prefill attention":  {16.1, 55.7, 0.0},
+	"b200_sxm all-reduce < 1 MiB": {38.4, 63.6, 0.0},
+	"b200_sxm all-reduce ≥ 1 MiB": {25.8, 52.3, 0.0},
+	"b200_sxm decode attention":   {26.4, 66.1, 0.0},
+	"b200_sxm gemm bfloat16":      {15.5, 42.7, 0.0},
+	"b200_sxm gemm fp8":           {38.7, 53.2, 0.0},
+	"b200_sxm gemm fp8_block":     {22.8, 43.5, 0.0},
+	"b200_sxm gemm nvfp4":         {36.7, 67.7, 0.0},
+	"b200_sxm prefill attention":  {32.3, 75.5, 0.0},
+	"l40s all-reduce < 1 MiB":     {53.8, 88.4, 0.0},
+	"l40s all-reduce ≥ 1 MiB":     {72.5, 92.2, 0.0},
+	"l40s decode attention":       {22.4, 69.0, 0.0},
+	"l40s gemm bfloat16":          {17.6, 60.0, 0.0},
+	"l40s gemm fp8":               {33.8, 57.3, 0.0},
+	"l40s gemm fp8_block":         {25.0, 74.5, 0.0},
+	"l40s prefill attention":      {19.9, 51.2, 0.0},
+}
+
+// peerGoal is the goal for an op kind: median and p90 of |error|,
+// in percent.
+func peerGoal(kind string) (median, p90 float64, ok bool) {
+	switch kind {
+	case "gemm bfloat16", "gemm fp8", "all-reduce ≥ 1 MiB":
+		return 10, 25, true
+	case "gemm fp8_block", "gemm nvfp4", "prefill attention", "decode attention":
+		return 15, 35, true
+	}
+	return 0, 0, false
+}
+
+// TestPeerWarmGraph scores gpucalc under the tables' own conditions (a
+// warm L2, kernels replayed in a CUDA graph), quantized GEMMs as the
+// engines run them and attention as the engines' paged layer, against
+// aiconfigurator's calibration tables: no cell may fall behind what was
+// recorded, and how many cells meet the goals is logged.
+func TestPeerWarmGraph(t *testing.T) {
+	s := scorePeer(t, Conditions{L2: L2Warm, Launch: LaunchGraph}, true)
+	logPeer(t, "warm L2, CUDA-graph replay against aiconfigurator's tables", s)
+	if len(s) != len(peerWarmGraph) {
+		t.Errorf("%d GPU × op kind cells, want %d", len(s), len(peerWarmGraph))
+	}
+	met, goals := 0, 0
+	for _, x := range s {
+		want, ok := peerWarmGraph[x.gpu+" "+x.kind]
+		got := [3]float64{100 * x.median, 100 * x.p90, 100 * x.lowAbove}
+		for i := range got {
+			if !ok || got[i] > want[i]+0.5 {
+				t.Errorf("%s %s: median %.1f%%, p90 %.1f%%, lower bounds above %.1f%%; recorded %v", x.gpu, x.kind, got[0], got[1], got[2], want)
+				break
 			}
-			return ops.Parse(fmt.Sprintf("mla b=%s h=%s s=%d causal kv_dtype=%s %s", g("batch_size"), g("num_heads"), isl, kv, form))
 		}
-		return ops.Parse(fmt.Sprintf("mla b=%s h=%s sq=1 sk=%d kv_dtype=%s absorbed", g("batch_size"), g("num_heads"), isl+step, kv))
-	}
-}
-
-// asMeasured prices op as the tables measured it: warm L2 and the op's
-// kernels back to back in a CUDA graph.
-func (m *Model) asMeasured(t *testing.T, op ops.Op) (expected, lower float64) {
-	p, err := m.Analyze(op)
-	if err != nil {
-		t.Fatal(err)
-	}
-	key, peak, _, err := m.ceiling(op)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var e estimate
-	if op.Kind == ops.MoE {
-		e = m.moe(op, key, peak, true)
-	} else {
-		e = m.mla(op, op.Cost(), m.rate(key, peak), true)
-	}
-	return math.Max(float64(e.kernels)*m.period(), m.period()+e.work), p.LowerBound
-}
-
-type score struct {
-	median, p90, above float64
-	n                  int
-}
-
-func scoreRows(t *testing.T, m *Model, rows []peerRow) score {
-	var errs []float64
-	above := 0
-	for _, r := range rows {
-		exp, lb := m.asMeasured(t, r.op)
-		errs = append(errs, math.Abs(exp-r.measured)/r.measured)
-		if lb > r.measured {
-			above++
-		}
-	}
-	sort.Float64s(errs)
-	return score{errs[len(errs)/2], errs[len(errs)*9/10], float64(above) / float64(len(rows)), len(rows)}
-}
-
-// peerBounds are the figures the moe and mla ops reach today on each
-// calibration GPU, as regression bounds (median and 90th-percentile error,
-// share of lower bounds above the measured time). The goals are a
-// median of 15%, a p90 of 35% and 1%: peerGoal marks where they are met. The
-// lower bounds break on the L40S and B200 where warm-L2 data moves faster
-// than the DRAM ceiling they use (the catalog has no L2 bandwidth for them).
-var peerBounds = map[string][3]float64{
-	"a100_sxm moe":         {0.39, 1.17, 0.005},
-	"h100_sxm moe":         {0.28, 0.66, 0.005},
-	"h100_sxm mla_prefill": {0.13, 0.45, 0.005},
-	"h100_sxm mla_decode":  {0.38, 0.88, 0.005},
-	"b200_sxm moe":         {0.36, 0.76, 0.055},
-	"b200_sxm mla_prefill": {0.46, 0.75, 0.005},
-	"b200_sxm mla_decode":  {0.22, 0.58, 0.005},
-	"l40s moe":             {0.42, 2.95, 0.12},
-	"l40s mla_prefill":     {0.20, 1.40, 0.04},
-	"l40s mla_decode":      {0.33, 0.85, 0.03},
-}
-
-var peerGoal = [3]float64{0.15, 0.35, 0.01}
-
-// TestPeerCalibration scores the moe and mla ops, priced as the tables were
-// measured (warm L2, CUDA-graph launch), against the fastest kernel of every
-// configuration the calibration GPUs' tables hold.
-func TestPeerCalibration(t *testing.T) {
-	for _, gpu := range []string{"a100_sxm", "h100_sxm", "b200_sxm", "l40s"} {
-		d, err := devices.Lookup(peerGPUs[gpu])
-		if err != nil {
-			t.Fatal(err)
-		}
-		m, err := New(d)
-		if err != nil {
-			t.Fatal(err)
-		}
-		tables := map[string][]peerRow{"moe": readPeer(t, gpu, "moe", peerMoE)}
-		if gpu != "a100_sxm" {
-			tables["mla_prefill"] = readPeer(t, gpu, "context_mla", peerMLA(true))
-			tables["mla_decode"] = readPeer(t, gpu, "generation_mla", peerMLA(false))
-		}
-		for _, kind := range []string{"moe", "mla_prefill", "mla_decode"} {
-			rows, ok := tables[kind]
-			if !ok {
-				continue
-			}
-			s := scoreRows(t, m, rows)
-			met := s.median <= peerGoal[0] && s.p90 <= peerGoal[1] && s.above <= peerGoal[2]
-			t.Logf("%-9s %-12s %5d configurations: median %5.1f%%  p90 %5.1f%%  lower bound above measured %.2f%%  (goal met: %v)",
-				gpu, kind, s.n, 100*s.median, 100*s.p90, 100*s.above, met)
-			b := peerBounds[gpu+" "+kind]
-			if s.median > b[0] || s.p90 > b[1] || s.above > b[2] {
-				t.Errorf("%s %s: median %.1f%%, p90 %.1f%%, lower bound above measured in %.2f%% of %d configurations; regressed past %.0f%%, %.0f%%, %.1f%%",
-					gpu, kind, 100*s.median, 100*s.p90, 100*s.above, s.n, 100*b[0], 100*b[1], 100*b[2])
+		if gm, gp, ok := peerGoal(x.kind); ok {
+			goals++
+			if got[0] <= gm && got[1] <= gp && got[2] <= 1 {
+				met++
 			}
 		}
 	}
+	t.Logf("%d of %d GPU × op kind cells meet the issue's goals", met, goals)
 }

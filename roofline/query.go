@@ -22,6 +22,10 @@ type Query struct {
 	// Datasheet looks them up as --datasheet does.
 	Catalog   *devices.Catalog
 	Datasheet bool
+
+	// L2 and Launch are --l2 and --launch, the measurement conditions
+	// (ParseL2, ParseLaunch; "" is the default, cold and eager).
+	L2, Launch string
 }
 
 // Answer is what the roofline question answers: the workload, the devices,
@@ -32,6 +36,8 @@ type Answer struct {
 	Devices  []devices.Chosen
 	Models   []*Model
 	Priced   []Priced
+	// Conditions are the measurement conditions every model prices under.
+	Conditions Conditions
 }
 
 // workload is the workload the query names, with the field errors of its op
@@ -66,13 +72,30 @@ func (q Query) resolve() (Answer, error) {
 	w, wErr := q.workload()
 	ds, dErr := q.Devices.Resolve(q.Catalog, q.Datasheet)
 	errs := append(query.Fields(wErr), query.Fields(dErr)...)
+	c, cErr := q.conditions()
+	errs = append(errs, cErr...)
 	if len(errs) > 0 {
 		return Answer{}, errs.Err()
 	}
 	if dErr != nil {
 		return Answer{}, dErr
 	}
-	return Answer{Workload: w, Devices: ds}, nil
+	return Answer{Workload: w, Devices: ds, Conditions: c}, nil
+}
+
+// conditions are the query's measurement conditions, with the field
+// errors of --l2 and --launch.
+func (q Query) conditions() (Conditions, query.Errors) {
+	var errs query.Errors
+	l2, err := ParseL2(q.L2)
+	if err != nil {
+		errs = append(errs, query.FieldError{Field: "l2", Value: q.L2, Allowed: "cold or warm"})
+	}
+	launch, err := ParseLaunch(q.Launch)
+	if err != nil {
+		errs = append(errs, query.FieldError{Field: "launch", Value: q.Launch, Allowed: "eager or graph"})
+	}
+	return Conditions{L2: l2, Launch: launch}, errs
 }
 
 // Answer validates the query and prices the workload on each device.
@@ -86,7 +109,7 @@ func (q Query) Answer() (Answer, error) {
 		if err != nil {
 			return Answer{}, err
 		}
-		a.Models = append(a.Models, m)
+		a.Models = append(a.Models, m.Under(a.Conditions))
 	}
 	if a.Priced, err = Compare(a.Models, a.Workload); err != nil {
 		return Answer{}, err
@@ -107,5 +130,13 @@ func (q Query) Args() query.Args {
 	}
 	q.Devices.Args(&a)
 	a.Bool("datasheet", q.Datasheet)
+	if c, errs := q.conditions(); len(errs) == 0 {
+		if c.L2 != DefaultL2 {
+			a.Add("l2", string(c.L2))
+		}
+		if c.Launch != DefaultLaunch {
+			a.Add("launch", string(c.Launch))
+		}
+	}
 	return a
 }

@@ -89,6 +89,9 @@ type Model struct {
 	fixed         float64 // launch overhead + kernel ramp, s
 	sfu           float64 // transcendentals per second
 	measuredPeaks map[string]float64
+	l2read        float64 // achievable read rate from a warm L2, B/s
+	// cond are the measurement conditions ops are priced under.
+	cond Conditions
 	// Notes apply to every op on the device (defaults, measured figures).
 	Notes []string
 }
@@ -135,6 +138,9 @@ func New(d devices.Device) (*Model, error) {
 	}
 	m.fixed = launch + e.Ramp
 	m.read = m.stream
+	// Kernels reading a warm L2 reach far less than an L2-only probe
+	// (H100: 12.3 TB/s), so the rate is the family's, from timed kernels.
+	m.l2read = e.L2PerSMPerClock * float64(d.SMs) * d.BoostClockHz
 	if me := d.Measured; me != nil && me.DRAMRead > 0 {
 		m.read = me.DRAMRead
 	}
@@ -173,6 +179,15 @@ func Analyze(d devices.Device, op ops.Op) (Point, error) {
 func (m *Model) ceiling(op ops.Op) (string, float64, []string, error) {
 	var notes []string
 	dt := op.DType
+	if op.Quant != ops.QuantNone {
+		// A quantized GEMM has one path: the scheme's tensor cores.
+		dt = op.Quant.Scheme().Compute
+		p, err := m.dev.Peak(dt, devices.Tensor)
+		if err != nil {
+			return "", 0, nil, unsupported(m.dev, string(op.Kind)+" quant="+string(op.Quant), dt, true)
+		}
+		return devices.PeakKey(dt, devices.Tensor), p, nil, nil
+	}
 	if !op.IsMatrix() {
 		if dt != devices.FP64 {
 			dt = devices.FP32
@@ -209,7 +224,8 @@ func (m *Model) Analyze(op ops.Op) (Point, error) {
 		FLOPs: c.FLOPs(), MatrixFLOPs: c.MatrixFLOPs, Transcendentals: c.Transcendentals, Bytes: c.Bytes, AI: c.AI(),
 		PeakKey: key, ComputeCeiling: peak, MemoryLevel: devices.DRAM, MemoryCeiling: m.dram, Notes: notes,
 	}
-	if m.l2 > 0 && c.Bytes <= float64(m.dev.L2.Bytes) {
+	inL2 := m.fitsL2(c.Bytes)
+	if inL2 && m.l2 > 0 {
 		p.MemoryLevel, p.MemoryCeiling = devices.L2, m.l2
 	}
 	p.Ridge = peak / p.MemoryCeiling
@@ -219,12 +235,54 @@ func (m *Model) Analyze(op ops.Op) (Point, error) {
 		p.Bound = MemoryBound
 	}
 	p.LowerBound = math.Max(p.FLOPs/peak, c.Bytes/p.MemoryCeiling)
-	e := m.estimate(op, c, key, peak)
+	if !inL2 && m.cond.warm() {
+		// A warm L2 may hold up to its size of the working set: only the
+		// rest must come from DRAM.
+		p.LowerBound = math.Max(p.FLOPs/peak, (c.Bytes-float64(m.dev.L2.Bytes))/m.dram)
+	}
+	if inL2 && m.l2 == 0 && m.cond.warm() {
+		// A warm working set is read from L2, whose rate the
+		// datasheet does not give: compute alone bounds it.
+		p.MemoryLevel, p.MemoryCeiling, p.Ridge, p.Attainable, p.Bound = devices.L2, 0, 0, peak, ComputeBound
+		p.LowerBound = p.FLOPs / peak
+		p.Notes = append(p.Notes, "the working set is in a warm L2, for which the datasheet gives no bandwidth: the lower bound is the compute time alone")
+	}
+	pricing := m
+	if inL2 && m.cond.warm() {
+		pricing = m.warmed()
+	}
+	e := pricing.estimate(op, c, key, peak)
+	if m.cond.graph() && op.Path() == devices.Tensor {
+		// In a graph a tensor-core kernel still fills its pipeline
+		// and drains its epilogue: the kernel ramp, once per op.
+		e.work += m.eff.Ramp
+	}
 	p.Expected, p.ExpectedBound, p.Kernels, p.work = m.opTime(e), e.bound, e.kernels, e.work
 	if p.Expected-e.work > e.work {
 		p.ExpectedBound = "launch"
 	}
 	return p, nil
+}
+
+// fitsL2 reports whether a working set of bytes is bounded by L2 rather
+// than DRAM: the same rule on every GPU. Under a warm L2, one that fits in
+// L2 is read from it; under a cold L2 the inputs come from DRAM, except
+// on GPUs whose datasheet gives an L2 bandwidth, whose lower bound has
+// always used it for a working set that fits (kept so that the default
+// figures do not move).
+func (m *Model) fitsL2(bytes float64) bool {
+	if bytes > float64(m.dev.L2.Bytes) {
+		return false
+	}
+	return m.cond.warm() || m.l2 > 0
+}
+
+// warmed is the model whose memory traffic comes from L2: streaming and
+// reading at the achievable L2 rate.
+func (m *Model) warmed() *Model {
+	w := *m
+	w.stream, w.read = m.l2read, m.l2read
+	return &w
 }
 
 // rate is the achievable rate of the peak key: measured where the device
@@ -253,7 +311,13 @@ type estimate struct {
 // processed while the earlier kernels run (they are queued back to back on
 // one stream); but never less than one launch period per kernel, the rate
 // at which the GPU takes kernels.
+//
+// Replayed in a CUDA graph, each kernel costs the graph's kernel period
+// (no host launch) plus its work.
 func (m *Model) opTime(e estimate) float64 {
+	if m.cond.graph() {
+		return float64(e.kernels)*m.eff.GraphKernel + e.work
+	}
 	return math.Max(float64(e.kernels)*m.period(), m.fixed+e.work)
 }
 
@@ -291,6 +355,9 @@ func (m *Model) estimate(op ops.Op, c ops.Cost, key string, peak float64) estima
 	var compute, memory float64
 	switch op.Kind {
 	case ops.Matmul, ops.Linear, ops.Conv2D:
+		if op.Quant != ops.QuantNone {
+			return m.quantGEMM(op, key, peak)
+		}
 		b, mm, n, k, _ := op.GEMM()
 		r := m.rate(key, peak)
 		if op.Path() == devices.Tensor && !aligned(op) {
@@ -302,11 +369,18 @@ func (m *Model) estimate(op ops.Op, c ops.Cost, key string, peak float64) estima
 		if op.Naive {
 			return m.naiveAttention(op, key, peak)
 		}
-		return m.flashAttention(op, c, m.rate(key, peak))
+		e := m.flashAttention(op, c, m.rate(key, peak))
+		if op.Paged {
+			// The cache append: this step's K and V read and written.
+			app := 2 * float64(op.B*op.KVHeads*op.SeqQ*op.HeadDim) * (op.DType.Size() + op.KVSize())
+			e.work += app/(m.stream*m.active(float64(op.B*op.KVHeads))) + m.eff.PagedAttention
+			e.kernels++
+		}
+		return e
 	case ops.MoE:
-		return m.moe(op, key, peak, false)
+		return m.moe(op, key, peak, m.cond.warm())
 	case ops.MLA:
-		return m.mla(op, c, m.rate(key, peak), false)
+		return m.mla(op, c, m.rate(key, peak), m.cond.warm())
 	case ops.LayerNorm, ops.RMSNorm, ops.Softmax, ops.BatchNorm, ops.Reduce:
 		memory = c.Bytes / (m.stream * m.eff.Reduction)
 		compute = m.vector(c, key, peak)

@@ -255,3 +255,47 @@ func TestUnsupported(t *testing.T) {
 		}
 	}
 }
+
+// TestQuantGEMM: a quantized GEMM runs the activation's quantization
+// (three kernels for a per-tensor scale: zero the maximum, reduce it,
+// scale; one for group scales), then the GEMM on the scheme's tensor
+// cores, and costs more than the bare fp8 GEMM; fp4 schemes are refused where no fp4 tensor cores
+// exist, naming the scheme.
+func TestQuantGEMM(t *testing.T) {
+	h := device(t, "h100")
+	q := analyze(t, h, "matmul m=4096 n=4096 k=4096 quant=fp8")
+	bare := analyze(t, h, "matmul m=4096 n=4096 k=4096 dtype=fp8")
+	if q.Kernels != 4 || q.PeakKey != "fp8_tensor" || q.Expected <= bare.Expected {
+		t.Errorf("quant=fp8: %d kernels on %s, %g s (bare fp8 %g s)", q.Kernels, q.PeakKey, q.Expected, bare.Expected)
+	}
+	for _, s := range []string{"nvfp4", "mxfp4"} {
+		o, _ := ops.Parse("matmul m=64 n=64 k=64 quant=" + s)
+		_, err := Analyze(h, o)
+		var u *UnsupportedError
+		if !errors.As(err, &u) || !strings.Contains(err.Error(), "quant="+s) || !strings.Contains(err.Error(), "no fp4 tensor cores") {
+			t.Errorf("quant=%s on an H100: %v", s, err)
+		}
+	}
+	if p := analyze(t, device(t, "b200"), "matmul m=4096 n=4096 k=4096 quant=nvfp4"); p.PeakKey != "fp4_tensor" || p.Kernels != 2 {
+		t.Errorf("nvfp4 on a B200: %s, %d kernels", p.PeakKey, p.Kernels)
+	}
+}
+
+// TestPagedAttention: an engine's paged attention layer runs one more
+// kernel (the cache append) than the attention kernel and costs the
+// family's fixed engine overhead besides; an fp8 KV cache halves the K/V
+// bytes.
+func TestPagedAttention(t *testing.T) {
+	h := device(t, "h100")
+	plain := analyze(t, h, "attention b=8 h=32 kv=8 sq=1 sk=4096 d=128")
+	paged := analyze(t, h, "attention b=8 h=32 kv=8 sq=1 sk=4096 d=128 paged")
+	e, _ := h.Efficiency()
+	if paged.Kernels != plain.Kernels+1 || paged.Work() < plain.Work()+e.PagedAttention {
+		t.Errorf("paged: %d kernels, work %g s; plain %d, %g s (+%g s)", paged.Kernels, paged.Work(), plain.Kernels, plain.Work(), e.PagedAttention)
+	}
+	fp8 := analyze(t, h, "attention b=8 h=32 kv=8 sq=1 sk=4096 d=128 kv_dtype=fp8")
+	kv := 2.0 * 8 * 8 * 4096 * 128
+	if !near(plain.Bytes-fp8.Bytes, kv) {
+		t.Errorf("fp8 KV: %g bytes, bf16 %g; want %g fewer", fp8.Bytes, plain.Bytes, kv)
+	}
+}

@@ -72,14 +72,15 @@ func TestFlagsToQuery(t *testing.T) {
 		}
 	})
 	t.Run("roofline", func(t *testing.T) {
-		f, o := parsed(t, "", newCmdRoofline, "--op", "copy n=1", "--op", "add n=2", "--devices", "h100,a100")
+		f, o := parsed(t, "", newCmdRoofline, "--op", "copy n=1", "--op", "add n=2", "--devices", "h100,a100", "--l2", "warm", "--launch", "graph")
 		f.datasheet = true
 		q, err := o.query()
 		if err != nil {
 			t.Fatal(err)
 		}
 		q.Catalog = nil
-		want := roofline.Query{Ops: []string{"copy n=1", "add n=2"}, Devices: devices.Choice{Devices: []string{"h100", "a100"}, DevicesGiven: true}, Datasheet: true}
+		want := roofline.Query{Ops: []string{"copy n=1", "add n=2"}, Devices: devices.Choice{Devices: []string{"h100", "a100"}, DevicesGiven: true}, Datasheet: true,
+			L2: "warm", Launch: "graph"}
 		if !reflect.DeepEqual(q, want) {
 			t.Errorf("got\n  %+v\nwant\n  %+v", q, want)
 		}

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"fmt"
+
 	"github.com/gpucalc/gpucalc/chart"
 	"github.com/gpucalc/gpucalc/ops"
 	"github.com/gpucalc/gpucalc/reports"
@@ -15,6 +17,44 @@ type rooflineOptions struct {
 	workload string
 	chart    chartFlags
 	section  sectionFlag
+	// conditions are --l2 and --launch.
+	conditions conditionFlags
+}
+
+// conditionFlags are --l2 and --launch: the measurement conditions the
+// times assume, mapped onto the query's L2 and Launch.
+type conditionFlags struct{ l2, launch string }
+
+const conditionsHelp = `Conditions: --l2 cold (default: inputs come from DRAM, as benchmarks that
+flush L2 measure) or warm (inputs that fit in L2 are read from it, as replays
+without a flush); --launch eager (default: each op launched from the host, its
+launch overhead and ramp included) or graph (kernels replayed back to back in
+a CUDA graph: each costs the graph's kernel period). Serving engines' decode
+steps, and aiconfigurator's op tables, are warm and graph. Every output states
+the conditions.`
+
+func addConditionFlags(cmd *cobra.Command, c *conditionFlags) {
+	cmd.Flags().StringVar(&c.l2, "l2", string(roofline.DefaultL2), "L2 state: cold (inputs from DRAM) or warm (inputs that fit in L2 read from it)")
+	cmd.Flags().StringVar(&c.launch, "launch", string(roofline.DefaultLaunch), "launch: eager (launch overhead per op) or graph (CUDA-graph replay)")
+	_ = cmd.RegisterFlagCompletionFunc("l2", cobra.FixedCompletions([]string{string(roofline.L2Cold), string(roofline.L2Warm)}, cobra.ShellCompDirectiveNoFileComp))
+	_ = cmd.RegisterFlagCompletionFunc("launch", cobra.FixedCompletions([]string{string(roofline.LaunchEager), string(roofline.LaunchGraph)}, cobra.ShellCompDirectiveNoFileComp))
+}
+
+// under prices every model of roofline batch (which has no query type of
+// its own) under the flags' conditions, read by the roofline package.
+func (c conditionFlags) under(ms []*roofline.Model) error {
+	l2, err := roofline.ParseL2(c.l2)
+	if err != nil {
+		return usageError{fmt.Errorf("--l2: %w", err)}
+	}
+	launch, err := roofline.ParseLaunch(c.launch)
+	if err != nil {
+		return usageError{fmt.Errorf("--launch: %w", err)}
+	}
+	for i, m := range ms {
+		ms[i] = m.Under(roofline.Conditions{L2: l2, Launch: launch})
+	}
+	return nil
 }
 
 const rooflineConventions = `Conventions: an FMA counts 2 FLOPs; transcendentals (exp, erf, tanh, rsqrt)
@@ -50,8 +90,11 @@ by side.
 
 ` + ops.WorkloadSchema + `
 
-` + rooflineConventions,
+` + rooflineConventions + `
+
+` + conditionsHelp,
 		Example: `  gpucalc roofline --op "matmul m=4096 n=4096 k=4096 dtype=bf16"
+  gpucalc roofline --op "linear tokens=16 in=8192 out=8192 quant=fp8" --l2 warm --launch graph
   gpucalc roofline --op "attention b=8 h=16 s=4096 d=128 causal" --op "softmax rows=4096 cols=32768"
   gpucalc roofline --workload examples/llama3-8b-decode.yaml --device h100
   gpucalc roofline --workload examples/llama3-8b-prefill.yaml --devices h100,a100,h200
@@ -63,6 +106,7 @@ by side.
 		},
 	}
 	f.addDeviceFlags(cmd, &opts.devices, true)
+	addConditionFlags(cmd, &opts.conditions)
 	f.addChartFlags(cmd, &opts.chart, "a roofline chart", chart.DefaultSize)
 	cmd.Flags().StringArrayVar(&opts.ops, "op", nil, "op `spec`, e.g. \"matmul m=4096 n=4096 k=4096 dtype=bf16\" (repeatable)")
 	cmd.Flags().StringVar(&opts.workload, "workload", "", "workload YAML `file` (a named list of ops), or - for standard input")
@@ -82,7 +126,8 @@ func (opts *rooflineOptions) query() (roofline.Query, error) {
 	if err != nil {
 		return roofline.Query{}, err
 	}
-	q := roofline.Query{Ops: opts.ops, Devices: f.choice(opts.devices), Catalog: c, Datasheet: f.datasheet}
+	q := roofline.Query{Ops: opts.ops, Devices: f.choice(opts.devices), Catalog: c, Datasheet: f.datasheet,
+		L2: opts.conditions.l2, Launch: opts.conditions.launch}
 	if opts.workload != "" {
 		w, err := f.ReadWorkload(opts.workload)
 		if err != nil {

@@ -15,17 +15,20 @@ type rooflineBatchOptions struct {
 	f       *factory
 	devices deviceFlags
 	input   string
-	chart   chartFlags
+	// conditions are --l2 and --launch.
+	conditions conditionFlags
+	chart      chartFlags
 }
 
 func newCmdRooflineBatch(f *factory, runF func(*rooflineBatchOptions) error) *cobra.Command {
 	opts := &rooflineBatchOptions{f: f}
 	cmd := &cobra.Command{
 		Use:   "batch --input FILE|-",
-		Short: "Analyse a CSV of ops (op,dtype,shape,note) on one GPU",
-		Long: `Read CSV with header op,dtype,shape,note in the conventions of roof_bench.csv
-and write the input columns followed by
-flops,bytes,ai,bound,ceiling_tflops,lower_bound_us,expected_us,error.
+		Short: "Analyse a CSV of ops (op,dtype,shape,note or spec) on one GPU",
+		Long: `Read CSV with header op,dtype,shape,note in the conventions of roof_bench.csv,
+or with a spec column holding any --op spec instead of those four (every op
+kind, quant=, kv_dtype=, impl=), and write the input columns followed by
+flops,bytes,ai,bound,ceiling_tflops,lower_bound_us,expected_us,l2,launch,error.
 
 Shapes (the op names of an op spec, 'gpucalc roofline --help'): ` + ops.ShapeHelp + `. The note carries the
 variant: erf or tanh (gelu), causal or full (attention), "stride2", "valid",
@@ -42,15 +45,19 @@ flops is counted as roof_bench counts it (and torch.utils.flop_counter):
 matrix FLOPs only, so 0 for norms, softmax and elementwise ops; ai is
 flops/bytes. bound, ceiling_tflops and the times use every FLOP.
 
-` + rooflineConventions,
+` + rooflineConventions + `
+
+` + conditionsHelp,
 		Example: `  gpucalc roofline batch --device h100 --input shapes.csv
-  printf 'op,dtype,shape,note\nmatmul,bf16,4096x4096x4096,\n' | gpucalc roofline batch --input - --format csv`,
+  printf 'op,dtype,shape,note\nmatmul,bf16,4096x4096x4096,\n' | gpucalc roofline batch --input - --format csv
+  printf 'spec\n"linear tokens=16 in=8192 out=8192 quant=fp8"\n' | gpucalc roofline batch --input - --l2 warm --launch graph`,
 		Args: args(cobra.NoArgs),
 		RunE: func(*cobra.Command, []string) error {
 			return execute(opts, runF, rooflineBatchRun)
 		},
 	}
 	f.addDeviceFlags(cmd, &opts.devices, false)
+	addConditionFlags(cmd, &opts.conditions)
 	f.addChartFlags(cmd, &opts.chart, "a roofline chart", chart.DefaultSize)
 	f.addInputFlag(cmd, &opts.input)
 	return cmd
@@ -68,6 +75,9 @@ func rooflineBatchRun(opts *rooflineBatchOptions) error {
 	}
 	ts, ms, err := f.Rooflines(opts.devices)
 	if err != nil {
+		return err
+	}
+	if err := opts.conditions.under(ms); err != nil {
 		return err
 	}
 	t, m := ts[0], ms[0]
@@ -89,11 +99,11 @@ func rooflineBatchRun(opts *rooflineBatchOptions) error {
 func rooflineBatchOutput(f *factory, form reports.Format, notes []string, t target, m *roofline.Model, b ops.Batch, pts []roofline.Point) error {
 	var view any // built for JSON only: a batch can be long
 	if form == reports.FormatJSON {
-		view = reports.RooflineBatchJSON(b, pts)
+		view = reports.RooflineBatchJSON(b, pts, m.Conditions())
 	}
 	return f.Output(form, nil, notes, view,
 		func() []reports.Table {
-			tab := reports.RooflineBatch(b, pts)
+			tab := reports.RooflineBatch(b, pts, m.Conditions())
 			tab.Title = "Roofline batch on " + t.Name
 			if t.Origin != "" {
 				tab.Title += " (" + t.Origin + ")"
@@ -101,5 +111,5 @@ func rooflineBatchOutput(f *factory, form reports.Format, notes []string, t targ
 			tab.Notes = modelNotes(f, m)
 			return []reports.Table{tab}
 		},
-		func() []reports.Table { return []reports.Table{reports.RooflineBatch(b, pts)} })
+		func() []reports.Table { return []reports.Table{reports.RooflineBatch(b, pts, m.Conditions())} })
 }
