@@ -25,6 +25,7 @@ import (
 type labeller struct {
 	style  text.Style
 	lines  [][2]plotter.XY // roof segments, data coordinates
+	named  []namedRoof     // every roof the chart names, drawn or not
 	gaps   []gapLine
 	marks  []chartMark
 	points []labelPoint
@@ -42,6 +43,13 @@ type labeller struct {
 	roofClean bool            // every roof label found a clean place
 
 	unlabelled map[string]bool // marks of points past maxLabelledPoints
+}
+
+// namedRoof is a roof the chart names, on the plot or in the legend, and
+// the segment that draws it.
+type namedRoof struct {
+	name string
+	seg  [2]plotter.XY
 }
 
 type gapLine struct {

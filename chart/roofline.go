@@ -269,10 +269,27 @@ func (c Roofline) bounds(widen float64) (xmin, xmax, ymin, ymax float64) {
 		xmin, xmax, ymin, ymax = 1, 100, 1e12, 1e14
 	}
 	// Room for labels: half a decade right of the last ridge or point, and
-	// the slopes start at least a decade below the first ridge.
-	xmin = math.Pow(10, math.Floor(math.Log10(xmin)))
+	// every slope (DRAM, L2) runs at least a decade before it meets the top
+	// roof, so a chart of compute-bound ops still shows the memory roofs it
+	// names.
 	xmax = math.Pow(10, math.Ceil(math.Log10(xmax*3*widen)))
 	ymax = math.Pow(10, math.Ceil(math.Log10(ymax*1.05)))
+	for _, d := range c.Devices {
+		// The slopes end at the highest ceiling, or the top of the axis.
+		top := ymax
+		if len(d.Ceilings) > 0 {
+			top = 0
+			for _, cl := range d.Ceilings {
+				top = math.Max(top, cl.FLOPS)
+			}
+		}
+		for _, bw := range []float64{d.DRAM, d.L2} {
+			if bw > 0 {
+				xmin = math.Min(xmin, top/bw/10)
+			}
+		}
+	}
+	xmin = math.Pow(10, math.Floor(math.Log10(xmin)))
 	for _, d := range c.Devices {
 		ymin = math.Min(ymin, d.DRAM*xmin)
 	}
@@ -382,7 +399,7 @@ func (c Roofline) plot(widen float64) (*plot.Plot, *labeller, *legend, error) {
 		for _, s := range slopes {
 			x0 := math.Max(xmin, ymin*1e12/s.bw)
 			line := plotter.XYs{{X: x0, Y: s.bw * x0 / 1e12}, {X: top / s.bw, Y: top / 1e12}}
-			if err := addRoofLine(p, line, s.ls, lab); err != nil {
+			if err := addRoofLine(p, s.name, line, s.ls, lab); err != nil {
 				return nil, nil, leg, err
 			}
 			// Label the slope a third of the way along its visible part;
@@ -400,7 +417,7 @@ func (c Roofline) plot(widen float64) (*plot.Plot, *labeller, *legend, error) {
 		for _, cl := range ceil {
 			r := cl.FLOPS / d.DRAM
 			line := plotter.XYs{{X: r, Y: cl.FLOPS / 1e12}, {X: xmax, Y: cl.FLOPS / 1e12}}
-			if err := addRoofLine(p, line, solid, lab); err != nil {
+			if err := addRoofLine(p, cl.Name, line, solid, lab); err != nil {
 				return nil, nil, leg, err
 			}
 			// With several devices, the line's dashes name the device and
@@ -481,7 +498,8 @@ func (c Roofline) plot(widen float64) (*plot.Plot, *labeller, *legend, error) {
 	return p, lab, leg, nil
 }
 
-func addRoofLine(p *plot.Plot, xy plotter.XYs, ls draw.LineStyle, lab *labeller) error {
+func addRoofLine(p *plot.Plot, name string, xy plotter.XYs, ls draw.LineStyle, lab *labeller) error {
+	lab.named = append(lab.named, namedRoof{name, [2]plotter.XY{xy[0], xy[1]}})
 	if xy[1].X <= xy[0].X {
 		return nil
 	}
