@@ -16,11 +16,12 @@ import (
 // (the test over every chart of the docs checks it).
 type legend struct {
 	plot.Legend
-	looks []string
+	names, looks []string
 }
 
 func (l *legend) add(name string, th ...plot.Thumbnailer) {
 	l.Legend.Add(name, th...)
+	l.names = append(l.names, name)
 	l.looks = append(l.looks, look(th))
 }
 

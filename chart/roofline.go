@@ -140,15 +140,53 @@ func (c Roofline) hidden() string {
 	return fmt.Sprintf("(%d not shown: 0 FLOPs, 0 bytes, no rate or off the axes)", n)
 }
 
-// groupColors are the op groups' colours (Tableau 10, which stays apart
-// for colour-blind readers).
+// The groups whose colour is fixed, the same in every chart: the op
+// categories and the memory levels of measured kernels.
+const (
+	GroupMatmul      = "matmul, conv"
+	GroupAttention   = "attention"
+	GroupNorm        = "norm, softmax"
+	GroupElementwise = "elementwise"
+	GroupDRAM        = "DRAM bytes"
+	GroupL2          = "L2 bytes"
+	GroupL1          = "L1 bytes"
+)
+
+// groupColors are the groups' colours (Tableau 10, which stays apart for
+// colour-blind readers): the fixed groups' first, in fixedGroups' order,
+// then the rest in the order a chart meets them.
 var groupColors = []color.RGBA{
 	{R: 0x1f, G: 0x77, B: 0xb4, A: 0xff}, {R: 0xd6, G: 0x27, B: 0x28, A: 0xff}, {R: 0x2c, G: 0xa0, B: 0x2c, A: 0xff},
 	{R: 0x94, G: 0x67, B: 0xbd, A: 0xff}, {R: 0xff, G: 0x7f, B: 0x0e, A: 0xff}, {R: 0x8c, G: 0x56, B: 0x4b, A: 0xff},
 	{R: 0xe3, G: 0x77, B: 0xc2, A: 0xff}, {R: 0x17, G: 0xbe, B: 0xcf, A: 0xff}, {R: 0xbc, G: 0xbd, B: 0x22, A: 0xff},
 }
 
+var fixedGroups = []string{GroupMatmul, GroupAttention, GroupNorm, GroupElementwise, GroupDRAM, GroupL2, GroupL1}
+
 func groupColor(i int) color.RGBA { return groupColors[i%len(groupColors)] }
+
+// groupPalette hands out the groups' colours: a fixed group always gets its
+// own, another group the next colour no fixed group holds.
+type groupPalette struct {
+	other map[string]int
+}
+
+func (g *groupPalette) color(name string) color.RGBA {
+	for i, f := range fixedGroups {
+		if f == name {
+			return groupColor(i)
+		}
+	}
+	if g.other == nil {
+		g.other = map[string]int{}
+	}
+	i, ok := g.other[name]
+	if !ok {
+		i = len(fixedGroups) + len(g.other)
+		g.other[name] = i
+	}
+	return groupColor(i)
+}
 
 func faint(c color.RGBA, a uint8) color.NRGBA { return color.NRGBA{R: c.R, G: c.G, B: c.B, A: a} }
 
@@ -430,20 +468,19 @@ func (c Roofline) plot(widen float64) (*plot.Plot, *labeller, *legend, error) {
 		}
 	}
 
-	groups := map[string]int{}
+	seen := map[string]bool{}
 	var groupNames []string
+	var palette groupPalette
 	var havePred, haveMeas, haveRoof bool
 	for _, pt := range c.Points {
 		if unplaceable(pt) != "" {
 			continue
 		}
-		g, ok := groups[pt.Group]
-		if !ok {
-			g = len(groupNames)
-			groups[pt.Group] = g
+		if !seen[pt.Group] {
+			seen[pt.Group] = true
 			groupNames = append(groupNames, pt.Group)
 		}
-		col := groupColor(g)
+		col := palette.color(pt.Group)
 		x, y := pt.ai(), pt.Rate/1e12
 		if pt.Roof > 0 && math.Abs(math.Log(pt.Roof/pt.Rate)) > 0.01 {
 			haveRoof = true
@@ -465,11 +502,12 @@ func (c Roofline) plot(widen float64) (*plot.Plot, *labeller, *legend, error) {
 		return s
 	}
 	if len(groupNames) > 1 || groupNames != nil && groupNames[0] != "" {
-		for i, g := range groupNames {
+		for _, g := range groupNames {
+			col := palette.color(g)
 			if g == "" {
 				g = "other"
 			}
-			leg.add(g, glyph(draw.GlyphStyle{Color: groupColor(i), Radius: vg.Points(2.6), Shape: draw.CircleGlyph{}}))
+			leg.add(g, glyph(draw.GlyphStyle{Color: col, Radius: vg.Points(2.6), Shape: draw.CircleGlyph{}}))
 		}
 	}
 	if multi {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand"
+	"strings"
 	"testing"
 )
 
@@ -95,4 +96,55 @@ func TestRoofsShown(t *testing.T) {
 			t.Errorf("%s: roofs named but not shown: %v", name, hidden)
 		}
 	}
+}
+
+// TestGroupColoursFixed: a group has one colour in every chart, whatever
+// the other groups and their order. (Colours went by order of appearance:
+// matmuls were blue in a prefill chart and red in a decode chart that began
+// with a norm.)
+func TestGroupColoursFixed(t *testing.T) {
+	h100 := Device{Name: "H100 SXM", DRAM: 3.35e12, Ceilings: []Ceiling{{"BF16 tensor", 989.4e12}}}
+	orders := [][]string{
+		{GroupMatmul, GroupAttention, GroupNorm, GroupElementwise},
+		{GroupNorm, GroupMatmul},
+		{GroupElementwise, GroupAttention, "custom"},
+		{"custom", GroupElementwise},
+		{GroupL1, GroupL2, GroupDRAM},
+		{GroupDRAM, "", GroupL1},
+	}
+	colour := map[string]string{}
+	owner := map[string]string{}
+	for _, groups := range orders {
+		c := Roofline{Devices: []Device{h100}}
+		for i, g := range groups {
+			c.Points = append(c.Points, Point{Label: fmt.Sprint("op", i), Group: g, FLOPs: 1e9 * float64(i+1), Bytes: 1e8, Rate: 1e12})
+		}
+		_, _, leg, err := c.plot(1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, name := range leg.names {
+			look := leg.looks[i]
+			if !strings.HasPrefix(look, "glyph") {
+				continue
+			}
+			if prev, ok := colour[name]; ok && prev != look {
+				t.Errorf("%v: %q is %s, elsewhere %s", groups, name, look, prev)
+			}
+			colour[name] = look
+			if o, ok := owner[look]; ok && o != name && slicesContains(fixedGroups, name) && slicesContains(fixedGroups, o) {
+				t.Errorf("%q and %q share %s", name, o, look)
+			}
+			owner[look] = name
+		}
+	}
+}
+
+func slicesContains(s []string, v string) bool {
+	for _, x := range s {
+		if x == v {
+			return true
+		}
+	}
+	return false
 }

@@ -275,7 +275,7 @@ func NCUChart(as []ncu.Analysis, d devices.Device) (chart.Roofline, []string) {
 }
 
 // levelGroup names a memory level's points in the legend.
-var levelGroup = map[ncu.Level]string{ncu.DRAM: "DRAM bytes", ncu.L2: "L2 bytes", ncu.L1: "L1 bytes"}
+var levelGroup = map[ncu.Level]string{ncu.DRAM: chart.GroupDRAM, ncu.L2: chart.GroupL2, ncu.L1: chart.GroupL1}
 
 // distinctNames shortens kernel names for a chart: template arguments are
 // dropped and the rest cut to n runes; names that then read alike get back

@@ -82,15 +82,15 @@ func opChartPoint(label string, dev int, p roofline.Point) chart.Point {
 func opGroup(k ops.Kind) string {
 	switch k {
 	case ops.Matmul, ops.Linear, ops.Conv2D:
-		return "matmul, conv"
+		return chart.GroupMatmul
 	case ops.Attention:
-		return "attention"
+		return chart.GroupAttention
 	case ops.LayerNorm, ops.RMSNorm, ops.Softmax, ops.BatchNorm, ops.Reduce:
-		return "norm, softmax"
+		return chart.GroupNorm
 	case "":
 		return ""
 	}
-	return "elementwise"
+	return chart.GroupElementwise
 }
 
 // l2Ceiling is the L2 bandwidth a chart draws: the measured figure where
