@@ -134,7 +134,13 @@ func (c Config) Analyze(s Shape, m *roofline.Model) (Result, error) {
 	if w := c.beyondPositions(what, n); w != "" {
 		r.Notes = append(r.Notes, w)
 	}
-	if !mem.Fits {
+	if !mem.Fits && mem.Usable == 0 {
+		held := "the CUDA context"
+		if s.TP > 1 {
+			held += " and NCCL's communicator"
+		}
+		r.Notes = append(r.Notes, fmt.Sprintf("does not fit: %s's %.1f GiB cannot hold %s", d.Name, float64(d.Memory.Bytes)/(1<<30), held))
+	} else if !mem.Fits {
 		r.Notes = append(r.Notes, fmt.Sprintf("does not fit: %.1f GiB needed per GPU, %.1f GiB usable", mem.Total/(1<<30), mem.Usable/(1<<30)))
 	}
 	return r, nil

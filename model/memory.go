@@ -214,7 +214,7 @@ type Memory struct {
 	// Workspace is the activations alive at the forward's peak.
 	Workspace float64 `json:"workspace_bytes"`
 	Total     float64 `json:"memory_bytes"`
-	// Usable is the device memory CUDA can allocate (see UsableMemory).
+	// Usable is the memory the step may use on each GPU (see Usable).
 	Usable float64 `json:"usable_bytes"`
 	Fits   bool    `json:"fits"`
 }
@@ -226,11 +226,42 @@ type Memory struct {
 // GPU, as the reservation scales with the memory.
 const reservedShare = 1 - 85017493504.0/(80<<30)
 
-// UsableMemory is the memory CUDA can allocate on d: 79.2 GiB on an 80 GiB
-// H100. The CUDA context (a few hundred MiB) also lives there; it is left out
-// as PyTorch's own accounting (max_memory_allocated) leaves it out.
-func UsableMemory(d devices.Device) float64 {
+// Allocatable is the memory CUDA can allocate on d: 79.2 GiB on an 80 GiB
+// H100 (the CUDA context lives inside it; Usable takes it out).
+func Allocatable(d devices.Device) float64 {
 	return math.Floor(float64(d.Memory.Bytes) * (1 - reservedShare))
+}
+
+// cudaContext is the memory the CUDA context holds on each GPU once
+// PyTorch has made it (a 1-element tensor: cudaMemGetInfo's used bytes less
+// PyTorch's reserved bytes). It is inside what CUDA reports as its total, and
+// no allocator can ever have it: 648,871,936 bytes on rank 0 of two H100s
+// (64 KiB more on rank 1; tools/multigpu/results/nccl_memory_2gpu_h100.csv).
+const cudaContext = 648871936
+
+// ncclCommunicator is the memory NCCL's communicator holds on each rank,
+// outside PyTorch's caching allocator (cudaMemGetInfo's used bytes less
+// PyTorch's reserved bytes, less the CUDA context): 1,027,670,016 bytes
+// once a DDP model's first backward has run, the same after all-gathers
+// and reduce-scatters (0.83 GiB after NCCL's init and a first
+// all-reduce); rank 0's, 64 KiB more than rank 1's. Measured on two H100s
+// with NCCL 2.28.9 as PyTorch 2.11 ships it
+// (tools/multigpu/results/nccl_memory_2gpu_h100.csv); it is applied to
+// any GPU and rank count, as no other was measured.
+const ncclCommunicator = 1676541952 - 648871936
+
+// Usable is the one definition of the memory a step may use on each of
+// gpus GPUs of d, for serving (model, check) and training (train) alike:
+// what CUDA can allocate less the CUDA context, and less NCCL's
+// communicator when the step spans more than one GPU. It is never negative:
+// a GPU too small to hold the context (and communicator) has 0 usable, and
+// nothing fits.
+func Usable(d devices.Device, gpus int64) float64 {
+	u := Allocatable(d) - cudaContext
+	if gpus > 1 {
+		u -= ncclCommunicator
+	}
+	return max(u, 0)
 }
 
 // kvLayer is the cache one token adds to one layer on one GPU. MLA caches
@@ -285,7 +316,7 @@ func (c Config) Memory(s Shape, d devices.Device) (Memory, error) {
 		return Memory{}, err
 	}
 	p := c.Params()
-	m := Memory{Params: p, Usable: UsableMemory(d)}
+	m := Memory{Params: p, Usable: Usable(d, s.TP)}
 	tp := float64(s.TP)
 	act := s.Activations.Size()
 	linear := p.Attention + p.MLP - c.attentionNormParams()
@@ -303,7 +334,7 @@ func (c Config) Memory(s Shape, d devices.Device) (Memory, error) {
 	}
 	m.Workspace = c.workspace(s, computed)
 	m.Total = m.Weights + m.KV + m.Workspace
-	m.Fits = m.Total <= m.Usable
+	m.Fits = m.Usable > 0 && m.Total <= m.Usable
 	return m, nil
 }
 

@@ -1,6 +1,7 @@
 package model
 
 import (
+	"fmt"
 	"math"
 	"strconv"
 	"testing"
@@ -65,10 +66,12 @@ func TestMemory(t *testing.T) {
 	}{
 		// 32 layers × 2 (K, V) × 8 heads × 128 × 2 bytes.
 		{"llama-3.1-8b", Shape{Phase: Decode, Batch: 1, Ctx: 8191}, 131072, 131072 * 8192, 16060522496, true, 1},
-		// MLA: 61 layers × (512 latent + 64 rotary key) × 2 bytes; in bf16
-		// 16 H100s, in the fp8 its quantization_config ships 8.
-		{"deepseek-v3", Shape{Phase: Decode, Batch: 1, Ctx: 1023, Weights: "bf16"}, 61 * 576 * 2, 61 * 576 * 2 * 1024, 0, false, 16},
-		{"deepseek-v3", Shape{Phase: Decode, Batch: 1, Ctx: 1023}, 61 * 576 * 2, 61 * 576 * 2 * 1024, 0, false, 8},
+		// MLA: 61 layers × (512 latent + 64 rotary key) × 2 bytes. In the
+		// fp8 its quantization_config ships, 8 H100s hold 78.7 GiB of
+		// weights each, more than the 77.6 GiB usable once the CUDA context
+		// and NCCL's communicator are out: 16 (in bf16, 32).
+		{"deepseek-v3", Shape{Phase: Decode, Batch: 1, Ctx: 1023, Weights: "bf16"}, 61 * 576 * 2, 61 * 576 * 2 * 1024, 0, false, 32},
+		{"deepseek-v3", Shape{Phase: Decode, Batch: 1, Ctx: 1023}, 61 * 576 * 2, 61 * 576 * 2 * 1024, 0, false, 16},
 		// Mistral v0.1 keeps its 4096-token window: 32 × 2 × 8 × 128 × 2 × 4096.
 		{"mistral-7b-v0.1", Shape{Phase: Decode, Batch: 1, Ctx: 32767}, 131072, 131072 * 4096, 7241732096 * 2, true, 1},
 		// Gemma 2: 21 of 42 layers slide over 4096 tokens; 2 × 8 × 256 × 2 = 8192 per layer.
@@ -93,10 +96,44 @@ func TestMemory(t *testing.T) {
 	}
 }
 
-// 79.2 GiB of an 80 GiB H100 is usable (85,017,493,504 bytes as CUDA reports).
-func TestUsableMemory(t *testing.T) {
-	if got := UsableMemory(lookup(t, "h100")); math.Abs(got-85017493504) > 1 {
-		t.Errorf("usable %.0f bytes on an H100, want 85017493504", got)
+// 79.2 GiB of an 80 GiB H100 is allocatable (85,017,493,504 bytes as CUDA
+// reports).
+func TestAllocatable(t *testing.T) {
+	if got := Allocatable(lookup(t, "h100")); math.Abs(got-85017493504) > 1 {
+		t.Errorf("allocatable %.0f bytes on an H100, want 85017493504", got)
+	}
+}
+
+// TestUsableNeverNegative: on every GPU of the catalog and on GPUs smaller
+// than the CUDA context and NCCL's communicator, usable memory is at least
+// zero, and a model on a GPU with none usable does not fit. (A 1 GiB GPU
+// over two ranks had -0.6 GiB usable.)
+func TestUsableNeverNegative(t *testing.T) {
+	c := builtin(t, "llama-3.2-1b")
+	cat, err := devices.Builtin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	devs := cat.Devices()
+	for _, gib := range []int64{0, 1, 2} {
+		d := lookup(t, "h100")
+		d.Name, d.Memory.Bytes = fmt.Sprintf("%d GiB GPU", gib), gib<<30
+		devs = append(devs, d)
+	}
+	for _, d := range devs {
+		for _, tp := range []int64{1, 2} {
+			u := Usable(d, tp)
+			if !(u >= 0) || u > Allocatable(d) {
+				t.Errorf("%s over %d GPUs: usable %.0f bytes, want 0 to %.0f", d.Name, tp, u, Allocatable(d))
+			}
+			m, err := c.Memory(Shape{Phase: Decode, Batch: 1, Ctx: 1, TP: tp}, d)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if m.Usable != u || u == 0 && m.Fits {
+				t.Errorf("%s tp %d: memory says %.0f usable, fits %v; Usable says %.0f", d.Name, tp, m.Usable, m.Fits, u)
+			}
+		}
 	}
 }
 

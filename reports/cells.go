@@ -13,6 +13,15 @@ import (
 
 func gib(b float64) string { return strconv.FormatFloat(b/(1<<30), 'f', 2, 64) + " GiB" }
 
+// usable says how much of a GPU a step may use, and says outright when a
+// GPU is too small to hold even the CUDA context (and NCCL's communicator).
+func usable(b float64) string {
+	if b <= 0 {
+		return "nothing usable (the GPU cannot hold the CUDA context and NCCL's communicator)"
+	}
+	return gib(b) + " usable"
+}
+
 // memSize is a memory size in GiB, or in a smaller binary unit below 1 GiB, so
 // that a small one does not read 0.00 GiB.
 func memSize(b float64) string {

@@ -62,7 +62,7 @@ func ModelSummary(title string, r model.Report, notes []string) Table {
 	// The workspace of the phase whose total is shown: a decode step's is
 	// small (MiB), a long prefill's large.
 	row("workspace ("+string(r.MemoryPhase)+")", memSize(m.Workspace))
-	row("memory per GPU", gib(m.Total)+" of "+gib(m.Usable)+" usable: "+fits)
+	row("memory per GPU", gib(m.Total)+" of "+usable(m.Usable)+": "+fits)
 	row("smallest TP that fits", tpText(r.SmallestTP, r.Device))
 	if !r.Fits() {
 		return t

@@ -55,9 +55,9 @@ func trainSummary(r train.Result, origin string) Table {
 		train.MayNotFit:   "MAY NOT FIT (a race)"}[m.Verdict]
 	if m.Rebuild > 0 {
 		row("peak per GPU", gib(m.Peak)+" at "+m.At+" from the third step on")
-		row("second step", gib(m.SecondStep)+" with DDP's first buckets ("+gib(m.Rebuild)+") still held, of "+gib(m.Usable)+" usable: "+verdict)
+		row("second step", gib(m.SecondStep)+" with DDP's first buckets ("+gib(m.Rebuild)+") still held, of "+usable(m.Usable)+": "+verdict)
 	} else {
-		row("peak per GPU", gib(m.Peak)+" at "+m.At+" of "+gib(m.Usable)+" usable: "+verdict)
+		row("peak per GPU", gib(m.Peak)+" at "+m.At+" of "+usable(m.Usable)+": "+verdict)
 	}
 	row("activations per layer", memSize(m.PerLayer)+" saved; "+memSize(m.PerLayerCkpt)+" with checkpointing")
 	mb := "none (not one sequence)"

@@ -49,7 +49,7 @@ func analyze(c model.Config, r Request, pr pricer) (Result, error) {
 		return Result{}, err
 	}
 	d := m.Device()
-	usable := Usable(d, r)
+	usable := model.Usable(d, r.GPUs)
 	l := newLayout(c, r)
 	res := Result{Model: c.Name, Device: d.Name, Request: r, Params: l.n, Memory: l.memory(usable)}
 	res.MaxBatch = l.maxBatch(usable)
@@ -97,7 +97,7 @@ func changes(c model.Config, r Request, d devices.Device, maxB int64) []Change {
 		if n.Validate(c) != nil {
 			return
 		}
-		if m := newLayout(c, n).memory(Usable(d, n)); m.Fits {
+		if m := newLayout(c, n).memory(model.Usable(d, n.GPUs)); m.Fits {
 			out = append(out, Change{What: what, Request: n, Peak: m.SecondStep})
 		}
 	}

@@ -134,35 +134,6 @@ func (m Memory) Items() []struct {
 // thread and one for autograd's backward thread.
 const cublasWorkspace = 2 * 32 << 20
 
-// ncclCommunicator is the memory NCCL's communicator holds on each rank,
-// outside PyTorch's caching allocator (cudaMemGetInfo's used bytes less
-// PyTorch's reserved bytes, less the CUDA context): 1,027,670,016 bytes
-// once a DDP model's first backward has run, the same after all-gathers
-// and reduce-scatters (0.83 GiB after NCCL's init and a first
-// all-reduce); rank 0's, 64 KiB more than rank 1's. Measured on two H100s
-// with NCCL 2.28.9 as PyTorch 2.11 ships it
-// (tools/multigpu/results/nccl_memory_2gpu_h100.csv); it is applied to
-// any GPU and rank count, as no other was measured.
-const ncclCommunicator = 1676541952 - 648871936
-
-// cudaContext is the memory the CUDA context holds on each GPU once
-// PyTorch has made it (a 1-element tensor: cudaMemGetInfo's used bytes less
-// PyTorch's reserved bytes). It is inside what CUDA reports as its total, and
-// the caching allocator can never have it: 648,871,936 bytes on rank 0 of the
-// same measurement (64 KiB more on rank 1).
-const cudaContext = 648871936
-
-// Usable is what PyTorch's allocator can take on each of r's GPUs of d:
-// what CUDA can allocate (model.UsableMemory) less the CUDA context, and
-// less NCCL's communicator when the step runs on more than one GPU.
-func Usable(d devices.Device, r Request) float64 {
-	u := model.UsableMemory(d) - cudaContext
-	if r.GPUs > 1 {
-		u -= ncclCommunicator
-	}
-	return u
-}
-
 // bytesPer is what one parameter costs, by role.
 type bytesPer struct{ w, g, o float64 }
 
@@ -367,7 +338,7 @@ func PeakMemory(c model.Config, r Request, d devices.Device) (Memory, error) {
 	if err := r.Validate(c); err != nil {
 		return Memory{}, err
 	}
-	return newLayout(c, r).memory(Usable(d, r)), nil
+	return newLayout(c, r).memory(model.Usable(d, r.GPUs)), nil
 }
 
 func (l layout) memory(usable float64) Memory {

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/gpucalc/gpucalc/devices"
 	"github.com/gpucalc/gpucalc/internal/testfile"
 	"github.com/gpucalc/gpucalc/model"
 )
@@ -157,12 +158,12 @@ func TestUsableLessCommunicator(t *testing.T) {
 		comm = max(comm, o["ddp"]-o["context"])
 	}
 	ctx := outside["0"]["context"] // rank 0's, as the communicator's
-	one := Usable(d, Request{}.Defaults())
-	if one != model.UsableMemory(d)-ctx {
-		t.Errorf("one GPU: usable %.0f bytes, want CUDA's %.0f less the context's %.0f", one, model.UsableMemory(d), ctx)
+	one := model.Usable(d, Request{}.Defaults().GPUs)
+	if one != model.Allocatable(d)-ctx {
+		t.Errorf("one GPU: usable %.0f bytes, want CUDA's %.0f less the context's %.0f", one, model.Allocatable(d), ctx)
 	}
 	for _, r := range []Request{{GPUs: 2}, {GPUs: 2, TP: 2}, {GPUs: 8, ZeRO: 3}} {
-		if got := Usable(d, r.Defaults()); got != one-comm {
+		if got := model.Usable(d, r.Defaults().GPUs); got != one-comm {
 			t.Errorf("%d GPUs (tp %d): usable %.0f bytes, want %.0f less the communicator's %.0f", r.GPUs, r.TP, got, one, comm)
 		}
 	}
@@ -187,6 +188,37 @@ func TestRebuild(t *testing.T) {
 		}
 		if want := tc.perElem * n; m.Rebuild != want || m.SecondStep != m.Peak+want {
 			t.Errorf("%+v: rebuild %.0f, second step %.0f; want %.0f and peak + that", tc.r, m.Rebuild, m.SecondStep, want)
+		}
+	}
+}
+
+// TestUsableAgreesWithModel: train, model (and so check, which asks them)
+// count one usable memory for the same GPUs: CUDA's allocatable memory less
+// the CUDA context, and less NCCL's communicator over more than one GPU; on
+// a GPU too small for those, zero, and the step does not fit. (model said
+// "78.74 GiB of 79.18 GiB usable: fits" for DeepSeek-V3 on 8 H100s, where
+// train counted 77.62 GiB; a 1 GiB GPU over two ranks had -0.6 GiB.)
+func TestUsableAgreesWithModel(t *testing.T) {
+	c := builtin(t, "llama-3.2-1b")
+	tiny := deviceFor(t, "")
+	tiny.Name, tiny.Memory.Bytes = "1 GiB GPU", 1<<30
+	for _, d := range []devices.Device{deviceFor(t, ""), deviceFor(t, "NVIDIA H200"), tiny} {
+		for _, gpus := range []int64{1, 2, 8} {
+			r := Request{GPUs: gpus, TP: gpus, Batch: 1, Seq: 512}.Defaults()
+			tm, err := PeakMemory(c, r, d)
+			if err != nil {
+				t.Fatal(err)
+			}
+			mm, err := c.Memory(model.Shape{Phase: model.Prefill, Batch: 1, Seq: 512, TP: gpus}, d)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tm.Usable != mm.Usable {
+				t.Errorf("%s over %d GPUs: train %.0f usable bytes, model %.0f", d.Name, gpus, tm.Usable, mm.Usable)
+			}
+			if tm.Usable < 0 || d.Memory.Bytes == 1<<30 && gpus > 1 && (tm.Usable != 0 || tm.Fits || tm.Verdict != DoesNotFit || mm.Fits) {
+				t.Errorf("%s over %d GPUs: usable %.0f, train fits %v (%s), model fits %v", d.Name, gpus, tm.Usable, tm.Fits, tm.Verdict, mm.Fits)
+			}
 		}
 	}
 }
