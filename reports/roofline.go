@@ -124,20 +124,34 @@ func ceilingName(key string) string {
 func RooflineRecords(views []RooflineView) []Table {
 	pts := Table{Key: "points", Header: []string{"device", "name", "op", "count", "flops", "matrix_flops", "transcendentals", "bytes",
 		"ai_flops_per_byte", "peak", "compute_ceiling_flops_per_second", "memory_level", "memory_ceiling_bytes_per_second",
-		"ridge_flops_per_byte", "attainable_flops_per_second", "bound", "lower_bound_seconds", "expected_seconds", "expected_bound", "l2", "launch"}}
-	sum := Table{Key: "summary", Header: []string{"device", "ops", "flops", "bytes", "lower_bound_seconds", "expected_seconds", "memory_bound_share", "l2", "launch"}}
+		"ridge_flops_per_byte", "attainable_flops_per_second", "bound", "lower_bound_seconds", "expected_seconds", "expected_bound", "l2", "launch", "not_available"}}
+	sum := Table{Key: "summary", Header: []string{"device", "ops", "flops", "bytes", "lower_bound_seconds", "expected_seconds", "memory_bound_share", "l2", "launch", "not_available"}}
+	// A device that cannot run the ops keeps a row per op, its figures
+	// empty and the reason given, as the table's "n/a" cells do.
+	var ops []roofline.Point
+	for _, v := range views {
+		if v.NotAvailable == "" {
+			ops = v.Points
+			break
+		}
+	}
 	for _, v := range views {
 		if v.NotAvailable != "" {
-			continue // JSON says why
+			for _, p := range ops {
+				pts.Rows = append(pts.Rows, append([]string{v.Device, p.Name, p.Op.String(), integer(p.Count)},
+					"", "", "", "", "", "", "", "", "", "", "", "", "", "", "", string(v.Conditions.L2), string(v.Conditions.Launch), v.NotAvailable))
+			}
+			sum.Rows = append(sum.Rows, []string{v.Device, integer(len(ops)), "", "", "", "", "", string(v.Conditions.L2), string(v.Conditions.Launch), v.NotAvailable})
+			continue
 		}
 		for _, p := range v.Points {
 			pts.Rows = append(pts.Rows, []string{v.Device, p.Name, p.Op.String(), integer(p.Count), num(p.FLOPs), num(p.MatrixFLOPs),
 				num(p.Transcendentals), num(p.Bytes), num(p.AI), p.PeakKey, num(p.ComputeCeiling), string(p.MemoryLevel), num(p.MemoryCeiling),
-				num(p.Ridge), num(p.Attainable), string(p.Bound), num(p.LowerBound), num(p.Expected), p.ExpectedBound, string(v.Conditions.L2), string(v.Conditions.Launch)})
+				num(p.Ridge), num(p.Attainable), string(p.Bound), num(p.LowerBound), num(p.Expected), p.ExpectedBound, string(v.Conditions.L2), string(v.Conditions.Launch), ""})
 		}
 		s := v.totals
 		sum.Rows = append(sum.Rows, []string{v.Device, integer(s.Ops), num(s.FLOPs), num(s.Bytes), num(s.LowerBound), num(s.Expected), num(s.MemoryBoundShare),
-			string(v.Conditions.L2), string(v.Conditions.Launch)})
+			string(v.Conditions.L2), string(v.Conditions.Launch), ""})
 	}
 	return []Table{pts, sum}
 }
