@@ -301,6 +301,9 @@ func TestChartBadInput(t *testing.T) {
 		chart.Roofline{Devices: []chart.Device{dev}},
 		chart.Roofline{Devices: []chart.Device{dev}, Points: []chart.Point{{Label: "nan", FLOPs: math.NaN(), Bytes: 1, Rate: 1}, {Label: "inf", FLOPs: 1, Bytes: 0, Rate: math.Inf(1)}, {Label: "neg", FLOPs: -1, Bytes: 1, Rate: -1}}},
 		chart.Roofline{Devices: []chart.Device{{Name: "no ceilings", DRAM: 1e12}}, Points: []chart.Point{{Label: "x", FLOPs: 1, Bytes: 1, Rate: 1e12, Roof: 1e12}}},
+		// A ceiling of 0 FLOP/s (an op with no compute ceiling) looped
+		// forever drawing ticks from 0 on a log axis.
+		chart.Roofline{Devices: []chart.Device{{Name: "zero ceiling", DRAM: 1e12, Ceilings: []chart.Ceiling{{Name: "none"}}}}, Points: []chart.Point{{Label: "x", FLOPs: 1, Bytes: 1, Rate: 1e12, Roof: 1e12}}},
 		chart.Sweep{},
 		chart.Occupancy{},
 		chart.Simulation{},

@@ -377,7 +377,27 @@ func ceilingValue(v float64) string {
 // chartFont is the size of labels, keys and legends.
 const chartFont = 6.5
 
+// check refuses roofs a log axis cannot draw: a device without DRAM
+// bandwidth, a ceiling without a FLOP rate.
+func (c Roofline) check() error {
+	bad := func(v float64) bool { return !(v > 0) || math.IsInf(v, 0) }
+	for _, d := range c.Devices {
+		if bad(d.DRAM) {
+			return fmt.Errorf("roofline chart: device %q has no DRAM bandwidth", d.Name)
+		}
+		for _, cl := range d.Ceilings {
+			if bad(cl.FLOPS) {
+				return fmt.Errorf("roofline chart: device %q's ceiling %q has no FLOP rate", d.Name, cl.Name)
+			}
+		}
+	}
+	return nil
+}
+
 func (c Roofline) plot(widen float64) (*plot.Plot, *labeller, *legend, error) {
+	if err := c.check(); err != nil {
+		return nil, nil, &legend{Legend: plot.NewLegend()}, err
+	}
 	xmin, xmax, ymin, ymax := c.bounds(widen)
 	p := plot.New()
 	p.Title.Text = c.Title
@@ -409,9 +429,6 @@ func (c Roofline) plot(widen float64) (*plot.Plot, *labeller, *legend, error) {
 	multi := len(c.Devices) > 1
 	lab := &labeller{style: text.Style{Color: color.Black, Font: font.From(plot.DefaultFont, chartFont), Handler: p.TextHandler}}
 	for i, d := range c.Devices {
-		if d.DRAM <= 0 {
-			return nil, nil, leg, fmt.Errorf("roofline chart: device %q has no DRAM bandwidth", d.Name)
-		}
 		ceil := append([]Ceiling(nil), d.Ceilings...)
 		sort.Slice(ceil, func(a, b int) bool { return ceil[a].FLOPS > ceil[b].FLOPS })
 		top := ymax * 1e12

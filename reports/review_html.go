@@ -193,8 +193,10 @@ func rooflineChart(r review.Report) (template.HTML, error) {
 	c := chart.Roofline{Title: "Roofline on " + r.Device}
 	for _, o := range r.Ops {
 		pt := o.Point
-		if pt.MemoryLevel == roofline.Link {
-			continue // a GPU-to-GPU transfer is not on the chip's roofline
+		if pt.MemoryLevel == roofline.Link || pt.PeakKey == "" {
+			// A GPU-to-GPU transfer is not on the chip's roofline, nor is
+			// a line with no op (a training step's optimizer passes).
+			continue
 		}
 		switch pt.MemoryLevel {
 		case devices.DRAM:

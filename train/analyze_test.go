@@ -220,3 +220,38 @@ func TestReadBatchLimits(t *testing.T) {
 		t.Errorf("past the bytes: %v", err)
 	}
 }
+
+// TestReviewOps: the training review lists the step's ops, which add up to
+// its GPU time, with their bytes. (It was blank: "Ops 0", "Bytes 0 B", an
+// empty table, and its HTML failed with "plotter: no data points".)
+func TestReviewOps(t *testing.T) {
+	m := h100(t)
+	for _, r := range []Request{{Batch: 2, Seq: 1024}, {Batch: 2, Seq: 1024, Ckpt: FullCkpt}, {Batch: 2, Seq: 1024, Method: LoRA},
+		{Batch: 2, Seq: 1024, Precision: Mixed, GPUs: 2, ZeRO: 1}} {
+		c := builtin(t, "llama-3.2-1b")
+		rep, err := Review(c, r, m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := Analyze(c, r, m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum, named := 0.0, map[string]bool{}
+		for _, o := range rep.Ops {
+			sum += o.Expected
+			named[o.Name] = true
+			if o.Expected < 0 || o.LowerBound > o.Expected*(1+1e-9) {
+				t.Errorf("%+v: %s expected %g, lower bound %g", r, o.Name, o.Expected, o.LowerBound)
+			}
+		}
+		if d := sum - res.Time.GPU; len(rep.Ops) < 20 || d*d > 1e-18 || !(rep.Bytes > 0) {
+			t.Errorf("%+v: %d ops summing to %g s, GPU time %g s, bytes %g", r, len(rep.Ops), sum, res.Time.GPU, rep.Bytes)
+		}
+		for _, want := range []string{"forward q_proj", "backward q_proj dX", "step optimizer"} {
+			if !named[want] {
+				t.Errorf("%+v: no %q among the ops", r, want)
+			}
+		}
+	}
+}

@@ -48,11 +48,54 @@ func Review(c model.Config, r Request, m *roofline.Model) (review.Report, error)
 		if peak, err := m.Device().Peak(devices.BF16, devices.Tensor); err == nil {
 			rep.FLOPs = rep.LowerBound * peak // the model FLOPs MFU counts
 		}
+		if rep.Ops, rep.Bytes, err = stepOps(c, r, m, *t); err != nil {
+			return review.Report{}, err
+		}
 	} else {
 		rep.NoTime = "the step does not fit"
 	}
 	rep.Findings = Findings(c, res)
 	return rep, nil
+}
+
+// stepOps is the step's op table: each op of the forward, the backward
+// (dX and dW of each matrix product; attention's and the elementwise ops'
+// backward) and the recomputed forward, each part's passes (loss, LoRA,
+// autocast) by phase, the optimizer and the exposed communication; and the
+// ideal bytes of the listed ops.
+func stepOps(c model.Config, r Request, m *roofline.Model, t Time) ([]review.Op, float64, error) {
+	var log []stepOp
+	if _, err := newLayout(c, r).timeLogged(newPricer(m), &log); err != nil {
+		return nil, 0, err
+	}
+	log = append(log, stepOp{Phase: "step", Name: PartOptimizer, Seconds: t.Optimizer})
+	if t.Comm > 0 {
+		log = append(log, stepOp{Phase: "step", Name: "communication (exposed)", Seconds: t.Comm})
+	}
+	dram := m.Device().Memory.BytesPerSecond
+	var out []review.Op
+	var bytes float64
+	for _, e := range log {
+		o := review.Op{Name: e.Phase + " " + e.Name, Count: max(e.Count, 1), Expected: e.Seconds}
+		if e.Op != nil {
+			p, err := m.Analyze(*e.Op)
+			if err != nil {
+				return nil, 0, fmt.Errorf("%s: %w", e.Name, err)
+			}
+			work := e.Runs * float64(e.Count)
+			o.Spec, o.Point, o.LowerBound = e.Op.String(), p, work*p.LowerBound
+			bytes += work * p.Bytes
+			if e.Seconds > 0 && p.ComputeCeiling > 0 {
+				o.PeakFraction = work * p.FLOPs / e.Seconds / p.ComputeCeiling
+				o.BandwidthFraction = work * p.Bytes / e.Seconds / dram
+			}
+		}
+		if t.Step > 0 {
+			o.Share = e.Seconds / t.Step
+		}
+		out = append(out, o)
+	}
+	return out, bytes, nil
 }
 
 // Findings are what a training step's result suggests, the most severe

@@ -102,17 +102,54 @@ const (
 	comm
 )
 
-// phase accumulates GPU time and kernels.
+// phase accumulates GPU time and kernels, and, when log is set, what
+// each op or pass of the phase takes (the design review's op table).
 type phase struct {
 	gpu     float64
 	kernels int
 	by      [len(parts)]float64
+	name    string
+	log     *[]stepOp
 }
 
+// stepOp is one line of a step's op table: an op of the model's op list
+// (Op set) run Runs times its work per count, or a part's memory-bound
+// passes (Op nil: loss, LoRA, autocast, embedding).
+type stepOp struct {
+	Phase, Name string
+	Op          *ops.Op
+	Count       int
+	Runs        float64
+	Seconds     float64
+	Kernels     int
+}
+
+// add adds a part's passes; the log merges them by part.
 func (p *phase) add(pt part, t float64, kernels int) {
 	p.gpu += t
 	p.kernels += kernels
 	p.by[pt] += t
+	if p.log == nil {
+		return
+	}
+	for i, e := range *p.log {
+		if e.Op == nil && e.Phase == p.name && e.Name == parts[pt] {
+			(*p.log)[i].Seconds += t
+			(*p.log)[i].Kernels += kernels
+			return
+		}
+	}
+	*p.log = append(*p.log, stepOp{Phase: p.name, Name: parts[pt], Seconds: t, Kernels: kernels})
+}
+
+// addOp adds n runs of op o (runs times its work each) taking t in all.
+func (p *phase) addOp(pt part, name string, o ops.Op, n int, runs, t float64, kernels int) {
+	p.gpu += t
+	p.kernels += kernels
+	p.by[pt] += t
+	if p.log != nil {
+		*p.log = append(*p.log, stepOp{Phase: p.name, Name: name, Op: &o, Count: n, Runs: runs, Seconds: t, Kernels: kernels})
+	}
 }
 
 // pricer prices ops on one device, remembering each op's price: a step
@@ -165,13 +202,18 @@ func StepTime(c model.Config, r Request, m *roofline.Model) (Time, error) {
 }
 
 func (l layout) time(pr pricer) (Time, error) {
+	return l.timeLogged(pr, nil)
+}
+
+// timeLogged is time, listing each op and pass in log when it is not nil.
+func (l layout) timeLogged(pr pricer, log *[]stepOp) (Time, error) {
 	m := pr.m
 	c, r := l.c, l.r
 	list, err := c.Ops(model.Shape{Phase: model.Prefill, Batch: r.Batch, Seq: r.Seq, TP: r.TP, Engine: model.Eager})
 	if err != nil {
 		return Time{}, err
 	}
-	var fwd, bwd, rec phase
+	fwd, bwd, rec := phase{name: "forward", log: log}, phase{name: "backward", log: log}, phase{name: "recompute", log: log}
 	T := r.Tokens()
 	full := r.Method == Full
 	var matrixFLOPs float64
@@ -200,9 +242,9 @@ func (l layout) time(pr pricer) (Time, error) {
 		case op.Kind == ops.AllReduce:
 			pt = comm
 		}
-		fwd.add(pt, float64(n)*t, n*k)
+		fwd.addOp(pt, name, op, n, 1, float64(n)*t, n*k)
 		if r.Ckpt == FullCkpt && inLayer {
-			rec.add(pt, float64(n)*t, n*k)
+			rec.addOp(pt, name, op, n, 1, float64(n)*t, n*k)
 		}
 		switch {
 		case pt == matmul:
@@ -213,19 +255,19 @@ func (l layout) time(pr pricer) (Time, error) {
 			if err != nil {
 				return Time{}, err
 			}
-			bwd.add(pt, float64(n)*t, n*k)
+			bwd.addOp(pt, name+" dX", dx, n, 1, float64(n)*t, n*k)
 			if full {
 				dw := op
 				dw.M, dw.N, dw.K = op.N, op.K, op.M
 				if t, k, err = pr.op(dw); err != nil {
 					return Time{}, err
 				}
-				bwd.add(pt, float64(n)*t, n*k)
+				bwd.addOp(pt, name+" dW", dw, n, 1, float64(n)*t, n*k)
 			}
 		case pt == attention:
-			bwd.add(pt, float64(n)*(attnBackward*(t-pr.ramp)+attnBackwardKernels*pr.ramp), n*attnBackwardKernels)
+			bwd.addOp(pt, name, op, n, attnBackward, float64(n)*(attnBackward*(t-pr.ramp)+attnBackwardKernels*pr.ramp), n*attnBackwardKernels)
 		case pt == comm:
-			bwd.add(pt, float64(n)*t, n*k)
+			bwd.addOp(pt, name, op, n, 1, float64(n)*t, n*k)
 		case name == "embedding":
 			if full { // a zeroed table and the scatter of the rows' gradients
 				vocab := float64(l.n.Embedding) / l.tp
@@ -234,7 +276,7 @@ func (l layout) time(pr pricer) (Time, error) {
 		default:
 			// Autograd's elementwise backward reads the saved input
 			// and the gradient and writes the input's gradient.
-			bwd.add(pt, 2*float64(n)*t, 2*n*k)
+			bwd.addOp(pt, name, op, n, 2, 2*float64(n)*t, 2*n*k)
 		}
 	}
 	l.loss(pr, &fwd, &bwd)

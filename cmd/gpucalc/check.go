@@ -25,9 +25,11 @@ type checkOptions struct {
 	// model and shape review a model's step instead of a workload file.
 	model string
 	shape model.Shape
-	// train reviews a training step (--phase train).
+	// train reviews a training step (--phase train) of seq tokens per
+	// sequence.
 	train trainOptions
 	flags *pflag.FlagSet // which flags were given
+	seq   int64
 }
 
 func newCmdCheck(f *factory, runF func(*checkOptions) error) *cobra.Command {
@@ -61,7 +63,7 @@ workload is one prefill or decode step of that model (--phase, --batch,
   gqa_expansion      what repeating KV heads before attention would cost
   tp_allreduce       the tensor-parallel all-reduces' share of the step
 With --phase train the workload is a training step (see 'gpucalc train':
---batch sequences of --prompt tokens, --method, --precision, --ckpt, --gpus,
+--batch sequences of --seq tokens, --method, --precision, --ckpt, --gpus,
 --zero, --bucket-view, --tp) and the checks are:
   memory_capacity    the step does not fit, and the smallest change that does
   ddp_rebuild        only the steady step fits: DDP's second may not
@@ -97,9 +99,9 @@ worse) is found, for CI.
   gpucalc check block.yaml --fail-on error
   gpucalc check --model llama-3.1-8b --batch 64 --ctx 4096
   gpucalc check --model llama-3.1-70b --tp 4 --batch 32 --ctx 8192
-  gpucalc check --model llama-3.1-8b --phase train --batch 4 --prompt 4096 --method lora`,
+  gpucalc check --model llama-3.1-8b --phase train --batch 4 --seq 4096 --method lora`,
 		Args: args(cobra.MaximumNArgs(1)),
-		RunE: func(_ *cobra.Command, argv []string) error {
+		RunE: func(cmd *cobra.Command, argv []string) error {
 			switch {
 			case len(argv) == 1 && opts.model != "":
 				return usagef("give a workload file or --model, not both")
@@ -127,6 +129,7 @@ worse) is found, for CI.
 	fl.BoolVar(&opts.train.req.BucketView, "bucket-view", false, "with --phase train: DDP with gradient_as_bucket_view=True")
 	fl.Int64Var(&opts.shape.Batch, "batch", model.DefaultBatch, "with --model: `sequences` in the batch")
 	fl.Int64Var(&opts.shape.Seq, "prompt", model.DefaultPrompt, "with --model: prompt `tokens` per sequence (prefill)")
+	fl.Int64Var(&opts.seq, "seq", train.DefaultSeq, "with --phase train: `tokens` per sequence")
 	fl.Int64Var(&opts.shape.Ctx, "ctx", model.DefaultPrompt, "with --model: `tokens` in the KV cache (decode)")
 	fl.Int64Var(&opts.shape.TP, "tp", 1, "with --model: tensor-parallel `GPUs`")
 	_ = cmd.RegisterFlagCompletionFunc("phase", cobra.FixedCompletions([]string{"prefill", "decode", "train"}, cobra.ShellCompDirectiveNoFileComp))
@@ -228,7 +231,7 @@ func failed(rv reports.Review, fail review.Severity) error {
 // KV cache's --ctx in a training step; and a phase that is none of three.
 func (opts *checkOptions) flagsApply() error {
 	fs := opts.flags
-	if err := onlyWith(fs, opts.model != "", "--model", "phase", "batch", "prompt", "ctx", "tp"); err != nil {
+	if err := onlyWith(fs, opts.model != "", "--model", "phase", "batch", "prompt", "seq", "ctx", "tp"); err != nil {
 		return err
 	}
 	switch opts.shape.Phase {
@@ -237,6 +240,14 @@ func (opts *checkOptions) flagsApply() error {
 		return usagef("--phase %s: expected prefill, decode or train", query.Quote(string(opts.shape.Phase)))
 	}
 	train := opts.shape.Phase == "train"
+	// Each phase takes the length flag of its own command: train's --seq,
+	// model's --prompt.
+	switch {
+	case train && fs.Changed("prompt"):
+		return usagef("--phase train takes --seq (tokens per sequence, as 'gpucalc train' does), not --prompt")
+	case !train && fs.Changed("seq"):
+		return usagef("--seq is the training step's sequence length (--phase train); a %s step takes --prompt and --ctx", opts.shape.Phase)
+	}
 	if err := onlyWith(fs, train, "--phase train", "method", "precision", "ckpt", "gpus", "zero", "bucket-view"); err != nil {
 		return err
 	}
@@ -248,7 +259,7 @@ func (opts *checkOptions) trainReview(cfg model.Config, d devices.Device) (revie
 	o := opts.train
 	tq := train.NewQuery(opts.model)
 	tq.Method, tq.Precision, tq.Ckpt = o.method, o.prec, o.ckpt
-	tq.Batch, tq.Seq, tq.TP, tq.GPUs, tq.ZeRO, tq.BucketView = opts.shape.Batch, opts.shape.Seq, opts.shape.TP, o.req.GPUs, o.req.ZeRO, o.req.BucketView
+	tq.Batch, tq.Seq, tq.TP, tq.GPUs, tq.ZeRO, tq.BucketView = opts.shape.Batch, opts.seq, opts.shape.TP, o.req.GPUs, o.req.ZeRO, o.req.BucketView
 	q, err := tq.Request()
 	if err != nil {
 		return review.Report{}, usage(err)
