@@ -414,6 +414,19 @@ func TestExamples(t *testing.T) {
 	if len(find(pre, "launch_overhead", "")) != 0 || len(find(pre, "fusion", "silu")) != 1 {
 		t.Errorf("prefill: findings %+v", pre.Findings)
 	}
+	// Llama's SiLU gates gate_proj's output, so fusion puts it in
+	// gate_proj's epilogue, never up_proj's (the examples had SiLU after
+	// up_proj); the product reads the SiLU's output and up_proj's.
+	for name, r := range map[string]Report{"decode": dec, "prefill": pre} {
+		for _, f := range find(r, "fusion", "silu") {
+			if !strings.Contains(f.Message, "after gate_proj") || !strings.Contains(f.Fix, "gate_proj's epilogue") || strings.Contains(f.Message+f.Fix, "up_proj") {
+				t.Errorf("%s: silu fusion %q; fix %q", name, f.Message, f.Fix)
+			}
+		}
+		if len(find(r, "fusion", "silu")) != 1 {
+			t.Errorf("%s: no fusion finding for silu", name)
+		}
+	}
 	cnn := review(t, d, read("resnet50-bottleneck.yaml"))
 	co := find(cnn, "coalescing", "to_nhwc")
 	if len(co) != 1 || co[0].Numbers["sectors_per_request"] != 32 || co[0].Numbers["ideal_sectors_per_request"] != 2 {
