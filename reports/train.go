@@ -68,7 +68,7 @@ func trainSummary(r train.Result, origin string) Table {
 	if len(r.Changes) > 0 {
 		row("smallest change that fits", r.Changes[0].What+" ("+gib(r.Changes[0].Peak)+")")
 	} else if !m.Fits {
-		row("smallest change that fits", "none of micro-batch, checkpointing, LoRA, ZeRO or up to 8× the GPUs alone")
+		row("smallest change that fits", "none of micro-batch, checkpointing, LoRA, ZeRO or up to 8× the GPUs alone, keeping the global batch")
 	}
 	if t == nil {
 		row("step", notPriced)

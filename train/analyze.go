@@ -90,26 +90,40 @@ func (l layout) maxBatch(usable float64) int64 {
 // gradient_as_bucket_view, a smaller micro-batch (the same global batch
 // through gradient accumulation),
 // checkpointing, LoRA, a ZeRO stage over the GPUs there are, then more
-// GPUs sharded with ZeRO-3 (FSDP).
+// GPUs sharded with ZeRO-3 (FSDP). Every change keeps the global batch
+// (micro-batch × accumulation steps × data-parallel GPUs), so a smaller
+// micro-batch divides it and more GPUs take a smaller micro-batch each.
+// After gradient_as_bucket_view (free, and the fix for DDP's second step),
+// the changes that fit with room come before those that fit only tightly,
+// each group least intrusive first.
 func changes(c model.Config, r Request, d devices.Device, maxB int64) []Change {
-	var out []Change
+	var roomy, tight []Change
 	try := func(what string, n Request) {
 		if n.Validate(c) != nil {
 			return
 		}
-		if m := newLayout(c, n).memory(model.Usable(d, n.GPUs)); m.Fits {
-			out = append(out, Change{What: what, Request: n, Peak: m.SecondStep})
+		m := newLayout(c, n).memory(model.Usable(d, n.GPUs))
+		switch ch := (Change{What: what, Request: n, Peak: m.SecondStep}); {
+		case m.Verdict == Fits:
+			roomy = append(roomy, ch)
+		case m.Fits:
+			tight = append(tight, ch)
 		}
 	}
 	if r.ZeRO <= 1 && r.DP() > 1 && !r.BucketView {
 		n := r
 		n.BucketView = true
 		try("DDP's gradient_as_bucket_view=True (--bucket-view)", n)
+		// It costs no time and is the fix for DDP's second step: first,
+		// even where it fits tightly.
+		roomy, tight = append(roomy, tight...), nil
 	}
-	if maxB > 0 && maxB < r.Batch {
+	// The largest micro-batch that fits and divides the batch: 3 × 2
+	// accumulation steps is 6 sequences, not 4.
+	if b := largestDivisor(r.Batch, maxB); b > 0 && b < r.Batch {
 		n := r
-		n.Batch = maxB
-		try(fmt.Sprintf("micro-batch %d with %d gradient-accumulation steps", maxB, (r.Batch+maxB-1)/maxB), n)
+		n.Batch = b
+		try(fmt.Sprintf("micro-batch %d with %d gradient-accumulation steps (--batch %d)", b, r.Batch/b, b), n)
 	}
 	if r.Ckpt == NoCkpt {
 		n := r
@@ -129,10 +143,30 @@ func changes(c model.Config, r Request, d devices.Device, maxB int64) []Change {
 			try(fmt.Sprintf("ZeRO stage %d over the %d GPUs (--zero %d)", z, r.GPUs, z), n)
 		}
 	}
+	global := r.Batch * r.DP()
 	for g := r.GPUs * 2; g <= 8*r.TP && g <= r.GPUs*8; g *= 2 {
 		n := r
 		n.GPUs, n.ZeRO = g, 3
-		try(fmt.Sprintf("%d GPUs with ZeRO-3 / FSDP (--gpus %d --zero 3)", g, g), n)
+		if global%n.DP() != 0 {
+			break // more data-parallel ranks than the global batch's sequences
+		}
+		n.Batch = global / n.DP()
+		what := fmt.Sprintf("%d GPUs with ZeRO-3 / FSDP (--gpus %d --zero 3)", g, g)
+		if n.Batch != r.Batch {
+			what = fmt.Sprintf("%d GPUs with ZeRO-3 / FSDP, micro-batch %d each (--gpus %d --zero 3 --batch %d)", g, n.Batch, g, n.Batch)
+		}
+		try(what, n)
 	}
-	return out
+	return append(roomy, tight...)
+}
+
+// largestDivisor is the largest divisor of n that is at most max (0 when
+// max < 1).
+func largestDivisor(n, max int64) int64 {
+	for b := min(n, max); b >= 1; b-- {
+		if n%b == 0 {
+			return b
+		}
+	}
+	return 0
 }

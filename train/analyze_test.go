@@ -255,3 +255,59 @@ func TestReviewOps(t *testing.T) {
 		}
 	}
 }
+
+// TestChangesKeepGlobalBatch: every change offered for a step that does
+// not fit keeps the global batch (micro-batch × accumulation × data-parallel
+// GPUs), and those that fit with room come before those that fit tightly.
+// (Micro-batch 3 with 2 accumulation steps was offered for a batch of 4,
+// 6 sequences; it was listed before checkpointing, which fits with room.)
+func TestChangesKeepGlobalBatch(t *testing.T) {
+	d := deviceFor(t, "")
+	checked := 0
+	for _, name := range []string{"llama-3.2-1b", "qwen3-8b", "llama-3.1-8b"} {
+		c := builtin(t, name)
+		for _, seq := range []int64{1024, 4096, 8192} {
+			for _, batch := range []int64{1, 2, 3, 4, 5, 6, 8, 12, 16} {
+				for _, gpus := range []int64{1, 2, 4} {
+					for _, prec := range []Precision{BF16, Mixed} {
+						r := Request{Batch: batch, Seq: seq, GPUs: gpus, Precision: prec}.Defaults()
+						if r.Validate(c) != nil {
+							continue
+						}
+						usable := model.Usable(d, r.GPUs)
+						l := newLayout(c, r)
+						if l.memory(usable).Fits {
+							continue
+						}
+						checked++
+						tight := false
+						for _, ch := range changes(c, r, d, l.maxBatch(usable)) {
+							n := ch.Request
+							steps := int64(1)
+							if n.Batch < r.Batch && n.GPUs == r.GPUs {
+								if r.Batch%n.Batch != 0 {
+									t.Errorf("%s %+v: %q: micro-batch %d does not divide %d", name, r, ch.What, n.Batch, r.Batch)
+								}
+								steps = r.Batch / n.Batch
+							}
+							if n.Batch*steps*n.DP() != r.Batch*r.DP() {
+								t.Errorf("%s %+v: %q: global batch %d, was %d", name, r, ch.What, n.Batch*steps*n.DP(), r.Batch*r.DP())
+							}
+							v := newLayout(c, n).memory(model.Usable(d, n.GPUs)).Verdict
+							if n.BucketView != r.BucketView {
+								continue // free, and first
+							}
+							if v == Fits && tight {
+								t.Errorf("%s %+v: %q fits with room but comes after a tight change", name, r, ch.What)
+							}
+							tight = tight || v != Fits
+						}
+					}
+				}
+			}
+		}
+	}
+	if checked < 50 {
+		t.Fatalf("only %d steps that do not fit", checked)
+	}
+}
