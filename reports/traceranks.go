@@ -63,12 +63,16 @@ func rankCollectives(rs trace.Ranks, top int) Table {
 		if c.Bytes <= 0 {
 			row = append(row, "-", dt, strconv.Itoa(c.GroupSize), strconv.Itoa(c.Calls), duration(c.Mean), duration(c.Transfer), "-", "-", "-", "-")
 		} else {
+			eff := reviewPct(c.Efficiency)
+			if c.LatencyBound {
+				eff = "latency-bound"
+			}
 			row = append(row, units.FormatSize(int64(c.Bytes)), dt, strconv.Itoa(c.GroupSize), strconv.Itoa(c.Calls), duration(c.Mean), duration(c.Transfer),
-				units.FormatBandwidth(c.AlgBandwidth), units.FormatBandwidth(c.BusBandwidth), units.FormatBandwidth(c.CurveBus), reviewPct(c.Efficiency))
+				units.FormatBandwidth(c.AlgBandwidth), units.FormatBandwidth(c.BusBandwidth), units.FormatBandwidth(c.CurveBus), eff)
 		}
 		t.Rows = append(t.Rows, row)
 	}
-	note := fmt.Sprintf("Transfer: per call, the shortest kernel of any rank (the last to arrive waits least). Bus BW = message / transfer × nccl-tests' factor (2(n−1)/n all-reduce, (n−1)/n all-gather, reduce-scatter); curve: %s + bus bytes / %s.",
+	note := fmt.Sprintf("Transfer: per call, the shortest kernel of any rank (the last to arrive waits least). Bus BW = message / transfer × nccl-tests' factor (2(n−1)/n all-reduce, (n−1)/n all-gather, reduce-scatter); curve: %s + bus bytes / %s; a message whose curve time is mostly that latency is latency-bound, with no efficiency.",
 		units.FormatDuration(rs.Link.Latency), units.FormatBandwidth(rs.Link.BusBandwidth))
 	if n < len(rs.Collectives) {
 		note += fmt.Sprintf(" %d more (--top 0 lists all).", len(rs.Collectives)-n)
@@ -104,7 +108,11 @@ func rankSlowest(rs trace.Ranks) Table {
 			lo = r
 		}
 	}
-	t := Table{Title: fmt.Sprintf("Slowest rank: %d, against rank %d", s.Rank, s.Reference),
+	title := "Slowest rank"
+	if s.Own < 0 {
+		title = "Odd rank out (faster)"
+	}
+	t := Table{Title: fmt.Sprintf("%s: %d, against rank %d", title, s.Rank, s.Reference),
 		Header: []string{"What", fmt.Sprintf("Rank %d", s.Rank), fmt.Sprintf("Rank %d", s.Reference), "Difference"}}
 	add := func(what string, a, b, d float64) {
 		t.Rows = append(t.Rows, []string{what, duration(a), duration(b), signedDuration(d)})
@@ -115,7 +123,12 @@ func rankSlowest(rs trace.Ranks) Table {
 	add("idle", hi.Idle, lo.Idle, s.Idle)
 	add("outside communication", hi.Own(), lo.Own(), s.Own)
 	why := map[string]string{"compute": "more compute", "idle": "more idle time, its host launched the work late", "": "no rank does more"}[s.Because]
-	t.Notes = []string{fmt.Sprintf("Slowest: the most time outside communication; the other ranks wait for it inside their NCCL kernels. Why: %s.", why)}
+	note := "Slowest: the rank whose time outside communication lies farthest from the median, above it; the other ranks wait for it inside their NCCL kernels. Why: %s."
+	if s.Own < 0 {
+		why = map[string]string{"compute": "less compute, the others carry more work", "idle": "less idle time, the others' hosts launch their work late", "": "no rank does less"}[s.Because]
+		note = "Odd rank out: the rank whose time outside communication lies farthest from the median, below it; it waits for the others inside its NCCL kernels. Why: %s."
+	}
+	t.Notes = []string{fmt.Sprintf(note, why)}
 	return t
 }
 
@@ -144,10 +157,10 @@ func TraceRanksRecords(rs trace.Ranks) []Table {
 	}
 	cs := Table{Key: "collectives", Header: []string{"kind", "name", "kernel", "dtype", "message_bytes", "group_size", "calls", "kernels", "time_seconds",
 		"mean_seconds", "transfer_seconds", "algorithm_bytes_per_second", "bus_bytes_per_second", "expected_seconds", "curve_bus_bytes_per_second",
-		"efficiency", "missing"}}
+		"efficiency", "latency_bound", "missing"}}
 	for _, c := range rs.Collectives {
 		cs.Rows = append(cs.Rows, []string{c.Kind, c.Name, c.Kernel, c.DType, optNum(c.Bytes), integer(c.GroupSize), integer(c.Calls), integer(c.Kernels),
-			num(c.Time), num(c.Mean), num(c.Transfer), optNum(c.AlgBandwidth), optNum(c.BusBandwidth), optNum(c.Expected), optNum(c.CurveBus), optNum(c.Efficiency), c.Missing})
+			num(c.Time), num(c.Mean), num(c.Transfer), optNum(c.AlgBandwidth), optNum(c.BusBandwidth), optNum(c.Expected), optNum(c.CurveBus), optNum(c.Efficiency), boolean(c.LatencyBound), c.Missing})
 	}
 	s := rs.Slowest
 	sl := Table{Key: "slowest", Header: []string{"rank", "reference_rank", "because", "window_delta_seconds", "compute_delta_seconds",

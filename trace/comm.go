@@ -216,7 +216,13 @@ func collectiveRows(ks []commKernel, nRanks int, curve roofline.Collectives) ([]
 			r.BusBandwidth = r.AlgBandwidth * f
 			if r.Expected = curve.Time(r.Bytes * f); r.Expected > 0 {
 				r.CurveBus = r.Bytes * f / r.Expected
-				r.Efficiency = r.Expected / r.Transfer
+				// A message whose curve time is mostly the curve's latency
+				// (the all-reduce's, more steps than a small broadcast
+				// takes) measures latency, not bandwidth: no efficiency
+				// (a 128-byte broadcast read 271%).
+				if r.LatencyBound = curve.Latency >= r.Bytes*f/curve.BusBandwidth; !r.LatencyBound {
+					r.Efficiency = r.Expected / r.Transfer
+				}
 			}
 		}
 	}

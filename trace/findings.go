@@ -3,6 +3,7 @@ package trace
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 
@@ -230,15 +231,23 @@ func rankFindings(rs Ranks) []review.Finding {
 	}
 	med := rs.MedianWindow
 	s := rs.Slowest
-	if len(rs.Ranks) > 1 && med > 0 && s.Own >= stragglerSpread*med {
-		what := map[string]string{"compute": "more compute", "idle": "more idle time: its host launched the work late"}[s.Because]
+	if len(rs.Ranks) > 1 && med > 0 && math.Abs(s.Own) >= stragglerSpread*med {
+		var msg string
+		if s.Own > 0 {
+			what := map[string]string{"compute": "more compute", "idle": "more idle time: its host launched the work late"}[s.Because]
+			msg = fmt.Sprintf("rank %d holds the step back: it spends %s more than rank %d outside communication (compute %s, idle %s), %s of the median GPU window; %s. Rank %d waits for it inside its NCCL kernels (exposed communication %s).",
+				s.Rank, units.FormatDuration(s.Own), s.Reference, signed(s.Compute), signed(s.Idle), pct(s.Own/med), what, s.Reference, signed(-s.Exposed))
+		} else {
+			what := map[string]string{"compute": "less compute: the others carry more work", "idle": "less idle time: the others' hosts launch their work late"}[s.Because]
+			msg = fmt.Sprintf("rank %d is the odd one: it spends %s less than rank %d outside communication (compute %s, idle %s), %s of the median GPU window, while the other ranks lie closer together; %s. It waits for them inside its NCCL kernels (exposed communication %s).",
+				s.Rank, units.FormatDuration(-s.Own), s.Reference, signed(s.Compute), signed(s.Idle), pct(-s.Own/med), what, signed(s.Exposed))
+		}
 		out = append(out, review.Finding{
 			Severity: review.Warning, Check: "straggler",
-			Message: fmt.Sprintf("rank %d holds the step back: it spends %s more than rank %d outside communication (compute %s, idle %s), %s of the median GPU window; %s. Rank %d waits for it inside its NCCL kernels (exposed communication %s).",
-				s.Rank, units.FormatDuration(s.Own), s.Reference, signed(s.Compute), signed(s.Idle), pct(s.Own/med), what, s.Reference, signed(-s.Exposed)),
+			Message: msg,
 			Fix: "even out the ranks' work: the same batch shapes on every rank (pad or bucket sequence lengths), the data loader off the critical path (num_workers, pin_memory), " +
 				"no rank-0-only work inside the step (logging, checkpointing, evaluation); check the slow GPU's clocks and power (nvidia-smi -q -d PERFORMANCE)",
-			Saves:   s.Own,
+			Saves:   math.Abs(s.Own),
 			Numbers: map[string]float64{"rank": float64(s.Rank), "reference_rank": float64(s.Reference), "own_delta_seconds": s.Own, "median_window_seconds": med},
 		})
 	}

@@ -3,6 +3,7 @@ package trace
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 
@@ -107,10 +108,13 @@ type CollectiveRow struct {
 	AlgBandwidth float64 `json:"algorithm_bytes_per_second"`
 	BusBandwidth float64 `json:"bus_bytes_per_second"`
 	// Expected is the link curve's time for the message, CurveBus its bus
-	// bandwidth at that size; Efficiency = Expected / Transfer.
-	Expected   float64 `json:"expected_seconds"`
-	CurveBus   float64 `json:"curve_bus_bytes_per_second"`
-	Efficiency float64 `json:"efficiency"`
+	// bandwidth at that size; Efficiency = Expected / Transfer, except for
+	// a latency-bound message (LatencyBound: the curve's latency is at
+	// least its transfer time at the curve's bandwidth), which has none.
+	Expected     float64 `json:"expected_seconds"`
+	CurveBus     float64 `json:"curve_bus_bytes_per_second"`
+	Efficiency   float64 `json:"efficiency"`
+	LatencyBound bool    `json:"latency_bound"`
 	// Missing says why the row has no size ("" when it has one).
 	Missing string `json:"missing,omitempty"`
 }
@@ -125,13 +129,15 @@ type LinkCurve struct {
 	Note         string  `json:"note,omitempty"`
 }
 
-// Slowest is the rank that holds the step back, against the rank that
-// does least (Reference). Collectives make every rank wait for the last to
+// Slowest is the odd rank out, against a typical rank (Reference, the
+// nearest the median). Collectives make every rank wait for the last to
 // arrive, inside its NCCL kernels, so a slow rank shows in the others'
 // communication time, and windows say little (each profile starts when its
-// process does): the slowest rank is the one with the most time outside
-// communication (compute + idle). The deltas are its times less the
-// reference's; Window = Compute + Exposed + Idle, so they add up.
+// process does): ranks are compared by their time outside communication
+// (compute + idle), and the odd one is the farthest from the median. It
+// holds the step back when Own > 0; when Own < 0 it does less than the
+// others and waits for them. The deltas are its times less the reference's;
+// Window = Compute + Exposed + Idle, so they add up.
 type Slowest struct {
 	Rank      int     `json:"rank"`
 	Reference int     `json:"reference_rank"`
@@ -383,26 +389,47 @@ func intersect(a, b []span) float64 {
 	return n
 }
 
-// slowest finds the rank with the most time outside communication and
-// says which of its times makes the difference to the rank with the least.
+// slowest finds the odd rank out: the rank whose time outside
+// communication lies farthest from the ranks' median (a tie goes to the
+// slower), set against the rank nearest the median, and says which of its
+// times makes the difference. Usually it is slower than the others, and they
+// wait for it; where it is faster (Own < 0), it waits for them. Taking the
+// extremes instead blamed one of three ranks within 0.6 ms of each other
+// when the fourth was the odd one.
 func slowest(ranks []Rank) Slowest {
 	if len(ranks) == 0 {
 		return Slowest{}
 	}
-	hi, lo := ranks[0], ranks[0]
+	own := make([]float64, len(ranks))
+	for i, r := range ranks {
+		own[i] = r.Own()
+	}
+	slices.Sort(own)
+	n := len(own)
+	med := (own[(n-1)/2] + own[n/2]) / 2
+	dist := func(r Rank) float64 { return math.Abs(r.Own() - med) }
+	hi := ranks[0]
 	for _, r := range ranks[1:] {
-		if r.Own() > hi.Own() {
+		if d := dist(r); d > dist(hi) || d == dist(hi) && r.Own() > hi.Own() {
 			hi = r
 		}
-		if r.Own() < lo.Own() {
+	}
+	lo := hi
+	for _, r := range ranks {
+		if r.Rank != hi.Rank && (lo.Rank == hi.Rank || dist(r) < dist(lo)) {
 			lo = r
 		}
 	}
 	s := Slowest{Rank: hi.Rank, Reference: lo.Rank, Window: hi.Window - lo.Window, Compute: hi.Compute - lo.Compute,
 		Exposed: hi.Exposed - lo.Exposed, Idle: hi.Idle - lo.Idle, Own: hi.Own() - lo.Own()}
+	// The larger of the compute and idle deltas, in the direction of Own.
+	c, i := s.Compute, s.Idle
+	if s.Own < 0 {
+		c, i = -c, -i
+	}
 	switch {
-	case s.Compute <= 0 && s.Idle <= 0:
-	case s.Compute >= s.Idle:
+	case c <= 0 && i <= 0:
+	case c >= i:
 		s.Because = "compute"
 	default:
 		s.Because = "idle"
