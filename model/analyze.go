@@ -33,7 +33,9 @@ type Result struct {
 	Wall float64 `json:"wall_seconds,omitempty"`
 	// Time by category of op; Launches is the kernels' fixed cost.
 	Time map[Category]float64 `json:"time_seconds_by_category"`
-	// Dominant is the category taking the most expected time.
+	// Dominant is the category taking the most expected time, or Launches
+	// when the eager engine's CPU launches outlast the GPU time (the wall
+	// time is the launches').
 	Dominant Category `json:"dominant"`
 	// TokensPerSecond is the tokens the step produces per second for the
 	// batch (decode: one per sequence; prefill: the prompt tokens), at the
@@ -124,6 +126,11 @@ func (c Config) Analyze(s Shape, m *roofline.Model) (Result, error) {
 	if s.Engine == Eager {
 		r.Wall = max(float64(r.Kernels)*EagerCPUPerKernel, r.Expected)
 		step = r.Wall
+		if r.Wall > r.Expected {
+			// The CPU's launches set the pace: the GPU idles between
+			// kernels, whatever its own time is spent on.
+			r.Dominant = Launches
+		}
 	}
 	r.TokensPerSecond = tokens / step
 	r.PerSequence = r.TokensPerSecond / float64(s.Batch)

@@ -1,6 +1,7 @@
 package model
 
 import (
+	"github.com/gpucalc/gpucalc/roofline"
 	"strings"
 	"testing"
 )
@@ -41,5 +42,35 @@ func TestEagerOps(t *testing.T) {
 		if _, err := builtin(t, name).Ops(Shape{Phase: Decode, Batch: 1, Ctx: 16, Engine: Eager}); err == nil || !strings.Contains(err.Error(), "--engine graph") {
 			t.Errorf("%s eager: %v", name, err)
 		}
+	}
+}
+
+// TestEagerLaunchBound: an eager step whose CPU launches outlast its GPU
+// time is dominated by launches, whatever its GPU time is spent on; one
+// whose GPU time is the longer is not. (Llama-3.1-8B's eager decode, 33 ms
+// of wall time against 10 ms of GPU time, was "dominated by weights".)
+func TestEagerLaunchBound(t *testing.T) {
+	m, err := roofline.New(lookup(t, "h100"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bound := 0
+	for _, name := range []string{"llama-3.2-1b", "llama-3.1-8b", "qwen3-8b"} {
+		c := builtin(t, name)
+		for _, s := range []Shape{{Phase: Decode, Batch: 1, Ctx: 2048}, {Phase: Decode, Batch: 64, Ctx: 8192}, {Phase: Prefill, Batch: 1, Seq: 128}, {Phase: Prefill, Batch: 8, Seq: 4096}} {
+			s.Engine = Eager
+			r, err := c.Analyze(s, m)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if launchBound := r.Wall > r.Expected; launchBound != (r.Dominant == Launches && r.Wall > r.Expected) {
+				t.Errorf("%s %+v: wall %g s, GPU %g s, dominated by %s", name, s, r.Wall, r.Expected, r.Dominant)
+			} else if launchBound {
+				bound++
+			}
+		}
+	}
+	if bound == 0 {
+		t.Error("no launch-bound step among the cases")
 	}
 }

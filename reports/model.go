@@ -72,7 +72,12 @@ func ModelSummary(title string, r model.Report, notes []string) Table {
 		strconv.Itoa(p.Kernels)+" kernels, mostly "+prefillLabel(p.Dominant))
 	row("decode step (TPOT)", stepTime(*r.TPOT, *d)+", "+units.FormatDuration(d.LowerBound)+" lower bound at "+
 		strconv.FormatInt(q.Ctx, 10)+" tokens of context")
-	row("decode dominated by", string(d.Dominant)+" ("+shares(*d)+")")
+	dom := string(d.Dominant) + " (" + shares(*d) + ")"
+	if d.Wall > d.Expected {
+		dom = "launches: the CPU's " + strconv.Itoa(d.Kernels) + " kernel launches take " + units.FormatDuration(d.Wall) +
+			", the GPU's work " + units.FormatDuration(d.Expected) + " (GPU time: " + shares(*d) + ")"
+	}
+	row("decode dominated by", dom)
 	row("decode tokens/s", strconv.FormatFloat(d.PerSequence, 'f', 1, 64)+" per sequence, "+
 		strconv.FormatFloat(d.TokensPerSecond, 'f', 0, 64)+" for the batch")
 	if r.EndToEnd > 0 {
