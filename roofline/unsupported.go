@@ -33,7 +33,8 @@ func (e *UnsupportedError) Reason() string {
 func (e *UnsupportedError) Error() string {
 	s := fmt.Sprintf("%s cannot run %s: %s (it has %s)", e.Device, e.Op, e.Reason(), strings.Join(e.Has, ", "))
 	if e.Suggest != "" {
-		s += fmt.Sprintf("; use %s instead (dtype=%s, or --dtype %s)", e.Suggest, e.Suggest, e.Suggest)
+		// The flag or spec field that sets it is the command's to name.
+		s += fmt.Sprintf("; use %s instead", e.Suggest)
 	}
 	return s
 }

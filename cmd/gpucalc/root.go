@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/gpucalc/gpucalc/escape"
+	"github.com/gpucalc/gpucalc/roofline"
 	"github.com/spf13/cobra"
 )
 
@@ -36,7 +37,7 @@ func runFactory(f *factory, args []string) int {
 	}
 	// An error may quote its input (a kernel's name, a line of a file):
 	// printed, never obeyed by the terminal.
-	msg := escape.Terminal(strings.ReplaceAll(err.Error(), "\n", " "))
+	msg := escape.Terminal(strings.ReplaceAll(err.Error(), "\n", " ")) + dtypeHint(cmd, err)
 	var ue usageError
 	if !started || errors.As(err, &ue) {
 		// One pointer per line: the message's own (an unknown device
@@ -49,6 +50,28 @@ func runFactory(f *factory, args []string) int {
 	}
 	fmt.Fprintf(stderr, "gpucalc: %s\n", msg)
 	return exitFailure
+}
+
+// dtypeHint names how cmd sets the type an UnsupportedError suggests, by
+// what cmd has: its --dtype flag, else the op spec's dtype field; a command
+// with neither (train prices bf16) gets no hint, so advice never names a
+// flag the command lacks.
+func dtypeHint(cmd *cobra.Command, err error) string {
+	var ue *roofline.UnsupportedError
+	if cmd == nil || !errors.As(err, &ue) || ue.Suggest == "" {
+		return ""
+	}
+	switch {
+	case cmd.Flags().Lookup("dtype") != nil:
+		return fmt.Sprintf(" (--dtype %s)", ue.Suggest)
+	case cmd.Flags().Changed("model"):
+		return "" // check --model prices the config's own types
+	case cmd.Flags().Lookup("op") != nil || cmd.Flags().Lookup("workload") != nil || cmd.Name() == "check":
+		return fmt.Sprintf(" (dtype=%s in the op spec)", ue.Suggest)
+	case cmd.Flags().Lookup("precision") != nil:
+		return fmt.Sprintf(" in a framework of your own: training here is priced in bf16 only, no flag sets %s", ue.Suggest)
+	}
+	return ""
 }
 
 // wrapRunE records that a command got as far as running: errors before that
