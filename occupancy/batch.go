@@ -9,6 +9,7 @@ import (
 
 	"github.com/gpucalc/gpucalc/devices"
 	"github.com/gpucalc/gpucalc/rows"
+	"github.com/gpucalc/gpucalc/units"
 )
 
 // BatchColumns are the input columns of a batch, in order; the last two are
@@ -124,6 +125,14 @@ func (b *BatchReader) parse(rec []string, row *BatchRow) error {
 			continue
 		}
 		n, err := strconv.Atoi(s)
+		if j == 3 || j == 4 {
+			// Shared memory as the flags take it: 48K, 48KiB or 49152.
+			size, perr := units.ParseSize(s)
+			if perr != nil {
+				return b.cellError(rec, j, "a size such as 48K, 48KiB or 49152 (binary: K = 1024 bytes)")
+			}
+			n, err = int(min(size, MaxBatchValue+1)), nil
+		}
 		if j == 5 && (err != nil || n < -1 || n > 100) {
 			return b.cellError(rec, j, "expected -1 or empty for the default, or a percentage 0..100")
 		}

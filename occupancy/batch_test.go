@@ -33,7 +33,10 @@ func TestBatchReader(t *testing.T) {
 		"1,sm_80,128,32,0,1099511627777,\n" +
 		"1,sm_80,128,32,\"0\",0,\n" + // quoted is fine
 		"1,sm_80,12\"8,32,0,0,\n" + // a stray quote is this row's error
-		"1,sm_80,128.0,32,0,0,\n"
+		"1,sm_80,128.0,32,0,0,\n" +
+		"1,sm_80,128,32,0,48K,\n" + // sizes as the flags take them (48K was refused)
+		"1,sm_80,128,32,16KiB,32K,\n" +
+		"1,sm_80,128,32,0,48Kb,\n"
 	br, err := NewBatchReader(strings.NewReader(in), lookupArch)
 	if err != nil {
 		t.Fatal(err)
@@ -62,12 +65,15 @@ func TestBatchReader(t *testing.T) {
 		"line 5: compute capability 9.9 is not in the catalog",
 		`line 6: column 4 (regs) "3x": expected a whole number from 0 to 1099511627776`,
 		`line 7: column 7 (carveout) "101": expected -1 or empty for the default, or a percentage 0..100`,
-		`line 8: column 6 (dynamic_smem) "9223372036854775807": expected a whole number from 0 to 1099511627776`,
+		`line 8: column 6 (dynamic_smem) "9223372036854775807": a size such as 48K`,
 		`line 9: column 3 (threads) "-5": expected a whole number from 0 to 1099511627776`,
 		`line 10: column 6 (dynamic_smem) "1099511627777": expected a whole number from 0 to 1099511627776`,
 		"8.0 default warps|registers 1 6",
 		`line 12: a " inside a field`,
 		`line 13: column 3 (threads) "128.0": expected a whole number`,
+		"8.0 default shared_memory 0 3", // 164 KiB / (48 KiB + 1 KiB reserved) = 3
+		"8.0 default shared_memory 0 3",
+		`line 16: column 6 (dynamic_smem) "48Kb": a size such as 48K`,
 	}
 	if len(got) != len(want) {
 		t.Fatalf("got %q", got)

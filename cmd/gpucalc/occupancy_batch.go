@@ -25,7 +25,8 @@ func newCmdOccupancyBatch(f *factory, runF func(*occupancyBatchOptions) error) *
 		Short: "Occupancy for every row of a CSV file",
 		Long: `Read CSV with the header device,threads,regs,static_smem,dynamic_smem,carveout
 and optionally max_threads,barriers (any order). device is a catalog name or an
-architecture (sm_90, 9.0); sizes are bytes; carveout is empty or -1 for the
+architecture (sm_90, 9.0); sizes as --smem takes them (binary: 48K, 48KiB or
+49152); carveout is empty or -1 for the
 default, else a percentage 0..100. Write the input columns, then
 blocks_per_sm,warps_per_sm,occupancy,limiters,blocks_by_warps,blocks_by_regs,
 blocks_by_smem,blocks_by_blocks,regs_per_block,smem_per_block,error.
@@ -38,7 +39,7 @@ every row was calculated, 1 when any row failed or the input could not be read
 to its end (an unclosed quote, a line over 1 MiB, binary data: the message
 names the line) or has no rows.`,
 		Example: `  gpucalc occupancy batch --input configs.csv > out.csv
-  printf 'device,threads,regs,static_smem,dynamic_smem,carveout\nsm_90,256,64,0,49152,\n' | gpucalc occupancy batch --input -`,
+  printf 'device,threads,regs,static_smem,dynamic_smem,carveout\nsm_90,256,64,0,48K,\n' | gpucalc occupancy batch --input -`,
 		Args: args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			opts.formatSet = cmd.Flags().Changed("format")
