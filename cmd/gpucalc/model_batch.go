@@ -30,7 +30,8 @@ quantized (DeepSeek-V3: fp8). Write the input columns followed by
 
 ` + modelHow,
 		Example: `  gpucalc model batch --input shapes.csv --format csv
-  printf 'model,device,phase,batch,seq,ctx,tp\nllama-3.1-8b,h100,decode,64,1,4096,1\n' | gpucalc model batch --input -`,
+  printf 'model,device,phase,batch,seq,ctx,tp\nllama-3.1-8b,h100,decode,64,1,4096,1\n' |
+    gpucalc model batch --input -`,
 		Args: args(cobra.NoArgs),
 		RunE: func(*cobra.Command, []string) error {
 			return execute(opts, runF, modelBatchRun)

@@ -39,7 +39,8 @@ every row was calculated, 1 when any row failed or the input could not be read
 to its end (an unclosed quote, a line over 1 MiB, binary data: the message
 names the line) or has no rows.`,
 		Example: `  gpucalc occupancy batch --input configs.csv > out.csv
-  printf 'device,threads,regs,static_smem,dynamic_smem,carveout\nsm_90,256,64,0,48K,\n' | gpucalc occupancy batch --input -`,
+  printf 'device,threads,regs,static_smem,dynamic_smem,carveout\nsm_90,256,64,0,48K,\n' |
+    gpucalc occupancy batch --input -`,
 		Args: args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			opts.formatSet = cmd.Flags().Changed("format")

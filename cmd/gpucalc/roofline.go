@@ -98,7 +98,8 @@ by side.
   gpucalc roofline --op "attention b=8 h=16 s=4096 d=128 causal" --op "softmax rows=4096 cols=32768"
   gpucalc roofline --workload examples/llama3-8b-decode.yaml --device h100
   gpucalc roofline --workload examples/llama3-8b-prefill.yaml --devices h100,a100,h200
-  gpucalc roofline --workload examples/llama3-8b-prefill.yaml --plot prefill.png --size 16x10cm --dpi 200
+  gpucalc roofline --workload examples/llama3-8b-prefill.yaml --plot prefill.png \
+    --size 16x10cm --dpi 200
   gpucalc roofline batch --device h100 --input shapes.csv --format csv`,
 		Args: args(cobra.NoArgs),
 		RunE: func(*cobra.Command, []string) error {

@@ -49,8 +49,10 @@ flops/bytes. bound, ceiling_tflops and the times use every FLOP.
 
 ` + conditionsHelp,
 		Example: `  gpucalc roofline batch --device h100 --input shapes.csv
-  printf 'op,dtype,shape,note\nmatmul,bf16,4096x4096x4096,\n' | gpucalc roofline batch --input - --format csv
-  printf 'spec\n"linear tokens=16 in=8192 out=8192 quant=fp8"\n' | gpucalc roofline batch --input - --l2 warm --launch graph`,
+  printf 'op,dtype,shape,note\nmatmul,bf16,4096x4096x4096,\n' |
+    gpucalc roofline batch --input - --format csv
+  printf 'spec\n"linear tokens=16 in=8192 out=8192 quant=fp8"\n' |
+    gpucalc roofline batch --input - --l2 warm --launch graph`,
 		Args: args(cobra.NoArgs),
 		RunE: func(*cobra.Command, []string) error {
 			return execute(opts, runF, rooflineBatchRun)

@@ -6,6 +6,7 @@ import (
 	"io"
 	"runtime/debug"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/gpucalc/gpucalc/escape"
 	"github.com/gpucalc/gpucalc/roofline"
@@ -89,6 +90,39 @@ func wrapRunE(c *cobra.Command, started *bool) {
 	}
 }
 
+// helpWidth is the widest line --help prints.
+const helpWidth = 100
+
+// wrapHelp breaks each line of s longer than width after its last space or
+// comma that fits, the rest indented as the line was.
+func wrapHelp(s string, width int) string {
+	var out []string
+	for _, line := range strings.Split(s, "\n") {
+		indent := line[:len(line)-len(strings.TrimLeft(line, " "))]
+		for utf8.RuneCountInString(line) > width {
+			cut := -1
+			for i, r := range line {
+				if utf8.RuneCountInString(line[:i]) >= width {
+					break
+				}
+				if (r == ' ' || r == ',') && i > len(indent) {
+					cut = i
+				}
+			}
+			if cut < 0 {
+				break
+			}
+			if line[cut] == ',' {
+				cut++
+			}
+			out = append(out, strings.TrimRight(line[:cut], " "))
+			line = indent + strings.TrimLeft(line[cut:], " ")
+		}
+		out = append(out, line)
+	}
+	return strings.Join(out, "\n")
+}
+
 func newCmdRoot(f *factory) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "gpucalc",
@@ -124,6 +158,17 @@ Exit status: 0 success, 1 failure, 2 usage error.`,
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError{flagError(err)} })
 	root.PersistentFlags().BoolVar(&f.wide, "wide", false, "on a terminal, print full tables however wide (pipes and files always get them)")
 	root.PersistentFlags().BoolVarP(&f.verbose, "verbose", "v", false, "also print provenance: how each figure was measured and its sources")
+	// Flag descriptions wrap to helpWidth, as the rest of the help is
+	// written (they ran to 242 columns).
+	cobra.AddTemplateFunc("wrappedFlagUsages", func(fs interface{ FlagUsagesWrapped(int) string }) string {
+		return fs.FlagUsagesWrapped(helpWidth)
+	})
+	root.SetUsageTemplate(strings.NewReplacer(".LocalFlags.FlagUsages", "wrappedFlagUsages .LocalFlags",
+		".InheritedFlags.FlagUsages", "wrappedFlagUsages .InheritedFlags").Replace(root.UsageTemplate()))
+	// Long texts hold generated lists (columns, model types) that grow:
+	// their long lines wrap too.
+	cobra.AddTemplateFunc("wrapHelp", func(s string) string { return wrapHelp(s, helpWidth) })
+	root.SetHelpTemplate(strings.Replace(root.HelpTemplate(), "{{. | trimTrailingWhitespaces}}", "{{wrapHelp . | trimTrailingWhitespaces}}", 1))
 	root.AddCommand(
 		newCmdDevices(f, nil),
 		newCmdOccupancy(f, nil),

@@ -27,7 +27,7 @@ func newCmdTrace(f *factory, runF func(*traceOptions) error) *cobra.Command {
 	opts := &traceOptions{f: f}
 	cmd := &cobra.Command{
 		Use:   "trace FILE|DIR|- [FILE...]",
-		Short: "Set every op of a torch.profiler trace against its roofline, every kernel against its occupancy",
+		Short: "Set a torch.profiler trace's ops against their rooflines, kernels against occupancy",
 		Long: `Read a Chrome trace exported by torch.profiler (.json or .json.gz, gzip told by
 its content) and show, for each top-level aten op with GPU kernels: its input
 shapes and data type, calls, measured GPU time (the sum of its kernels),

@@ -31,7 +31,8 @@ too); gpus, zero and tp 1, 0 and 1 when empty; bucket_view true or false
 
 ` + trainHow,
 		Example: `  gpucalc train batch --input setups.csv --format csv
-  printf 'model,device,method,precision,ckpt,batch,seq\nllama-3.1-8b,h100,lora,bf16,full,8,2048\n' | gpucalc train batch --input -`,
+  printf 'model,device,method,precision,ckpt,batch,seq\nllama-3.1-8b,h100,lora,bf16,full,8,2048\n' |
+    gpucalc train batch --input -`,
 		Args: args(cobra.NoArgs),
 		RunE: func(*cobra.Command, []string) error {
 			return execute(opts, runF, trainBatchRun)
