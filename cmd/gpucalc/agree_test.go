@@ -64,7 +64,7 @@ func TestCommandsAgree(t *testing.T) {
 			row := fmt.Sprintf("model,device,method,precision,ckpt,batch,seq,gpus,zero\n%s,%s,%s,%s,%s,%d,%d,%d,%d\n",
 				c.model, c.device, c.method, c.precision, c.ckpt, c.batch, c.seq, c.gpus, c.zero)
 			b := at(runJSON(t, row, "train", "batch", "--input", "-"), 0)
-			ck := at(runJSON(t, "", append([]string{"check", "--model", c.model, "--phase", "train", "--prompt", fmt.Sprint(c.seq)}, flags...)...), "reports", 0)
+			ck := at(runJSON(t, "", append([]string{"check", "--model", c.model, "--phase", "train", "--seq", fmt.Sprint(c.seq)}, flags...)...), "reports", 0)
 			mo := runJSON(t, "", "model", c.model, "--device", c.device)
 
 			same := func(what string, x, y any) {
