@@ -1,0 +1,135 @@
+package deploy
+
+import (
+	"bytes"
+	"embed"
+	"fmt"
+	"sort"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+//go:embed data/*.yaml
+var engineFS embed.FS
+
+// Engine is a serving engine's scheduler and memory policy: the defaults of
+// its version named in Source, one set per engine, never fitted to a model
+// or a row.
+type Engine struct {
+	Name  string `yaml:"name" json:"name"`
+	Title string `yaml:"title" json:"title"`
+	// MaxTokens is the token budget of one step (vLLM's
+	// max_num_batched_tokens, SGLang's chunked_prefill_size, TensorRT-LLM's
+	// max_num_tokens); MaxSeqs the most sequences running at once.
+	MaxTokens int64 `yaml:"max_num_batched_tokens" json:"max_num_batched_tokens"`
+	MaxSeqs   int64 `yaml:"max_num_seqs" json:"max_num_seqs"`
+	// Chunked: a prompt longer than the step's remaining budget is split
+	// over steps; otherwise it waits for a step with room for all of it.
+	Chunked bool `yaml:"chunked_prefill" json:"chunked_prefill"`
+	// Mixed: prefill chunks share a step with the decode tokens; otherwise
+	// a step is either a prefill batch (run first) or a decode batch.
+	Mixed bool `yaml:"mixed" json:"mixed"`
+	// MemoryShare is the share of memory the engine takes (vLLM's
+	// gpu_memory_utilization, SGLang's mem_fraction_static, TensorRT-LLM's
+	// free_gpu_memory_fraction); MemoryOf says of what: "total" (weights
+	// and KV both inside it) or "free" (the KV pool's share of what the
+	// weights and activations leave).
+	MemoryShare float64 `yaml:"gpu_memory_utilization" json:"gpu_memory_utilization"`
+	MemoryOf    string  `yaml:"memory_of" json:"memory_of"`
+	// BlockSize is the tokens of one KV block (page).
+	BlockSize int64 `yaml:"block_size" json:"block_size"`
+	// Reserve is what admission holds blocks for: "prompt" (and a sequence
+	// that finds no block for its next token preempts the newest running
+	// one) or "request" (prompt and every output token: no preemption).
+	Reserve string `yaml:"reserve" json:"reserve"`
+	// StepOverhead is the host's time per engine step besides the GPU's:
+	// scheduling, input preparation, sampling, the API server.
+	StepOverhead float64 `yaml:"step_overhead_s" json:"step_overhead_seconds"`
+	// RequestOverhead is a request's latency outside the engine's step
+	// loop, added to its time to first token: the HTTP request, the
+	// tokenizer, the API server's queue and the first token's way back to
+	// the client.
+	RequestOverhead float64 `yaml:"request_overhead_s" json:"request_overhead_seconds"`
+	Source          string  `yaml:"source" json:"source"`
+}
+
+// Reserve policies.
+const (
+	ReservePrompt  = "prompt"
+	ReserveRequest = "request"
+)
+
+// engines are the embedded profiles, by name.
+var engines = mustEngines()
+
+func mustEngines() map[string]Engine {
+	out := map[string]Engine{}
+	files, err := engineFS.ReadDir("data")
+	if err != nil {
+		panic(err)
+	}
+	for _, f := range files {
+		data, err := engineFS.ReadFile("data/" + f.Name())
+		if err != nil {
+			panic(err)
+		}
+		e, err := parseEngine(f.Name(), data)
+		if err != nil {
+			panic(err)
+		}
+		out[e.Name] = e
+	}
+	return out
+}
+
+// parseEngine reads one profile strictly and checks its ranges.
+func parseEngine(file string, data []byte) (Engine, error) {
+	var e Engine
+	d := yaml.NewDecoder(bytes.NewReader(data))
+	d.KnownFields(true)
+	if err := d.Decode(&e); err != nil {
+		return Engine{}, fmt.Errorf("%s: %w", file, err)
+	}
+	switch {
+	case e.Name == "" || e.Source == "":
+		return Engine{}, fmt.Errorf("%s: an engine needs a name and a source", file)
+	case e.MaxTokens < 1 || e.MaxSeqs < 1 || e.BlockSize < 1:
+		return Engine{}, fmt.Errorf("%s: max_num_batched_tokens, max_num_seqs and block_size must be positive", file)
+	case e.MemoryShare <= 0 || e.MemoryShare > 1:
+		return Engine{}, fmt.Errorf("%s: gpu_memory_utilization %g: expected more than 0, at most 1", file, e.MemoryShare)
+	case e.MemoryOf != "total" && e.MemoryOf != "free":
+		return Engine{}, fmt.Errorf("%s: memory_of %q: expected total or free", file, e.MemoryOf)
+	case e.Reserve != ReservePrompt && e.Reserve != ReserveRequest:
+		return Engine{}, fmt.Errorf("%s: reserve %q: expected prompt or request", file, e.Reserve)
+	case e.StepOverhead < 0 || e.StepOverhead > 0.1:
+		return Engine{}, fmt.Errorf("%s: step_overhead_s %g: expected 0 to 0.1 s", file, e.StepOverhead)
+	case e.RequestOverhead < 0 || e.RequestOverhead > 2:
+		return Engine{}, fmt.Errorf("%s: request_overhead_s %g: expected 0 to 2 s", file, e.RequestOverhead)
+	}
+	return e, nil
+}
+
+// Engines lists the engine names, sorted.
+func Engines() []string {
+	out := make([]string, 0, len(engines))
+	for n := range engines {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// LookupEngine finds an engine profile by name (any case; "tensorrt-llm"
+// and "trt-llm" name trtllm).
+func LookupEngine(name string) (Engine, error) {
+	n := strings.ToLower(strings.TrimSpace(name))
+	switch n {
+	case "tensorrt-llm", "tensorrt_llm", "trt-llm", "trt_llm":
+		n = "trtllm"
+	}
+	if e, ok := engines[n]; ok {
+		return e, nil
+	}
+	return Engine{}, fmt.Errorf("unknown engine %q; expected one of %s", name, strings.Join(Engines(), ", "))
+}

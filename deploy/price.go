@@ -1,0 +1,269 @@
+package deploy
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/gpucalc/gpucalc/model"
+	"github.com/gpucalc/gpucalc/ops"
+	"github.com/gpucalc/gpucalc/roofline"
+)
+
+// pricer times engine steps from model's op lists priced by roofline, a
+// step being any mix of decode tokens and prefill chunks. A step's time is
+// the sum of
+//   - the token-wise ops (projections, MLP or experts, norms, rotary, cache
+//     writes, all-reduces) over all of its tokens: model's decode op list
+//     at a batch of that many tokens, less its attention and LM head;
+//   - the LM head and final norm over the sequences that emit a token;
+//   - decode attention of the decoding sequences at their mean context;
+//   - each prefill chunk's causal attention against its prefix.
+//
+// Each op runs back to back (roofline's BackToBack), as in a CUDA graph or
+// a GPU-bound step. Times are kept per token count on a grid (every count
+// up to gridExact, then 32 points per doubling, linear in between), so a
+// simulation of thousands of steps prices a few hundred op lists. A pricer
+// is not safe for concurrent use.
+type pricer struct {
+	c     model.Config
+	shape model.Shape // TP and types; batch and context set per call
+	m     *roofline.Model
+	// decodeAttn and prefillAttn are the attention ops of one step, with
+	// their layer counts (a model with sliding and full layers has two).
+	decodeAttn, prefillAttn []model.Op
+	dense, head             map[int64]float64
+	dattn, pattn            map[[2]int64]float64
+}
+
+const (
+	gridExact = 64
+	gridSteps = 32
+	// probeCtx is the context of the op list the attention templates are
+	// read from: longer than any window, so a sliding layer's op shows it.
+	probeCtx = 1 << 22
+)
+
+func newPricer(c model.Config, s model.Shape, m *roofline.Model) (*pricer, error) {
+	p := &pricer{c: c, shape: s, m: m, dense: map[int64]float64{}, head: map[int64]float64{},
+		dattn: map[[2]int64]float64{}, pattn: map[[2]int64]float64{}}
+	d := s
+	d.Phase, d.Batch, d.Ctx = model.Decode, 1, probeCtx
+	list, err := c.Ops(d)
+	if err != nil {
+		return nil, err
+	}
+	for _, o := range list {
+		if o.Op.Kind == ops.Attention {
+			p.decodeAttn = append(p.decodeAttn, o)
+		}
+	}
+	f := s
+	f.Phase, f.Batch, f.Seq = model.Prefill, 1, probeCtx
+	if list, err = c.Ops(f); err != nil {
+		return nil, err
+	}
+	for _, o := range list {
+		if o.Op.Kind == ops.Attention {
+			p.prefillAttn = append(p.prefillAttn, o)
+		}
+	}
+	// Price one step of each kind now, so that an op the device cannot
+	// run is an error here rather than deep in a simulation.
+	if _, err := p.tokens(1); err != nil {
+		return nil, err
+	}
+	if _, err := p.decode(1, 1); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+func (p *pricer) time(op ops.Op, count int) (float64, error) {
+	pt, err := p.m.Analyze(op)
+	if err != nil {
+		return 0, err
+	}
+	return float64(count) * p.m.BackToBack(pt), nil
+}
+
+// fused are the ops of model's op list that a serving engine runs inside
+// another op's kernel, by the share of their kernels it still launches:
+// q, k and v are one GEMM, as are gate and up; one rotary kernel ropes q
+// and k; one kernel writes K and V into the paged cache (reshape_and_cache);
+// SiLU and the product are one kernel (silu_and_mul); each residual add is
+// fused into the next RMSNorm (fused_add_rms_norm). vLLM, SGLang and
+// TensorRT-LLM all run these kernels. A fused op costs its work, not a
+// kernel period.
+var fused = map[string]float64{
+	"k_proj": 0, "v_proj": 0, "mlp_up": 0, "experts_up": 0, "shared_expert_up": 0,
+	"rotary_q_rotate": 0.5, "rotary_q_mul_add": 0, "rotary_k_rotate": 0, "rotary_k_mul_add": 0,
+	"kv_cache_write": 0.5, "mlp_mul": 0, "experts_mul": 0, "shared_expert_mul": 0,
+	"attention_residual": 0, "mlp_residual": 0,
+}
+
+// engineTime is an op's time in a serving engine's step: back to back, less
+// the kernel periods of what the engine fuses.
+func (p *pricer) engineTime(o model.Op) (float64, error) {
+	name := o.Name
+	if i := strings.Index(name, " ["); i >= 0 {
+		name = name[:i]
+	}
+	share, ok := fused[name]
+	if !ok {
+		return p.time(o.Op, o.Count)
+	}
+	pt, err := p.m.Analyze(o.Op)
+	if err != nil {
+		return 0, err
+	}
+	period := p.m.FixedCost() - p.m.Efficiency().Ramp
+	return float64(o.Count) * (pt.Work() + share*float64(pt.Kernels)*period), nil
+}
+
+// grid returns the grid points around n and n's weight on the upper one.
+func grid(n int64) (lo, hi int64, w float64) {
+	if n <= gridExact {
+		return n, n, 0
+	}
+	k := math.Log2(float64(n)/gridExact) * gridSteps
+	lo = int64(math.Round(gridExact * math.Exp2(math.Floor(k)/gridSteps)))
+	hi = int64(math.Round(gridExact * math.Exp2(math.Ceil(k)/gridSteps)))
+	if hi <= lo {
+		return n, n, 0
+	}
+	return lo, hi, float64(n-lo) / float64(hi-lo)
+}
+
+// onGrid evaluates f at n by the grid, memoised in cache.
+func onGrid(n int64, cache map[int64]float64, f func(int64) (float64, error)) (float64, error) {
+	lo, hi, w := grid(n)
+	at := func(k int64) (float64, error) {
+		if v, ok := cache[k]; ok {
+			return v, nil
+		}
+		v, err := f(k)
+		if err == nil {
+			cache[k] = v
+		}
+		return v, err
+	}
+	a, err := at(lo)
+	if err != nil || hi == lo {
+		return a, err
+	}
+	b, err := at(hi)
+	return a + w*(b-a), err
+}
+
+// tokens is the time of the token-wise ops over n tokens.
+func (p *pricer) tokens(n int64) (float64, error) {
+	return onGrid(n, p.dense, func(n int64) (float64, error) {
+		s := p.shape
+		s.Phase, s.Batch, s.Ctx = model.Decode, n, 1
+		list, err := p.c.Ops(s)
+		if err != nil {
+			return 0, err
+		}
+		var t float64
+		for _, o := range list {
+			if o.Op.Kind == ops.Attention || isHead(o.Name) {
+				continue
+			}
+			d, err := p.engineTime(o)
+			if err != nil {
+				return 0, fmt.Errorf("%s: %w", o.Name, err)
+			}
+			t += d
+		}
+		return t, nil
+	})
+}
+
+func isHead(name string) bool { return name == "lm_head" || name == "final_norm" }
+
+// logits is the time of the final norm and LM head over n sequences.
+func (p *pricer) logits(n int64) (float64, error) {
+	if n == 0 {
+		return 0, nil
+	}
+	return onGrid(n, p.head, func(n int64) (float64, error) {
+		s := p.shape
+		s.Phase, s.Batch, s.Ctx = model.Decode, n, 1
+		list, err := p.c.Ops(s)
+		if err != nil {
+			return 0, err
+		}
+		var t float64
+		for _, o := range list {
+			if isHead(o.Name) {
+				d, err := p.time(o.Op, o.Count)
+				if err != nil {
+					return 0, err
+				}
+				t += d
+			}
+		}
+		return t, nil
+	})
+}
+
+// roundCtx rounds a context to 1/64 of itself (at least 16 tokens), so that
+// the steps of a long decode share their attention prices.
+func roundCtx(n int64) int64 {
+	q := max(n/64, 16)
+	return max((n+q/2)/q*q, 1)
+}
+
+// decode is the attention of n sequences decoding one token each at a mean
+// context of ctx tokens.
+func (p *pricer) decode(n, ctx int64) (float64, error) {
+	if n == 0 {
+		return 0, nil
+	}
+	k := [2]int64{n, roundCtx(ctx)}
+	if v, ok := p.dattn[k]; ok {
+		return v, nil
+	}
+	var t float64
+	for _, o := range p.decodeAttn {
+		op := o.Op
+		op.B, op.SeqK = n, min(k[1], op.SeqK) // a sliding layer keeps its window
+		d, err := p.time(op, o.Count)
+		if err != nil {
+			return 0, err
+		}
+		t += d
+	}
+	p.dattn[k] = t
+	return t, nil
+}
+
+// prefill is the causal attention of a chunk of q queries after a prefix of
+// done tokens.
+func (p *pricer) prefill(q, done int64) (float64, error) {
+	k := [2]int64{roundCtx(q), roundCtx(done + q)}
+	if done == 0 {
+		k[1] = k[0]
+	}
+	if v, ok := p.pattn[k]; ok {
+		return v, nil
+	}
+	var t float64
+	for _, o := range p.prefillAttn {
+		op := o.Op
+		op.B, op.SeqQ, op.SeqK = 1, k[0], k[1]
+		if w := o.Op.SeqQ; w < probeCtx {
+			// A sliding layer (model lays it out in window-long query
+			// blocks): each query sees the window before it.
+			op.SeqK = min(op.SeqK, w+op.SeqQ)
+		}
+		d, err := p.time(op, o.Count)
+		if err != nil {
+			return 0, err
+		}
+		t += d
+	}
+	p.pattn[k] = t
+	return t, nil
+}

@@ -1,0 +1,402 @@
+package deploy
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"sort"
+)
+
+// load is the traffic a simulation serves: closed-loop clients (each
+// sends its next request when its last one ends, as benchmark tools run
+// a concurrency) or an open-loop Poisson rate, Requests in all, each of
+// ISL prompt tokens and OSL output tokens.
+type load struct {
+	clients  int64
+	rate     float64
+	requests int64
+	isl, osl int64
+}
+
+// seq is one request in the engine.
+type seq struct {
+	arrival, first float64
+	// target is the tokens to prefill: the prompt, or after a preemption
+	// the prompt and the tokens generated so far (recomputed).
+	target, done int64
+	gen          int64 // output tokens produced
+	held         int64 // KV blocks held
+	started      bool
+	live         bool // in the running list
+}
+
+// run is what a simulation measured.
+type run struct {
+	ttft, tpot, e2e []float64
+	duration        float64
+	outTokens       int64
+	steps           int
+	preemptions     int
+	// batch is the mean of the sequences in a step, weighted by its time.
+	batch float64
+}
+
+// maxSteps bounds a simulation: a load that needs more engine steps than
+// this is refused rather than left running.
+const maxSteps = 2_000_000
+
+// arrivalSeed fixes the Poisson arrivals of a request rate, so that equal
+// queries give equal answers.
+const arrivalSeed = 34
+
+type chunk struct {
+	s *seq
+	q int64
+}
+
+// simulator is one engine replica serving a load.
+type simulator struct {
+	e    Engine
+	p    *pricer
+	l    load
+	free int64
+	now  float64
+	// The queue is front (preempted sequences, the last preempted on
+	// top) then waiting (arrivals, first come first served, from head).
+	front   []*seq
+	waiting []*seq
+	head    int
+	running []*seq
+	out     run
+}
+
+func (sim *simulator) blocks(tokens int64) int64 {
+	return (tokens + sim.e.BlockSize - 1) / sim.e.BlockSize
+}
+
+// grow gives s blocks for tokens, preempting the newest running sequences
+// while none are free; false when s itself was preempted.
+func (sim *simulator) grow(s *seq, tokens int64) bool {
+	need := sim.blocks(tokens) - s.held
+	for need > sim.free {
+		v := sim.running[len(sim.running)-1]
+		sim.preempt(v)
+		if v == s {
+			return false
+		}
+	}
+	if need > 0 {
+		sim.free -= need
+		s.held += need
+	}
+	return true
+}
+
+// preempt drops s's blocks and puts it at the head of the queue, to
+// recompute its prompt and what it generated (vLLM's recompute preemption,
+// SGLang's retraction).
+func (sim *simulator) preempt(s *seq) {
+	for i, r := range sim.running {
+		if r == s {
+			sim.running = append(sim.running[:i], sim.running[i+1:]...)
+			break
+		}
+	}
+	sim.free += s.held
+	s.held, s.done, s.target, s.live = 0, 0, sim.l.isl+s.gen, false
+	sim.front = append(sim.front, s)
+	sim.out.preemptions++
+}
+
+// admit moves waiting requests into the step while the budget, the
+// sequence limit and the KV blocks allow, first come first served.
+func (sim *simulator) admit(budget int64, chunks []chunk) ([]chunk, int64) {
+	e := sim.e
+	for sim.queued() > 0 && budget > 0 && int64(len(sim.running)) < e.MaxSeqs {
+		s := sim.next()
+		rem := s.target - s.done
+		if !e.Chunked && rem > budget {
+			break
+		}
+		q := min(rem, budget)
+		reserve := s.done + q
+		if e.Reserve == ReserveRequest {
+			reserve = sim.l.isl + sim.l.osl
+		}
+		need := sim.blocks(reserve)
+		if need > sim.free {
+			break
+		}
+		sim.free -= need
+		s.held = need
+		sim.pop()
+		sim.running = append(sim.running, s)
+		s.live = true
+		chunks = append(chunks, chunk{s, q})
+		budget -= q
+	}
+	return chunks, budget
+}
+
+func (sim *simulator) queued() int { return len(sim.front) + len(sim.waiting) - sim.head }
+
+func (sim *simulator) next() *seq {
+	if n := len(sim.front); n > 0 {
+		return sim.front[n-1]
+	}
+	return sim.waiting[sim.head]
+}
+
+func (sim *simulator) pop() {
+	if n := len(sim.front); n > 0 {
+		sim.front = sim.front[:n-1]
+		return
+	}
+	sim.waiting[sim.head] = nil
+	sim.head++
+	if sim.head > 1024 && sim.head*2 > len(sim.waiting) {
+		sim.waiting = append(sim.waiting[:0], sim.waiting[sim.head:]...)
+		sim.head = 0
+	}
+}
+
+// schedule builds the next step: the decoding sequences and the prefill
+// chunks, as the engine's scheduler does.
+func (sim *simulator) schedule() (decodes []*seq, chunks []chunk) {
+	e := sim.e
+	budget := e.MaxTokens
+	preempted := sim.out.preemptions
+	// Running prefills continue (chunked), ahead of new requests.
+	for i := 0; i < len(sim.running) && budget > 0; i++ {
+		s := sim.running[i]
+		if s.done >= s.target {
+			continue
+		}
+		q := min(s.target-s.done, budget)
+		if e.Reserve == ReservePrompt && !sim.grow(s, s.done+q) {
+			continue
+		}
+		chunks = append(chunks, chunk{s, q})
+		budget -= q
+	}
+	if !e.Mixed {
+		// A prefill batch runs on its own, ahead of decoding.
+		chunks, _ = sim.admit(budget, chunks)
+		if len(chunks) > 0 {
+			return nil, chunks
+		}
+	}
+	for i := 0; i < len(sim.running) && budget > 0; i++ {
+		s := sim.running[i]
+		if s.done < s.target || inChunks(chunks, s) {
+			continue
+		}
+		if e.Reserve == ReservePrompt && !sim.grow(s, sim.l.isl+s.gen) {
+			i-- // s left the running list
+			continue
+		}
+		decodes = append(decodes, s)
+		budget--
+	}
+	if sim.out.preemptions != preempted {
+		// A prefill scheduled above may have been preempted since.
+		kept := chunks[:0]
+		for _, c := range chunks {
+			if c.s.live {
+				kept = append(kept, c)
+			}
+		}
+		chunks = kept
+	} else if e.Mixed {
+		// vLLM admits nothing new in a step that had to preempt.
+		chunks, _ = sim.admit(budget, chunks)
+	}
+	return decodes, chunks
+}
+
+func inChunks(chunks []chunk, s *seq) bool {
+	for _, c := range chunks {
+		if c.s == s {
+			return true
+		}
+	}
+	return false
+}
+
+// cycle estimates one request's time at the load's concurrency: its
+// prompt prefilled alone, then its output at a decode step of every
+// client, at the mean context.
+func (sim *simulator) cycle() (float64, error) {
+	l := sim.l
+	n := min(l.clients, sim.e.MaxSeqs)
+	s := &seq{target: l.isl}
+	prefill, err := sim.stepTime(nil, []chunk{{s, l.isl}})
+	if err != nil {
+		return 0, err
+	}
+	ds := make([]*seq, n)
+	for i := range ds {
+		ds[i] = &seq{gen: l.osl / 2}
+	}
+	step, err := sim.stepTime(ds, nil)
+	return prefill + float64(l.osl)*step, err
+}
+
+// stepTime prices a step.
+func (sim *simulator) stepTime(decodes []*seq, chunks []chunk) (float64, error) {
+	var tokens, emit, ctx int64
+	for _, s := range decodes {
+		ctx += sim.l.isl + s.gen
+	}
+	tokens, emit = int64(len(decodes)), int64(len(decodes))
+	var t float64
+	for _, c := range chunks {
+		tokens += c.q
+		if c.s.done+c.q == c.s.target {
+			emit++
+		}
+		a, err := sim.p.prefill(c.q, c.s.done)
+		if err != nil {
+			return 0, err
+		}
+		t += a
+	}
+	d, err := sim.p.tokens(tokens)
+	if err != nil {
+		return 0, err
+	}
+	h, err := sim.p.logits(emit)
+	if err != nil {
+		return 0, err
+	}
+	var a float64
+	if n := int64(len(decodes)); n > 0 {
+		if a, err = sim.p.decode(n, ctx/n); err != nil {
+			return 0, err
+		}
+	}
+	return t + d + h + a + sim.e.StepOverhead, nil
+}
+
+// simulate serves l on one engine replica with kvBlocks blocks of KV.
+func simulate(e Engine, p *pricer, kvBlocks int64, l load) (run, error) {
+	sim := &simulator{e: e, p: p, l: l, free: kvBlocks}
+	var arrivals []float64
+	if l.clients > 0 {
+		// Clients start a cycle apart over one request's duration, as
+		// they are in a benchmark's steady state: requests of one length
+		// started together would stay in lockstep, every prefill
+		// colliding, which measured runs do not show.
+		cycle, err := sim.cycle()
+		if err != nil {
+			return run{}, err
+		}
+		n := min(l.clients, l.requests)
+		for i := range n {
+			arrivals = append(arrivals, cycle*float64(i)/float64(n))
+		}
+	} else {
+		r := rand.New(rand.NewPCG(arrivalSeed, uint64(l.requests)))
+		at := 0.0
+		for range l.requests {
+			arrivals = append(arrivals, at)
+			at += r.ExpFloat64() / l.rate
+		}
+	}
+	var issued, finished int64
+	var batchTime float64
+	for finished < l.requests {
+		for len(arrivals) > 0 && arrivals[0] <= sim.now {
+			sim.waiting = append(sim.waiting, &seq{arrival: arrivals[0], target: l.isl})
+			arrivals = arrivals[1:]
+			issued++
+		}
+		if len(sim.running) == 0 && sim.queued() == 0 {
+			sim.now = arrivals[0]
+			continue
+		}
+		decodes, chunks := sim.schedule()
+		if len(decodes) == 0 && len(chunks) == 0 {
+			return run{}, fmt.Errorf("the engine cannot schedule a request: %d KV blocks of %d tokens hold no request of %d+%d tokens", kvBlocks, e.BlockSize, l.isl, l.osl)
+		}
+		if sim.out.steps++; sim.out.steps > maxSteps {
+			return run{}, fmt.Errorf("the load needs more than %d engine steps; simulate fewer requests", maxSteps)
+		}
+		dt, err := sim.stepTime(decodes, chunks)
+		if err != nil {
+			return run{}, err
+		}
+		sim.now += dt
+		batchTime += dt * float64(len(decodes)+len(chunks))
+		var done []*seq
+		for _, s := range decodes {
+			s.gen++
+			if s.gen >= l.osl {
+				done = append(done, s)
+			}
+		}
+		for _, c := range chunks {
+			s := c.s
+			if s.done += c.q; s.done < s.target {
+				continue
+			}
+			s.gen++
+			if !s.started {
+				s.started, s.first = true, sim.now+sim.e.RequestOverhead
+			}
+			if s.gen >= l.osl {
+				done = append(done, s)
+			}
+		}
+		for _, s := range done {
+			sim.finish(s)
+			finished++
+			if l.clients > 0 && issued < l.requests {
+				sim.waiting = append(sim.waiting, &seq{arrival: sim.now, target: l.isl})
+				issued++
+			}
+		}
+	}
+	sim.out.duration = sim.now
+	sim.out.batch = batchTime / sim.now
+	return sim.out, nil
+}
+
+func (sim *simulator) finish(s *seq) {
+	for i, r := range sim.running {
+		if r == s {
+			sim.running = append(sim.running[:i], sim.running[i+1:]...)
+			break
+		}
+	}
+	sim.free += s.held
+	o := &sim.out
+	o.ttft = append(o.ttft, s.first-s.arrival)
+	if sim.l.osl > 1 {
+		o.tpot = append(o.tpot, (sim.now-s.first+sim.e.RequestOverhead)/float64(sim.l.osl-1))
+	}
+	o.e2e = append(o.e2e, max(sim.now, s.first)-s.arrival)
+	o.outTokens += sim.l.osl
+}
+
+// Stat is a latency's mean and 90th percentile over the requests, in
+// seconds.
+type Stat struct {
+	Mean float64 `json:"mean_seconds"`
+	P90  float64 `json:"p90_seconds"`
+}
+
+func stat(xs []float64) Stat {
+	if len(xs) == 0 {
+		return Stat{}
+	}
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	var sum float64
+	for _, x := range s {
+		sum += x
+	}
+	// Nearest rank.
+	i := int(math.Ceil(0.9*float64(len(s)))) - 1
+	return Stat{Mean: sum / float64(len(s)), P90: s[max(i, 0)]}
+}
