@@ -24,9 +24,6 @@ var BatchColumns = []string{"id", "silicon_data_source", "backend", "backend_ver
 // batchRequired are the columns a batch file must have.
 var batchRequired = []string{"model_path", "system", "backend", "mode", "isl", "osl"}
 
-// BatchOut are the columns a batch adds to the input's.
-var BatchOut = []string{"ttft_ms", "tpot_ms", "tokens_per_s", "tokens_per_s_per_gpu", "fits", "error"}
-
 // MaxBatchRows and MaxBatchBytes bound a batch input (its rows are kept).
 const (
 	MaxBatchRows  = 50000
@@ -231,18 +228,4 @@ func RunBatch(rs []BatchRow, load func(string) (model.Config, error)) []BatchRes
 		}
 	}
 	return out
-}
-
-// Cells are the columns a batch adds, as plain numbers in base units with
-// the unit in the key (milliseconds, tokens per second).
-func (b BatchResult) Cells() []string {
-	if b.Err != nil {
-		return []string{"", "", "", "", "", b.Err.Error()}
-	}
-	r := b.Result
-	if !r.Memory.Fits {
-		return []string{"", "", "", "", "false", ""}
-	}
-	f := func(v float64) string { return strconv.FormatFloat(v, 'g', 6, 64) }
-	return []string{f(r.TTFT.Mean * 1e3), f(r.TPOT.Mean * 1e3), f(r.TokensPerSecond), f(r.PerGPU), "true", ""}
 }

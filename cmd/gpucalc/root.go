@@ -179,6 +179,7 @@ Exit status: 0 success, 1 failure, 2 usage error.`,
 		newCmdCheck(f, nil),
 		newCmdModel(f, nil),
 		newCmdTrain(f, nil),
+		newCmdDeploy(f, nil),
 		newCmdServe(f, nil),
 		newCmdVersion(f, nil),
 	)

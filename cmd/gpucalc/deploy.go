@@ -1,0 +1,109 @@
+package main
+
+import (
+	"strings"
+
+	"github.com/gpucalc/gpucalc/deploy"
+	"github.com/gpucalc/gpucalc/reports"
+	"github.com/spf13/cobra"
+)
+
+type deployOptions struct {
+	f       *factory
+	devices deviceFlags
+	q       deploy.Query
+}
+
+const deployHow = `The engine is simulated step by step. Each step's batch is the decoding
+sequences (one token each) plus prefill chunks under the engine's token
+budget (vLLM's max_num_batched_tokens, SGLang's chunked_prefill_size,
+TensorRT-LLM's max_num_tokens: --max-tokens); SGLang runs a prefill batch
+on its own, ahead of decoding, the others mix the two. KV blocks come from
+the engine's share of memory (--gpu-memory-utilization) less the weights and
+the activations of a full step; a request is admitted when blocks for its
+prompt are free (TensorRT-LLM: for its prompt and output), and a sequence
+that finds no block for its next token preempts the newest (recomputed).
+A step's time is model's op list priced by roofline over the step's tokens
+(CUDA-graph decode, the kernels serving engines fuse), decode attention at
+the sequences' contexts, each prefill chunk's attention against its prefix,
+plus the engine's per-step CPU time. Closed-loop clients start spread over
+one request's duration and send their next request when the last ends;
+TTFT adds the engine's per-request latency outside the step loop (HTTP,
+tokenizer, the API server). Engine profiles and their sources: the docs.`
+
+func newCmdDeploy(f *factory, runF func(*deployOptions) error) *cobra.Command {
+	opts := &deployOptions{f: f}
+	cmd := &cobra.Command{
+		Use:   "deploy MODEL",
+		Short: "TTFT, TPOT and tokens/s of a model served by vLLM, SGLang or TensorRT-LLM under load",
+		Long: `Answer how a deployment serves under load: a model (a built-in name, a
+Hugging Face id or a config.json, as 'gpucalc model' takes) on a GPU, with
+tensor parallelism and replicas, run by an engine (` + strings.Join(deploy.Engines(), ", ") + `),
+serving closed-loop clients (--concurrency, as benchmark tools run) or a
+request rate (--rate), every request --isl tokens in and --osl out. It
+answers TTFT, TPOT and end-to-end latency (mean and p90), tokens/s for the
+deployment, per GPU and per user, and the KV cache's capacity.
+
+` + deployHow,
+		Example: `  gpucalc deploy llama-3.1-70b --device h100 --tp 4 --concurrency 32 --weights fp8
+  gpucalc deploy llama-3.1-8b --device h100 --engine trtllm --isl 4096 --osl 512 --concurrency 64
+  gpucalc deploy qwen3-32b --device h100 --tp 2 --rate 4 --engine sglang
+  gpucalc deploy llama-3.1-70b --device b200 --tp 8 --weights fp4 --format json
+  gpucalc deploy batch --input deployments.csv --format csv`,
+		Args: args(cobra.ExactArgs(1)),
+		RunE: func(_ *cobra.Command, a []string) error {
+			opts.q.Model = a[0]
+			return execute(opts, runF, deployRun)
+		},
+	}
+	f.addDeviceFlags(cmd, &opts.devices, false)
+	fl := cmd.Flags()
+	fl.StringVar(&opts.q.Engine, "engine", deploy.DefaultEngine, "serving `engine`: "+strings.Join(deploy.Engines(), ", "))
+	fl.Int64Var(&opts.q.TP, "tp", 1, "tensor-parallel `GPUs` of one replica")
+	fl.Int64Var(&opts.q.DP, "dp", 1, "`replicas` (data parallel), each serving its share of the clients")
+	fl.StringVar(&opts.q.Weights, "weights", "", "linear weights' `type`: bf16, fp8, fp4 or int4 (default: the config's quantization_config, else bf16)")
+	fl.StringVar(&opts.q.KV, "kv", "", "KV cache `type`: bf16 or fp8 (default bf16)")
+	fl.Int64Var(&opts.q.ISL, "isl", deploy.DefaultISL, "input `tokens` of every request")
+	fl.Int64Var(&opts.q.OSL, "osl", deploy.DefaultOSL, "output `tokens` of every request")
+	fl.Int64Var(&opts.q.Concurrency, "concurrency", 0, "closed-loop `clients`, each sending its next request when its last ends (default 16 unless --rate)")
+	fl.Float64Var(&opts.q.Rate, "rate", 0, "open-loop Poisson `requests/s` instead of --concurrency")
+	fl.Int64Var(&opts.q.Requests, "requests", 0, "`requests` the run serves (default 4 per client, or 200 at a rate)")
+	fl.Int64Var(&opts.q.MaxTokens, "max-tokens", 0, "the engine's token budget of one step (`tokens`; default: the engine's)")
+	fl.Int64Var(&opts.q.MaxSeqs, "max-seqs", 0, "the most `sequences` running at once (default: the engine's)")
+	fl.Float64Var(&opts.q.MemoryShare, "gpu-memory-utilization", 0, "the engine's `share` of GPU memory (default: the engine's)")
+	_ = cmd.RegisterFlagCompletionFunc("engine", cobra.FixedCompletions(deploy.Engines(), cobra.ShellCompDirectiveNoFileComp))
+	for _, n := range []string{"weights", "kv"} {
+		_ = cmd.RegisterFlagCompletionFunc(n, cobra.FixedCompletions([]string{"bf16", "fp8", "fp4", "int4"}, cobra.ShellCompDirectiveNoFileComp))
+	}
+	cmd.AddCommand(newCmdDeployBatch(f, nil))
+	return cmd
+}
+
+func deployRun(opts *deployOptions) error {
+	f := opts.f
+	form, err := f.OutFormat(nil)
+	if err != nil {
+		return err
+	}
+	t, err := f.Device(opts.devices) // a bad name fails before any work
+	if err != nil {
+		return err
+	}
+	q := opts.q
+	q.Device, _ = f.deviceName(opts.devices.device)
+	c, err := f.loadModel(q.Model)
+	if err != nil {
+		return err
+	}
+	q.Config = &c
+	if err := q.Validate().Err(); err != nil {
+		return usageError{err}
+	}
+	r, err := q.Answer()
+	if err != nil {
+		return err
+	}
+	return f.Output(form, nil, r,
+		func() []reports.Table { return reports.DeployTables(r, t.Origin) },
+		func() []reports.Table { return reports.DeployRecords(r) })
+}
