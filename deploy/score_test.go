@@ -78,12 +78,85 @@ func quantile(xs []float64, p float64) float64 {
 	return s[int(math.Ceil(p*float64(len(s))))-1]
 }
 
-func TestScoreReport(t *testing.T) {
+// summary is the figures the issue scores: the share of rows answered, the
+// share of measured deployments said not to fit, and the TPOT and TTFT
+// errors' median and p90 over the answered rows that fit.
+type summary struct {
+	rows                               int
+	answered, notFit                   float64
+	tpotMed, tpotP90, ttftMed, ttftP90 float64
+}
+
+func summarize(s []scored) summary {
+	var tt, tp []float64
+	out := summary{rows: len(s)}
+	for _, x := range s {
+		if x.answered {
+			out.answered++
+		}
+		if x.notFit {
+			out.notFit++
+		}
+		if x.answered && !x.notFit {
+			tt, tp = append(tt, x.ttftErr), append(tp, x.tpotErr)
+		}
+	}
+	out.answered /= float64(len(s))
+	out.notFit /= float64(len(s))
+	out.tpotMed, out.tpotP90, out.ttftMed, out.ttftP90 = quantile(tp, .5), quantile(tp, .9), quantile(tt, .5), quantile(tt, .9)
+	return out
+}
+
+// TestSharedDeployments scores every shared deployment (aiconfigurator's
+// silicon sample on H100 SXM and B200 SXM) against its measured TTFT and
+// TPOT. The issue's goals: TPOT median ≤ 10% and p90 ≤ 25%, TTFT median ≤
+// 20% and p90 ≤ 45%, 90% of rows answered, at most 1% said not to fit.
+// Where a goal is not met today, the bound is today's figure, so that the
+// figures cannot regress (docs/deploy.md states which).
+func TestSharedDeployments(t *testing.T) {
+	s := scoreShared(t)
+	dense := func(x scored) bool {
+		return strings.Contains(x.family, "Llama-3.1") || strings.HasPrefix(x.family, "Qwen/Qwen3-32B ")
+	}
+	var d []scored
+	for _, x := range s {
+		if dense(x) && x.mode == "agg" {
+			d = append(d, x)
+		}
+	}
+	for _, c := range []struct {
+		name                               string
+		s                                  []scored
+		answered, notFit                   float64
+		tpotMed, tpotP90, ttftMed, ttftP90 float64
+	}{
+		// Every row: disaggregated rows and the MoE models without
+		// built-in support are not answered yet.
+		{"all rows", s, 0.38, 0.01, 0.10, 0.31, 0.39, 0.93},
+		// The dense models aggregated (Llama-3.1-8B/70B, Qwen3-32B):
+		// TPOT at the goals, TTFT at today's figures.
+		{"dense, aggregated", d, 0.99, 0.01, 0.10, 0.25, 0.38, 0.92},
+	} {
+		g := summarize(c.s)
+		t.Logf("%s: %d rows, %.1f%% answered, %.2f%% not fitting; TPOT median %.1f%% p90 %.1f%%; TTFT median %.1f%% p90 %.1f%%",
+			c.name, g.rows, 100*g.answered, 100*g.notFit, 100*g.tpotMed, 100*g.tpotP90, 100*g.ttftMed, 100*g.ttftP90)
+		if g.answered < c.answered || g.notFit > c.notFit || g.tpotMed > c.tpotMed || g.tpotP90 > c.tpotP90 || g.ttftMed > c.ttftMed || g.ttftP90 > c.ttftP90 {
+			t.Errorf("%s: beyond the bounds (answered ≥ %.0f%%, not fitting ≤ %.0f%%, TPOT ≤ %.0f%%/%.0f%%, TTFT ≤ %.0f%%/%.0f%%)",
+				c.name, 100*c.answered, 100*c.notFit, 100*c.tpotMed, 100*c.tpotP90, 100*c.ttftMed, 100*c.ttftP90)
+		}
+	}
+}
+
+// TestScoreByFamily logs the figures per model, GPU, engine and mode
+// (go test -run ScoreByFamily -v); the bounds are TestSharedDeployments'.
+func TestScoreByFamily(t *testing.T) {
+	if testing.Short() || !testing.Verbose() {
+		t.Skip("logs the per-family figures with -v")
+	}
 	s := scoreShared(t)
 	groups := map[string][]scored{}
 	for _, x := range s {
 		groups[x.family+" "+x.mode] = append(groups[x.family+" "+x.mode], x)
-		groups["ALL"] = append(groups["ALL"], x)
 	}
 	var keys []string
 	for k := range groups {
@@ -91,47 +164,8 @@ func TestScoreReport(t *testing.T) {
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		var tt, tp []float64
-		n, nf := 0, 0
-		for _, x := range groups[k] {
-			if x.answered {
-				n++
-			}
-			if x.notFit {
-				nf++
-			}
-			if x.answered && !x.notFit {
-				tt, tp = append(tt, x.ttftErr), append(tp, x.tpotErr)
-			}
-		}
-		t.Logf("%-60s rows %4d answered %4d notfit %3d  TPOT med %5.1f%% p90 %6.1f%%  TTFT med %5.1f%% p90 %6.1f%%", k, len(groups[k]), n, nf,
-			100*quantile(tp, .5), 100*quantile(tp, .9), 100*quantile(tt, .5), 100*quantile(tt, .9))
-	}
-}
-
-func TestScoreDump(t *testing.T) {
-	if os.Getenv("DEPLOY_DUMP") == "" {
-		t.Skip()
-	}
-	data := testfile.Gunzip(t, "testdata/serving.csv.gz")
-	b, _ := ReadBatch(bytes.NewReader(data))
-	col := map[string]int{}
-	for i, h := range b.Header {
-		col[h] = i
-	}
-	var keep []BatchRow
-	for _, r := range b.Rows {
-		if strings.Contains(r.Cells[col["model_path"]], os.Getenv("DEPLOY_DUMP")) || os.Getenv("DEPLOY_DUMP") == "all" {
-			keep = append(keep, r)
-		}
-	}
-	f, _ := os.Create("/tmp/dump.tsv")
-	defer f.Close()
-	for _, o := range RunBatch(keep, testConfigs) {
-		c := o.Row.Cells
-		r := o.Result
-		fmt.Fprintf(f, "%s\t%s\t%s\t%s\t%s\tc%s\ttp%s\tdp%s\t%s\t%s\t%s\t%.1f\t%.2f\t%.0f\t%d\t%d\t%.1f\t%v\n", c[col["model_path"]], c[col["system"]], c[col["backend"]], c[col["gemm_quant_mode"]],
-			c[col["isl"]]+"x"+c[col["osl"]], c[col["batch_size"]], c[col["tp_size"]], c[col["attention_dp_size"]], c[col["silicon_ttft_ms"]], c[col["silicon_tpot_ms"]], "",
-			r.TTFT.Mean*1e3, r.TPOT.Mean*1e3, float64(r.Memory.KVSequences), r.Preemptions, r.Steps, r.MeanBatch, o.Err)
+		g := summarize(groups[k])
+		t.Logf("%-56s rows %4d answered %5.1f%% not fitting %4.1f%%  TPOT %5.1f%% / %6.1f%%  TTFT %5.1f%% / %6.1f%%", k, g.rows, 100*g.answered, 100*g.notFit,
+			100*g.tpotMed, 100*g.tpotP90, 100*g.ttftMed, 100*g.ttftP90)
 	}
 }
