@@ -315,6 +315,13 @@ func simulate(e Engine, p *pricer, kvBlocks int64, l load) (run, error) {
 			sim.now = arrivals[0]
 			continue
 		}
+		var next float64 = -1
+		if len(arrivals) > 0 {
+			next = arrivals[0]
+		}
+		if err := sim.coast(next, &batchTime); err != nil {
+			return run{}, err
+		}
 		decodes, chunks := sim.schedule()
 		if len(decodes) == 0 && len(chunks) == 0 {
 			return run{}, fmt.Errorf("the engine cannot schedule a request: %d KV blocks of %d tokens hold no request of %d+%d tokens", kvBlocks, e.BlockSize, l.isl, l.osl)
@@ -360,6 +367,89 @@ func simulate(e Engine, p *pricer, kvBlocks int64, l load) (run, error) {
 	sim.out.duration = sim.now
 	sim.out.batch = batchTime / sim.now
 	return sim.out, nil
+}
+
+// coast runs the steps in which nothing changes but the contexts: every
+// running sequence decoding, none about to finish, none waiting that could
+// be admitted, KV blocks enough for all of them, no arrival before next
+// (-1: none). It prices those steps without scheduling each one, and
+// leaves the step that changes something to schedule.
+func (sim *simulator) coast(next float64, batchTime *float64) error {
+	n := int64(len(sim.running))
+	if n == 0 || n > sim.e.MaxTokens || sim.queued() > 0 && sim.admissible() {
+		return nil
+	}
+	k := sim.l.osl
+	var ctx int64
+	for _, s := range sim.running {
+		if s.done < s.target {
+			return nil
+		}
+		k = min(k, sim.l.osl-s.gen-1)
+		ctx += sim.l.isl + s.gen
+	}
+	if k <= 0 {
+		return nil
+	}
+	if sim.e.Reserve == ReservePrompt {
+		var need int64
+		for _, s := range sim.running {
+			need += sim.blocks(sim.l.isl+s.gen+k) - s.held
+		}
+		if need > sim.free {
+			return nil
+		}
+		for _, s := range sim.running {
+			b := sim.blocks(sim.l.isl+s.gen+k) - s.held
+			s.held += b
+			sim.free -= b
+		}
+	}
+	var j int64
+	for ; j < k && (next < 0 || sim.now < next); j++ {
+		dt, err := sim.decodeStep(n, ctx/n)
+		if err != nil {
+			return err
+		}
+		sim.now += dt
+		*batchTime += dt * float64(n)
+		ctx += n
+		if sim.out.steps++; sim.out.steps > maxSteps {
+			return fmt.Errorf("the load needs more than %d engine steps; simulate fewer requests", maxSteps)
+		}
+	}
+	for _, s := range sim.running {
+		s.gen += j
+	}
+	return nil
+}
+
+// admissible says whether the head of the queue could enter the next step.
+func (sim *simulator) admissible() bool {
+	if int64(len(sim.running)) >= sim.e.MaxSeqs {
+		return false
+	}
+	s := sim.next()
+	q := min(s.target-s.done, sim.e.MaxTokens)
+	reserve := s.done + q
+	if sim.e.Reserve == ReserveRequest {
+		reserve = sim.l.isl + sim.l.osl
+	}
+	return sim.blocks(reserve) <= sim.free
+}
+
+// decodeStep is a step of n sequences decoding at a mean context of ctx.
+func (sim *simulator) decodeStep(n, ctx int64) (float64, error) {
+	d, err := sim.p.tokens(n)
+	if err != nil {
+		return 0, err
+	}
+	h, err := sim.p.logits(n)
+	if err != nil {
+		return 0, err
+	}
+	a, err := sim.p.decode(n, ctx)
+	return d + h + a + sim.e.StepOverhead, err
 }
 
 func (sim *simulator) finish(s *seq) {
