@@ -34,6 +34,9 @@ type Result struct {
 	Preemptions int      `json:"preemptions"`
 	MeanBatch   float64  `json:"mean_batch"`
 	Notes       []string `json:"notes,omitempty"`
+	// Disagg is the pools of a disaggregated deployment (nil: one
+	// engine does both).
+	Disagg *DisaggResult `json:"disagg,omitempty"`
 }
 
 // Memory is one GPU's memory as the engine lays it out. Sizes in bytes.
@@ -190,6 +193,9 @@ func (p *Planner) Answer(q Query) (Result, error) {
 	q = q.Filled()
 	if err := q.Validate().Err(); err != nil {
 		return Result{}, err
+	}
+	if q.Disagg != nil {
+		return p.answerDisagg(q)
 	}
 	r, err := p.prepare(q)
 	if err != nil {

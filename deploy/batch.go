@@ -144,7 +144,23 @@ func parseRow(col map[string]int, cells []string) (Query, error) {
 			errs = append(errs, err)
 		}
 	case "disagg":
-		errs = append(errs, fmt.Errorf("mode disagg: disaggregated rows are not answered yet"))
+		// Each attention-DP rank of a worker is a replica of its own.
+		d := Disagg{PrefillTP: num("prefill_tp_size"), DecodeTP: num("decode_tp_size"),
+			PrefillWorkers: max(num("prefill_num_workers"), 1) * max(num("prefill_attention_dp_size"), 1),
+			DecodeWorkers:  max(num("decode_num_workers"), 1) * max(num("decode_attention_dp_size"), 1)}
+		q.TP, q.Disagg = d.DecodeTP, &d
+		q.Concurrency = num("decode_batch_size") * d.DecodeWorkers
+		if q.Concurrency == 0 {
+			errs = append(errs, fmt.Errorf("decode_batch_size: empty; a disaggregated row needs the clients per decode worker"))
+		}
+		for _, p := range []string{"prefill_", "decode_"} {
+			if pp := num(p + "pp_size"); pp > 1 {
+				errs = append(errs, fmt.Errorf("%spp_size %d: pipeline parallelism is not modelled; give 1", p, pp))
+			}
+			if err := checkMoEParallel(num(p+"tp_size"), num(p+"moe_tp_size"), num(p+"moe_ep_size")); err != nil {
+				errs = append(errs, fmt.Errorf("%s%w", p, err))
+			}
+		}
 	default:
 		errs = append(errs, fmt.Errorf("mode %s: expected agg or disagg", rows.Quote(cell("mode"))))
 	}

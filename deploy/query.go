@@ -46,6 +46,8 @@ type Query struct {
 	MaxTokens   int64   `json:"max_num_batched_tokens,omitempty"`
 	MaxSeqs     int64   `json:"max_num_seqs,omitempty"`
 	MemoryShare float64 `json:"gpu_memory_utilization,omitempty"`
+	// Disagg, when set, serves with separate prefill and decode pools.
+	Disagg *Disagg `json:"disagg,omitempty"`
 }
 
 // Defaults of a query.
@@ -89,6 +91,10 @@ func (q Query) Filled() Query {
 	}
 	if q.Concurrency == 0 && q.Rate == 0 {
 		q.Concurrency = DefaultConcurrency
+	}
+	if q.Disagg != nil {
+		d := q.Disagg.filled(q)
+		q.Disagg = &d
 	}
 	if q.Requests == 0 {
 		if q.Rate > 0 {
@@ -186,6 +192,9 @@ func (q Query) Validate() query.Errors {
 	if q.MemoryShare < 0 || q.MemoryShare > 1 || q.MemoryShare != q.MemoryShare {
 		bad("gpu-memory-utilization", strconv.FormatFloat(q.MemoryShare, 'g', -1, 64), "a share of the GPU's memory, more than 0, at most 1 (0: the engine's default)")
 	}
+	if q.Disagg != nil {
+		es = append(es, q.Disagg.validate(q.OSL)...)
+	}
 	if err == nil && !e.Chunked && q.ISL > e.MaxTokens {
 		bad("isl", i(q.ISL), fmt.Sprintf("at most %s's step budget of %d tokens, which prefills a prompt whole (raise --max-tokens)", e.Title, e.MaxTokens))
 	}
@@ -229,6 +238,9 @@ func (q Query) Args() query.Args {
 	n("max-seqs", q.MaxSeqs, 0)
 	if q.MemoryShare > 0 {
 		a.Add("gpu-memory-utilization", strconv.FormatFloat(q.MemoryShare, 'g', -1, 64))
+	}
+	if q.Disagg != nil {
+		q.Disagg.args(&a)
 	}
 	return a
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"sort"
 )
 
@@ -16,6 +17,20 @@ type load struct {
 	rate     float64
 	requests int64
 	isl, osl int64
+	// prefilled: requests arrive with their prompt's KV and first token
+	// (a disaggregated decode worker); think is a closed-loop client's
+	// time between a request's end and its next one's arrival here (the
+	// prefill pool's, in a decode worker).
+	prefilled bool
+	think     float64
+}
+
+// newSeq is a request arriving at t.
+func (l load) newSeq(t float64) *seq {
+	if l.prefilled {
+		return &seq{arrival: t, first: t, target: l.isl, done: l.isl, gen: 1, started: true}
+	}
+	return &seq{arrival: t, target: l.isl}
 }
 
 // seq is one request in the engine.
@@ -120,6 +135,9 @@ func (sim *simulator) admit(budget int64, chunks []chunk) ([]chunk, int64) {
 		}
 		q := min(rem, budget)
 		reserve := s.done + q
+		if s.gen > 0 {
+			reserve = sim.l.isl + s.gen
+		}
 		if e.Reserve == ReserveRequest {
 			reserve = sim.l.isl + sim.l.osl
 		}
@@ -132,8 +150,10 @@ func (sim *simulator) admit(budget int64, chunks []chunk) ([]chunk, int64) {
 		sim.pop()
 		sim.running = append(sim.running, s)
 		s.live = true
-		chunks = append(chunks, chunk{s, q})
-		budget -= q
+		if q > 0 {
+			chunks = append(chunks, chunk{s, q})
+			budget -= q
+		}
 	}
 	return chunks, budget
 }
@@ -303,13 +323,13 @@ func simulate(e Engine, p *pricer, kvBlocks int64, l load) (run, error) {
 			at += r.ExpFloat64() / l.rate
 		}
 	}
-	var issued, finished int64
+	issued := int64(len(arrivals))
+	var finished int64
 	var batchTime float64
 	for finished < l.requests {
 		for len(arrivals) > 0 && arrivals[0] <= sim.now {
-			sim.waiting = append(sim.waiting, &seq{arrival: arrivals[0], target: l.isl})
+			sim.waiting = append(sim.waiting, l.newSeq(arrivals[0]))
 			arrivals = arrivals[1:]
-			issued++
 		}
 		if len(sim.running) == 0 && sim.queued() == 0 {
 			sim.now = arrivals[0]
@@ -323,6 +343,10 @@ func simulate(e Engine, p *pricer, kvBlocks int64, l load) (run, error) {
 			return run{}, err
 		}
 		decodes, chunks := sim.schedule()
+		if len(decodes) == 0 && len(chunks) == 0 {
+			// Requests that arrived prefilled join the next step.
+			decodes, chunks = sim.schedule()
+		}
 		if len(decodes) == 0 && len(chunks) == 0 {
 			return run{}, fmt.Errorf("the engine cannot schedule a request: %d KV blocks of %d tokens hold no request of %d+%d tokens", kvBlocks, e.BlockSize, l.isl, l.osl)
 		}
@@ -359,7 +383,9 @@ func simulate(e Engine, p *pricer, kvBlocks int64, l load) (run, error) {
 			sim.finish(s)
 			finished++
 			if l.clients > 0 && issued < l.requests {
-				sim.waiting = append(sim.waiting, &seq{arrival: sim.now, target: l.isl})
+				at := sim.now + l.think
+				i := sort.SearchFloat64s(arrivals, at)
+				arrivals = slices.Insert(arrivals, i, at)
 				issued++
 			}
 		}
@@ -463,7 +489,11 @@ func (sim *simulator) finish(s *seq) {
 	o := &sim.out
 	o.ttft = append(o.ttft, s.first-s.arrival)
 	if sim.l.osl > 1 {
-		o.tpot = append(o.tpot, (sim.now-s.first+sim.e.RequestOverhead)/float64(sim.l.osl-1))
+		shift := sim.e.RequestOverhead // first was moved by it
+		if sim.l.prefilled {
+			shift = 0
+		}
+		o.tpot = append(o.tpot, (sim.now-s.first+shift)/float64(sim.l.osl-1))
 	}
 	o.e2e = append(o.e2e, max(sim.now, s.first)-s.arrival)
 	o.outTokens += sim.l.osl

@@ -16,9 +16,19 @@ func DeployTables(r deploy.Result, origin string) []Table {
 	if q.Rate > 0 {
 		load = fmt.Sprintf("%g requests/s", q.Rate)
 	}
-	t := Table{Title: fmt.Sprintf("%s on %d × %s, %s (tp %d × dp %d): %s of %d in, %d out", r.Model, r.GPUs, r.Device, e.Title, q.TP, q.DP, load, q.ISL, q.OSL),
+	layout := fmt.Sprintf("tp %d × dp %d", q.TP, q.DP)
+	if d := r.Disagg; d != nil {
+		p := d.Disagg
+		layout = fmt.Sprintf("%d prefill workers of tp %d, %d decode workers of tp %d", p.PrefillWorkers, p.PrefillTP, p.DecodeWorkers, p.DecodeTP)
+	}
+	t := Table{Title: fmt.Sprintf("%s on %d × %s, %s (%s): %s of %d in, %d out", r.Model, r.GPUs, r.Device, e.Title, layout, load, q.ISL, q.OSL),
 		Header: []string{"Quantity", "Value"}}
 	row := func(k, v string) { t.Rows = append(t.Rows, []string{k, v}) }
+	if d := r.Disagg; d != nil {
+		row("prefill worker KV", fmt.Sprintf("%s: %d tokens", gib(d.PrefillMemory.KV), d.PrefillMemory.KVTokens))
+		row("KV transfer", fmt.Sprintf("%s per request over %s (%s per GPU)", units.FormatDuration(d.Transfer), d.Disagg.Link, units.FormatBandwidth(d.LinkBytesPerS)))
+		row("requests/s", fmt.Sprintf("%.2f", d.RequestsPerSec))
+	}
 	row("weights per GPU", gib(m.Weights))
 	row("activations (a full step)", gib(m.Workspace))
 	row("KV cache per GPU", fmt.Sprintf("%s: %d tokens, %d requests of %d tokens", gib(m.KV), m.KVTokens, m.KVSequences, q.ISL+q.OSL))

@@ -12,6 +12,8 @@ type deployOptions struct {
 	f       *factory
 	devices deviceFlags
 	q       deploy.Query
+	disagg  bool
+	d       deploy.Disagg
 }
 
 const deployHow = `The engine is simulated step by step. Each step's batch is the decoding
@@ -49,6 +51,7 @@ deployment, per GPU and per user, and the KV cache's capacity.
   gpucalc deploy llama-3.1-8b --device h100 --engine trtllm --isl 4096 --osl 512 --concurrency 64
   gpucalc deploy qwen3-32b --device h100 --tp 2 --rate 4 --engine sglang
   gpucalc deploy llama-3.1-70b --device b200 --tp 8 --weights fp4 --format json
+  gpucalc deploy llama-3.1-70b --device h100 --weights fp8 --concurrency 64 --disagg --prefill-tp 2 --decode-tp 4
   gpucalc deploy batch --input deployments.csv --format csv`,
 		Args: args(cobra.ExactArgs(1)),
 		RunE: func(_ *cobra.Command, a []string) error {
@@ -71,6 +74,13 @@ deployment, per GPU and per user, and the KV cache's capacity.
 	fl.Int64Var(&opts.q.MaxTokens, "max-tokens", 0, "the engine's token budget of one step (`tokens`; default: the engine's)")
 	fl.Int64Var(&opts.q.MaxSeqs, "max-seqs", 0, "the most `sequences` running at once (default: the engine's)")
 	fl.Float64Var(&opts.q.MemoryShare, "gpu-memory-utilization", 0, "the engine's `share` of GPU memory (default: the engine's)")
+	fl.BoolVar(&opts.disagg, "disagg", false, "serve with separate prefill and decode workers, the KV cache sent over --link")
+	fl.Int64Var(&opts.d.PrefillTP, "prefill-tp", 0, "with --disagg: tensor-parallel `GPUs` of a prefill worker (default --tp)")
+	fl.Int64Var(&opts.d.PrefillWorkers, "prefill-workers", 0, "with --disagg: prefill `workers` (default 1)")
+	fl.Int64Var(&opts.d.DecodeTP, "decode-tp", 0, "with --disagg: tensor-parallel `GPUs` of a decode worker (default --tp)")
+	fl.Int64Var(&opts.d.DecodeWorkers, "decode-workers", 0, "with --disagg: decode `workers`, the clients spread over them (default 1)")
+	fl.StringVar(&opts.d.Link, "link", "", "with --disagg: the KV cache's `link`: nvlink, nvl72, ib or roce (default nvlink up to 8 GPUs, else ib)")
+	_ = cmd.RegisterFlagCompletionFunc("link", cobra.FixedCompletions(deploy.Links, cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("engine", cobra.FixedCompletions(deploy.Engines(), cobra.ShellCompDirectiveNoFileComp))
 	for _, n := range []string{"weights", "kv"} {
 		_ = cmd.RegisterFlagCompletionFunc(n, cobra.FixedCompletions([]string{"bf16", "fp8", "fp4", "int4"}, cobra.ShellCompDirectiveNoFileComp))
@@ -91,6 +101,12 @@ func deployRun(opts *deployOptions) error {
 	}
 	q := opts.q
 	q.Device, _ = f.deviceName(opts.devices.device)
+	if opts.disagg {
+		d := opts.d
+		q.Disagg = &d
+	} else if opts.d != (deploy.Disagg{}) {
+		return usagef("--prefill-tp, --prefill-workers, --decode-tp, --decode-workers and --link need --disagg")
+	}
 	c, err := f.loadModel(q.Model)
 	if err != nil {
 		return err

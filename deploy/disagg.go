@@ -1,0 +1,184 @@
+package deploy
+
+import (
+	"fmt"
+	"strconv"
+
+	"github.com/gpucalc/gpucalc/query"
+)
+
+// Disagg serves a query with separate pools: prefill workers compute each
+// prompt's KV cache and first token, send the cache over Link to a decode
+// worker, which generates the rest. Each worker is one engine replica of
+// its own tensor-parallel degree.
+type Disagg struct {
+	PrefillTP      int64 `json:"prefill_tp"`
+	PrefillWorkers int64 `json:"prefill_workers"`
+	DecodeTP       int64 `json:"decode_tp"`
+	DecodeWorkers  int64 `json:"decode_workers"`
+	// Link carries the KV cache from a prefill GPU to a decode GPU:
+	// nvlink (one host), nvl72 (an NVLink switch across the rack), ib or
+	// roce (between hosts).
+	Link string `json:"link"`
+}
+
+// Links are the KV transfer's links.
+var Links = []string{"nvlink", "nvl72", "ib", "roce"}
+
+// NICBytesPerSecond is one GPU's network link between hosts for ib and
+// roce: 400 Gb/s, a ConnectX-7 NIC per GPU as DGX and HGX H100/B200
+// systems have (NVIDIA ConnectX-7 datasheet: 400 Gb/s InfiniBand NDR or
+// Ethernet).
+const NICBytesPerSecond = 400e9 / 8
+
+// disaggIterations is how often the pools' latencies are solved against
+// each other: the decode pool's TPOT sets the rate of requests the prefill
+// pool sees, whose TTFT sets the clients' cycle; damped halfway each time.
+const disaggIterations = 6
+
+func (d Disagg) filled(q Query) Disagg {
+	if d.PrefillTP == 0 {
+		d.PrefillTP = q.TP
+	}
+	if d.DecodeTP == 0 {
+		d.DecodeTP = q.TP
+	}
+	if d.PrefillWorkers == 0 {
+		d.PrefillWorkers = 1
+	}
+	if d.DecodeWorkers == 0 {
+		d.DecodeWorkers = 1
+	}
+	if d.Link == "" {
+		d.Link = "nvlink"
+		if d.gpus() > 8 {
+			d.Link = "ib"
+		}
+	}
+	return d
+}
+
+func (d Disagg) gpus() int64 { return d.PrefillTP*d.PrefillWorkers + d.DecodeTP*d.DecodeWorkers }
+
+func (d Disagg) validate(osl int64) query.Errors {
+	var es query.Errors
+	for _, x := range []struct {
+		field string
+		v     int64
+	}{{"prefill-tp", d.PrefillTP}, {"prefill-workers", d.PrefillWorkers}, {"decode-tp", d.DecodeTP}, {"decode-workers", d.DecodeWorkers}} {
+		if x.v < 1 || x.v > MaxGPUs {
+			es = append(es, query.FieldError{Field: x.field, Value: strconv.FormatInt(x.v, 10), Allowed: fmt.Sprintf("1 to %d", MaxGPUs)})
+		}
+	}
+	if d.gpus() > MaxGPUs {
+		es = append(es, query.FieldError{Field: "decode-workers", Value: strconv.FormatInt(d.DecodeWorkers, 10), Allowed: fmt.Sprintf("at most %d GPUs in all", MaxGPUs)})
+	}
+	ok := false
+	for _, l := range Links {
+		ok = ok || d.Link == l
+	}
+	if !ok {
+		es = append(es, query.FieldError{Field: "link", Value: d.Link, Allowed: "nvlink, nvl72, ib or roce"})
+	}
+	if osl < 2 {
+		es = append(es, query.FieldError{Field: "osl", Value: strconv.FormatInt(osl, 10), Allowed: "2 or more tokens when disaggregated (the prefill worker makes the first)"})
+	}
+	return es
+}
+
+func (d Disagg) args(a *query.Args) {
+	a.Bool("disagg", true)
+	for _, x := range []struct {
+		flag string
+		v    int64
+	}{{"prefill-tp", d.PrefillTP}, {"prefill-workers", d.PrefillWorkers}, {"decode-tp", d.DecodeTP}, {"decode-workers", d.DecodeWorkers}} {
+		if x.v > 0 {
+			a.Add(x.flag, strconv.FormatInt(x.v, 10))
+		}
+	}
+	if d.Link != "" {
+		a.Add("link", d.Link)
+	}
+}
+
+// DisaggResult is what a disaggregated deployment adds to a Result.
+type DisaggResult struct {
+	Disagg         Disagg  `json:"pools"`
+	PrefillMemory  Memory  `json:"prefill_memory"`
+	LinkBytesPerS  float64 `json:"link_bytes_per_second"`
+	Transfer       float64 `json:"kv_transfer_seconds"`
+	PrefillTTFT    Stat    `json:"prefill_ttft"`
+	RequestsPerSec float64 `json:"requests_per_second"`
+}
+
+// answerDisagg answers q with its prefill and decode pools. The decode
+// workers are simulated as closed loops whose clients spend the TTFT
+// away, the prefill workers at the request rate those loops make, until
+// the two agree.
+func (p *Planner) answerDisagg(q Query) (Result, error) {
+	d := *q.Disagg
+	qp, qd := q, q
+	qp.TP, qd.TP = d.PrefillTP, d.DecodeTP
+	rp, err := p.prepare(qp)
+	if err != nil {
+		return Result{}, err
+	}
+	rd, err := p.prepare(qd)
+	if err != nil {
+		return Result{}, err
+	}
+	res := Result{Query: q, Model: rd.c.Name, Device: rd.m.Device().Name, Engine: rd.e, GPUs: d.gpus(), Memory: rd.memory}
+	dr := &DisaggResult{Disagg: d, PrefillMemory: rp.memory}
+	res.Disagg = dr
+	res.Memory.Fits = rp.memory.Fits && rd.memory.Fits
+	if !res.Memory.Fits {
+		res.Notes = append(res.Notes, "does not fit: a prefill or decode worker's KV pool holds no request")
+		return res, nil
+	}
+	dr.LinkBytesPerS = NICBytesPerSecond
+	if d.Link == "nvlink" || d.Link == "nvl72" {
+		dr.LinkBytesPerS = rp.m.Device().Peer().BytesPerSecond
+	}
+	if dr.LinkBytesPerS <= 0 {
+		return Result{}, fmt.Errorf("%s has no GPU-to-GPU link in the catalog: give --link ib or roce", res.Device)
+	}
+	// Each prefill GPU sends its shard of the cache over its own link.
+	dr.Transfer = float64(q.ISL) * rp.memory.KVPerToken / dr.LinkBytesPerS
+	e := rd.e
+	rate := q.Rate
+	ttft := 0.0
+	var runP, runD run
+	for i := range disaggIterations {
+		dl := load{isl: q.ISL, osl: q.OSL, prefilled: true, think: ttft,
+			clients: ceilDiv(q.Concurrency, d.DecodeWorkers), requests: ceilDiv(q.Requests, d.DecodeWorkers), rate: q.Rate / float64(d.DecodeWorkers)}
+		if runD, err = simulate(e, rd.pr, rd.blocks, dl); err != nil {
+			return Result{}, fmt.Errorf("decode worker: %w", err)
+		}
+		tpot := stat(runD.tpot).Mean
+		if q.Rate == 0 {
+			rate = float64(q.Concurrency) / (ttft + float64(q.OSL-1)*tpot)
+		}
+		pl := load{isl: q.ISL, osl: 1, rate: rate / float64(d.PrefillWorkers), requests: max(ceilDiv(q.Requests, d.PrefillWorkers), 64)}
+		if runP, err = simulate(e, rp.pr, rp.blocks, pl); err != nil {
+			return Result{}, fmt.Errorf("prefill worker: %w", err)
+		}
+		next := stat(runP.ttft).Mean + dr.Transfer
+		if i == 0 || q.Rate > 0 {
+			ttft = next
+		} else {
+			ttft = (ttft + next) / 2
+		}
+	}
+	dr.PrefillTTFT, dr.RequestsPerSec = stat(runP.ttft), rate
+	res.TTFT = Stat{Mean: dr.PrefillTTFT.Mean + dr.Transfer, P90: dr.PrefillTTFT.P90 + dr.Transfer}
+	res.TPOT = stat(runD.tpot)
+	n := float64(q.OSL - 1)
+	res.E2E = Stat{Mean: res.TTFT.Mean + n*res.TPOT.Mean, P90: res.TTFT.P90 + n*res.TPOT.P90}
+	res.TokensPerSecond = float64(runD.outTokens) / runD.duration * float64(d.DecodeWorkers)
+	res.PerGPU = res.TokensPerSecond / float64(res.GPUs)
+	if res.TPOT.Mean > 0 {
+		res.PerUser = 1 / res.TPOT.Mean
+	}
+	res.Steps, res.Preemptions, res.MeanBatch = runD.steps, runD.preemptions, runD.batch
+	return res, nil
+}
