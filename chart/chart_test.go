@@ -32,7 +32,18 @@ func goldenCharts(t testing.TB) map[string]chart.Chart {
 		"occupancy-h100":         occupancyChart(t),
 		"sweep-regs-h100":        occupancyChart(t).Panels[1],
 		"simulate-stream-h100":   simulationChart(t),
+		"pareto":                 paretoChart(),
 	}
+}
+
+// paretoChart is two devices' deployments, each with its front: fixed
+// figures, the chart's own test (gpucalc deploy draws it from a search).
+func paretoChart() chart.Pareto {
+	a := []chart.ParetoPoint{{PerUser: 120, PerGPU: 300}, {PerUser: 90, PerGPU: 700}, {PerUser: 60, PerGPU: 1100}, {PerUser: 35, PerGPU: 1500}}
+	b := []chart.ParetoPoint{{PerUser: 150, PerGPU: 600}, {PerUser: 100, PerGPU: 1500}, {PerUser: 55, PerGPU: 2600}, {PerUser: 30, PerGPU: 3200}}
+	return chart.Pareto{Title: "llama-3.1-70b at 1024/1024 tokens: tokens/s per GPU against per user",
+		Series: []chart.ParetoSeries{{Name: "H100 SXM", All: append(a, chart.ParetoPoint{PerUser: 70, PerGPU: 500}), Front: a},
+			{Name: "B200", All: append(b, chart.ParetoPoint{PerUser: 80, PerGPU: 900}), Front: b}}}
 }
 
 func h100Target(t testing.TB) occupancy.Target {
@@ -307,6 +318,8 @@ func TestChartBadInput(t *testing.T) {
 		chart.Sweep{},
 		chart.Occupancy{},
 		chart.Simulation{},
+		chart.Pareto{},
+		chart.Pareto{Series: []chart.ParetoSeries{{Name: "nan", Front: []chart.ParetoPoint{{PerUser: math.NaN(), PerGPU: math.Inf(1)}, {PerUser: -1, PerGPU: 0}}}}},
 	} {
 		_ = chart.Write(&bytes.Buffer{}, c, chart.Options{Format: "png", Size: chart.Size{Width: 8, Height: 6}, DPI: 50})
 	}

@@ -59,6 +59,12 @@ func LegendLooks(c Chart) ([][]string, error) {
 			return nil, err
 		}
 		return [][]string{leg.looks}, nil
+	case Pareto:
+		_, leg, err := v.plot()
+		if err != nil {
+			return nil, err
+		}
+		return [][]string{leg.looks}, nil
 	case Simulation:
 		_, leg, err := v.plot()
 		if err != nil {

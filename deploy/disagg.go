@@ -34,7 +34,7 @@ const NICBytesPerSecond = 400e9 / 8
 // disaggIterations is how often the pools' latencies are solved against
 // each other: the decode pool's TPOT sets the rate of requests the prefill
 // pool sees, whose TTFT sets the clients' cycle; damped halfway each time.
-const disaggIterations = 6
+const disaggIterations = 4
 
 func (d Disagg) filled(q Query) Disagg {
 	if d.PrefillTP == 0 {
