@@ -2,11 +2,13 @@ package deploy
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
 
+	"github.com/gpucalc/gpucalc/devices"
 	"github.com/gpucalc/gpucalc/query"
 	"github.com/gpucalc/gpucalc/units"
 )
@@ -220,6 +222,10 @@ func (s Search) Answer(progress func(done, total int)) (SearchResult, error) {
 // clients only make decoding slower) or that it cannot run at all.
 func (s Search) device(dev string, layouts []Query, tick func(int)) ([]Candidate, error) {
 	p := NewPlanner()
+	name := dev
+	if d, err := devices.Lookup(dev); err == nil {
+		name = d.Name
+	}
 	var out []Candidate
 	for _, l := range layouts {
 		for i, c := range searchClients {
@@ -240,7 +246,7 @@ func (s Search) device(dev string, layouts []Query, tick func(int)) ([]Candidate
 				if fe := query.Fields(err); len(fe) > 0 && fe[0].Field != "tp" {
 					return nil, err
 				}
-				cand.Result.Query, cand.Result.Device = q.Filled(), dev
+				cand.Result.Query, cand.Result.Device = q.Filled(), name
 				cand.Fails, stop = err.Error(), true
 			case !r.Memory.Fits:
 				cand.Fails, stop = "does not fit", true
@@ -285,4 +291,17 @@ func (r SearchResult) Pareto(device string) []Candidate {
 		}
 	}
 	return front
+}
+
+// Devices are the devices the candidates ran on, in the search's order
+// (catalog names).
+func (r SearchResult) Devices() []string {
+	var out []string
+	for _, c := range r.Candidates {
+		if !slices.Contains(out, c.Result.Device) {
+			out = append(out, c.Result.Device)
+		}
+	}
+	sort.Strings(out)
+	return out
 }

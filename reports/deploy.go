@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/gpucalc/gpucalc/chart"
 	"github.com/gpucalc/gpucalc/deploy"
 	"github.com/gpucalc/gpucalc/units"
 )
@@ -119,4 +120,94 @@ func DeployBatchJSON(header []string, rows []deploy.BatchResult) []map[string]an
 		out = append(out, o)
 	}
 	return out
+}
+
+// DeploySearchTables is the SLA search: the deployments that meet the
+// target by tokens/s per GPU, then each device and layout's best and why
+// it lost.
+func DeploySearchTables(r deploy.SearchResult) []Table {
+	s := r.Search
+	var target []string
+	if s.TTFT > 0 {
+		target = append(target, "TTFT ≤ "+units.FormatDuration(s.TTFT))
+	}
+	if s.TPOT > 0 {
+		target = append(target, "TPOT ≤ "+units.FormatDuration(s.TPOT))
+	}
+	b := s.Base.Filled()
+	head := []string{"rank", "device", "layout", "GPUs", "clients", "TTFT", "TPOT", "tokens/s/GPU", "tokens/s/user"}
+	top := Table{Title: fmt.Sprintf("%s, %s, %d in / %d out: %d of %d deployments meet %s", s.Base.Model, b.Engine, b.ISL, b.OSL, r.Met, len(r.Candidates), strings.Join(target, " and ")),
+		Header: head}
+	d := units.FormatDuration
+	for i, c := range r.Candidates[:min(r.Met, 10)] {
+		x := c.Result
+		top.Rows = append(top.Rows, []string{integer(i + 1), x.Device, c.Layout(), i64(x.GPUs), i64(x.Query.Concurrency), d(x.TTFT.Mean), d(x.TPOT.Mean), fmt.Sprintf("%.0f", x.PerGPU), fmt.Sprintf("%.1f", x.PerUser)})
+	}
+	if r.Met == 0 {
+		top.Notes = append(top.Notes, "No deployment meets the target; the table below says why each fails.")
+	}
+	// Each device and layout once: its best candidate (the list is ranked).
+	why := Table{Title: "Each device and layout at its best, and why it lost", Header: []string{"device", "layout", "clients", "tokens/s/GPU", "tokens/s/user", "loses because"}}
+	seen := map[string]bool{}
+	best := 0.0
+	if r.Met > 0 {
+		best = r.Candidates[0].Result.PerGPU
+	}
+	for i, c := range r.Candidates {
+		k := c.Result.Device + "|" + c.Layout()
+		if seen[k] {
+			continue
+		}
+		seen[k] = true
+		x := c.Result
+		reason := c.Fails
+		switch {
+		case i == 0 && c.Fails == "":
+			reason = "wins"
+		case c.Fails == "":
+			reason = fmt.Sprintf("meets the target at %.0f%% of the best's tokens/s per GPU", 100*x.PerGPU/best)
+		}
+		tps, tpu := "", ""
+		if x.PerGPU > 0 {
+			tps, tpu = fmt.Sprintf("%.0f", x.PerGPU), fmt.Sprintf("%.1f", x.PerUser)
+		}
+		why.Rows = append(why.Rows, []string{x.Device, c.Layout(), i64(x.Query.Concurrency), tps, tpu, strings.ReplaceAll(reason, "\n", "; ")})
+	}
+	why.Notes = append(why.Notes, "Reproduce: "+s.Args().String())
+	return []Table{top, why}
+}
+
+// DeploySearchRecords is every candidate of a search, ranked.
+func DeploySearchRecords(r deploy.SearchResult) []Table {
+	t := Table{Key: "candidates", Header: []string{"rank", "device", "layout", "gpus", "concurrency", "fits", "ttft_ms", "tpot_ms", "tokens_per_s_per_gpu", "tokens_per_s_per_user", "fails"}}
+	for i, c := range r.Candidates {
+		x := c.Result
+		row := []string{integer(i + 1), x.Device, c.Layout(), i64(x.GPUs), i64(x.Query.Concurrency), boolean(x.Memory.Fits)}
+		if x.PerGPU > 0 {
+			row = append(row, num(x.TTFT.Mean*1e3), num(x.TPOT.Mean*1e3), num(x.PerGPU), num(x.PerUser))
+		} else {
+			row = append(row, "", "", "", "")
+		}
+		t.Rows = append(t.Rows, append(row, strings.ReplaceAll(c.Fails, "\n", "; ")))
+	}
+	return []Table{t}
+}
+
+// DeployParetoChart is the search's Pareto front per device.
+func DeployParetoChart(r deploy.SearchResult) chart.Pareto {
+	b := r.Search.Base.Filled()
+	c := chart.Pareto{Title: fmt.Sprintf("%s at %d/%d tokens (%s): tokens/s per GPU against per user", r.Search.Base.Model, b.ISL, b.OSL, b.Engine)}
+	for _, dev := range r.Devices() {
+		s := chart.ParetoSeries{Name: dev}
+		for _, x := range r.Candidates {
+			if x.Result.Device == dev && x.Result.PerGPU > 0 {
+				s.All = append(s.All, chart.ParetoPoint{PerUser: x.Result.PerUser, PerGPU: x.Result.PerGPU})
+			}
+		}
+		for _, x := range r.Pareto(dev) {
+			s.Front = append(s.Front, chart.ParetoPoint{PerUser: x.Result.PerUser, PerGPU: x.Result.PerGPU})
+		}
+		c.Series = append(c.Series, s)
+	}
+	return c
 }

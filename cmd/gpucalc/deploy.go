@@ -3,8 +3,10 @@ package main
 import (
 	"strings"
 
+	"github.com/gpucalc/gpucalc/chart"
 	"github.com/gpucalc/gpucalc/deploy"
 	"github.com/gpucalc/gpucalc/reports"
+	"github.com/gpucalc/gpucalc/units"
 	"github.com/spf13/cobra"
 )
 
@@ -14,6 +16,10 @@ type deployOptions struct {
 	q       deploy.Query
 	disagg  bool
 	d       deploy.Disagg
+	// The SLA search: --ttft and --tpot as given, --gpus.
+	ttft, tpot string
+	gpus       int64
+	chart      chartFlags
 }
 
 const deployHow = `The engine is simulated step by step. Each step's batch is the decoding
@@ -46,12 +52,20 @@ request rate (--rate), every request --isl tokens in and --osl out. It
 answers TTFT, TPOT and end-to-end latency (mean and p90), tokens/s for the
 deployment, per GPU and per user, and the KV cache's capacity.
 
+With --ttft and/or --tpot it searches instead: over --devices, tensor
+parallelism, replicas and concurrency (and, with --gpus, disaggregated
+prefill and decode pools), it ranks the deployments that meet the targets
+by tokens/s per GPU and says why the others fail; --plot draws the Pareto
+front of tokens/s per GPU against tokens/s per user.
+
 ` + deployHow,
 		Example: `  gpucalc deploy llama-3.1-70b --device h100 --tp 4 --concurrency 32 --weights fp8
   gpucalc deploy llama-3.1-8b --device h100 --engine trtllm --isl 4096 --osl 512 --concurrency 64
   gpucalc deploy qwen3-32b --device h100 --tp 2 --rate 4 --engine sglang
   gpucalc deploy llama-3.1-70b --device b200 --tp 8 --weights fp4 --format json
   gpucalc deploy llama-3.1-70b --device h100 --weights fp8 --concurrency 64 --disagg --prefill-tp 2 --decode-tp 4
+  gpucalc deploy llama-3.1-70b --ttft 2s --tpot 50ms --devices h100,h200,b200 --weights fp8
+  gpucalc deploy llama-3.1-70b --ttft 1s --tpot 30ms --devices h100,b200 --gpus 8 --plot pareto.svg
   gpucalc deploy batch --input deployments.csv --format csv`,
 		Args: args(cobra.ExactArgs(1)),
 		RunE: func(_ *cobra.Command, a []string) error {
@@ -59,7 +73,8 @@ deployment, per GPU and per user, and the KV cache's capacity.
 			return execute(opts, runF, deployRun)
 		},
 	}
-	f.addDeviceFlags(cmd, &opts.devices, false)
+	f.addDeviceFlags(cmd, &opts.devices, true)
+	f.addChartFlags(cmd, &opts.chart, "the SLA search's Pareto front (tokens/s per GPU against per user)", chart.DefaultSize)
 	fl := cmd.Flags()
 	fl.StringVar(&opts.q.Engine, "engine", deploy.DefaultEngine, "serving `engine`: "+strings.Join(deploy.Engines(), ", "))
 	fl.Int64Var(&opts.q.TP, "tp", 1, "tensor-parallel `GPUs` of one replica")
@@ -74,6 +89,9 @@ deployment, per GPU and per user, and the KV cache's capacity.
 	fl.Int64Var(&opts.q.MaxTokens, "max-tokens", 0, "the engine's token budget of one step (`tokens`; default: the engine's)")
 	fl.Int64Var(&opts.q.MaxSeqs, "max-seqs", 0, "the most `sequences` running at once (default: the engine's)")
 	fl.Float64Var(&opts.q.MemoryShare, "gpu-memory-utilization", 0, "the engine's `share` of GPU memory (default: the engine's)")
+	fl.StringVar(&opts.ttft, "ttft", "", "search for the deployments whose mean TTFT is at most this `duration` (2s, 500ms), over --devices, parallelism and concurrency")
+	fl.StringVar(&opts.tpot, "tpot", "", "search for the deployments whose mean TPOT is at most this `duration` (50ms)")
+	fl.Int64Var(&opts.gpus, "gpus", 0, "with --ttft/--tpot: every deployment's `GPUs`, aggregated (tp × replicas) or disaggregated (default: one replica of 1, 2, 4 or 8)")
 	fl.BoolVar(&opts.disagg, "disagg", false, "serve with separate prefill and decode workers, the KV cache sent over --link")
 	fl.Int64Var(&opts.d.PrefillTP, "prefill-tp", 0, "with --disagg: tensor-parallel `GPUs` of a prefill worker (default --tp)")
 	fl.Int64Var(&opts.d.PrefillWorkers, "prefill-workers", 0, "with --disagg: prefill `workers` (default 1)")
@@ -91,9 +109,15 @@ deployment, per GPU and per user, and the KV cache's capacity.
 
 func deployRun(opts *deployOptions) error {
 	f := opts.f
-	form, err := f.OutFormat(nil)
+	form, err := f.OutFormat(nil, &opts.chart)
 	if err != nil {
 		return err
+	}
+	if opts.ttft != "" || opts.tpot != "" {
+		return deploySearchRun(opts, form)
+	}
+	if opts.devices.devicesSet() || opts.gpus != 0 || opts.chart.file != "" {
+		return usagef("--devices, --gpus and --plot are the SLA search's: give --ttft or --tpot")
 	}
 	t, err := f.Device(opts.devices) // a bad name fails before any work
 	if err != nil {
@@ -122,4 +146,53 @@ func deployRun(opts *deployOptions) error {
 	return f.Output(form, nil, r,
 		func() []reports.Table { return reports.DeployTables(r, t.Origin) },
 		func() []reports.Table { return reports.DeployRecords(r) })
+}
+
+// deploySearchRun is the SLA search (--ttft, --tpot).
+func deploySearchRun(opts *deployOptions, form reports.Format) error {
+	f := opts.f
+	s := deploy.Search{Base: opts.q, GPUs: opts.gpus}
+	if opts.disagg {
+		return usagef("--disagg answers one deployment; the search tries disaggregated ones itself with --gpus")
+	}
+	for _, x := range []struct {
+		flag, v string
+		dst     *float64
+	}{{"--ttft", opts.ttft, &s.TTFT}, {"--tpot", opts.tpot, &s.TPOT}} {
+		if x.v == "" {
+			continue
+		}
+		v, err := units.ParseDuration(x.v)
+		if err != nil {
+			return usagef("%s: %w", x.flag, err)
+		}
+		*x.dst = v
+	}
+	ts, err := f.Devices(opts.devices)
+	if err != nil {
+		return err
+	}
+	for _, t := range ts {
+		s.Devices = append(s.Devices, t.Device.Name)
+	}
+	c, err := f.loadModel(s.Base.Model)
+	if err != nil {
+		return err
+	}
+	s.Base.Config = &c
+	if err := s.Validate().Err(); err != nil {
+		return usageError{err}
+	}
+	show := f.progress("searching deployments")
+	r, err := s.Answer(func(done, total int) { show(float64(done) / float64(total)) })
+	if err != nil {
+		return err
+	}
+	notes, err := opts.chart.draw(func() (chart.Chart, error) { return reports.DeployParetoChart(r), nil })
+	if err != nil {
+		return err
+	}
+	return f.OutputNotes(form, nil, notes, r,
+		func() []reports.Table { return reports.DeploySearchTables(r) },
+		func() []reports.Table { return reports.DeploySearchRecords(r) })
 }
