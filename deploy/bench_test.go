@@ -30,3 +30,14 @@ func BenchmarkBatch(b *testing.B) {
 		RunBatch(bt.Rows, testConfigs)
 	}
 }
+
+// BenchmarkSearch is an SLA search over three GPUs (the target:
+// 2 s): Llama-3.1-70B at 1k/1k, TTFT ≤ 2 s, TPOT ≤ 50 ms.
+func BenchmarkSearch(b *testing.B) {
+	s := Search{Base: Query{Model: "llama-3.1-70b", Weights: "fp8"}, Devices: []string{"h100", "h200", "b200"}, TTFT: 2, TPOT: 0.05}
+	for b.Loop() {
+		if _, err := s.Answer(nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -1,0 +1,145 @@
+package deploy
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/gpucalc/gpucalc/query"
+)
+
+func TestEngineProfiles(t *testing.T) {
+	for _, n := range []string{"vllm", "sglang", "trtllm", "TensorRT-LLM"} {
+		e, err := LookupEngine(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e.Source == "" || e.MaxTokens < 1 {
+			t.Errorf("%s: %+v", n, e)
+		}
+	}
+	if _, err := LookupEngine("tgi"); err == nil || !strings.Contains(err.Error(), "sglang") {
+		t.Errorf("unknown engine: %v", err)
+	}
+	if _, err := parseEngine("x.yaml", []byte("name: x\nsource: s\nmax_num_batched_tokens: 1\nmax_num_seqs: 1\nblock_size: 1\ngpu_memory_utilization: 0.9\nmemory_of: total\nreserve: prompt\nextra: 1\n")); err == nil {
+		t.Error("an unknown key in a profile is accepted")
+	}
+}
+
+func TestQueryValidate(t *testing.T) {
+	for _, c := range []struct {
+		q     Query
+		field string
+	}{
+		{Query{Model: "llama-3.1-8b", Device: "h100", TP: -1}, "tp"},
+		{Query{Model: "llama-3.1-8b", Device: "h100", ISL: -5}, "isl"},
+		{Query{Model: "llama-3.1-8b", Device: "h100", Concurrency: 4, Rate: 2}, "rate"},
+		{Query{Model: "llama-3.1-8b", Device: "h100", Engine: "tgi"}, "engine"},
+		{Query{Model: "llama-3.1-8b", Device: "h100", Weights: "fp7"}, "weights"},
+		{Query{Model: "llama-3.1-8b", Device: "h100", MemoryShare: 1.5}, "gpu-memory-utilization"},
+		{Query{Model: "llama-3.1-8b", Device: "h100", Disagg: &Disagg{Link: "pcie"}}, "link"},
+		{Query{Model: "llama-3.1-8b"}, "device"},
+	} {
+		es := c.q.Validate()
+		if len(es) == 0 || es[0].Field != c.field {
+			t.Errorf("%+v: %v, want an error of --%s", c.q, es, c.field)
+		}
+	}
+	q := Query{Model: "llama-3.1-8b", Device: "h100", TP: 2, Concurrency: 8, Engine: "trtllm"}
+	if got, want := q.Args().String(), "gpucalc deploy llama-3.1-8b --device h100 --engine trtllm --tp 2 --concurrency 8"; got != want {
+		t.Errorf("Args = %s, want %s", got, want)
+	}
+	if _, err := (Query{Model: "llama-3.1-8b", Device: "h100", Requests: -1}).Answer(); len(query.Fields(err)) == 0 {
+		t.Errorf("Answer of a bad query: %v, want its field errors", err)
+	}
+}
+
+// The KV pool is the engine's share less weights and activations, in
+// whole blocks; a model whose weights fill the share does not fit.
+func TestLayout(t *testing.T) {
+	r, err := Query{Model: "llama-3.1-8b", Device: "h100", Concurrency: 4, ISL: 128, OSL: 16}.Answer()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := r.Memory
+	if want := 0.9*m.Usable - m.Weights - m.Workspace; m.KV != want || m.KVTokens%16 != 0 || float64(m.KVTokens)*m.KVPerToken > m.KV {
+		t.Errorf("KV %g bytes, %d tokens; want %g bytes in 16-token blocks", m.KV, m.KVTokens, want)
+	}
+	r, err = Query{Model: "llama-3.1-70b", Device: "h100", Concurrency: 4}.Answer()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Memory.Fits || r.TPOT.Mean != 0 {
+		t.Errorf("llama-3.1-70b in bf16 on one H100 fits: %+v", r.Memory)
+	}
+}
+
+// More clients decode in bigger batches: TPOT and throughput rise; a KV
+// pool too small for the clients preempts.
+func TestLoad(t *testing.T) {
+	var last Result
+	for _, c := range []int64{1, 8, 64} {
+		r, err := Query{Model: "llama-3.1-8b", Device: "h100", Concurrency: c, ISL: 512, OSL: 128}.Answer()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if last.PerGPU > 0 && (r.TPOT.Mean <= last.TPOT.Mean || r.PerGPU <= last.PerGPU) {
+			t.Errorf("%d clients: TPOT %g, %g tokens/s per GPU; fewer clients: %g, %g", c, r.TPOT.Mean, r.PerGPU, last.TPOT.Mean, last.PerGPU)
+		}
+		last = r
+	}
+	r, err := Query{Model: "llama-3.1-8b", Device: "h100", Concurrency: 64, ISL: 4096, OSL: 1024, MemoryShare: 0.3}.Answer()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Preemptions == 0 {
+		t.Errorf("64 clients of 5k tokens in %d tokens of KV: no preemption", r.Memory.KVTokens)
+	}
+}
+
+// A disaggregated deployment's TTFT holds its KV transfer, slower over
+// InfiniBand than NVLink.
+func TestDisagg(t *testing.T) {
+	q := Query{Model: "llama-3.1-8b", Device: "h100", Concurrency: 16, ISL: 2048, OSL: 128, Disagg: &Disagg{PrefillWorkers: 1, DecodeWorkers: 1, Link: "nvlink"}}
+	nv, err := q.Answer()
+	if err != nil {
+		t.Fatal(err)
+	}
+	q.Disagg = &Disagg{PrefillWorkers: 1, DecodeWorkers: 1, Link: "ib"}
+	ib, err := q.Answer()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if nv.GPUs != 2 || nv.Disagg.Transfer <= 0 || ib.Disagg.Transfer <= nv.Disagg.Transfer || nv.TTFT.Mean < nv.Disagg.Transfer {
+		t.Errorf("nvlink: %d GPUs, transfer %g, TTFT %g; ib: transfer %g", nv.GPUs, nv.Disagg.Transfer, nv.TTFT.Mean, ib.Disagg.Transfer)
+	}
+}
+
+func TestBatchHeader(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"model_path,system,backend,mode,isl,osl,colour\n", "unknown column"},
+		{"model_path,system,backend,mode,isl,osl,isl\n", "given twice"},
+		{"model_path,system,backend,mode,isl\n", "no column osl"},
+		{"", "empty input"},
+	} {
+		if _, err := ReadBatch(strings.NewReader(c.in)); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: %v, want %q", c.in, err, c.want)
+		}
+	}
+	b, err := ReadBatch(strings.NewReader("model_path,system,backend,mode,isl,osl,batch_size,tp_size\n" +
+		"llama-3.1-8b,h100_sxm,vllm,agg,1024,128,16,1\n" +
+		"llama-3.1-8b,h100_sxm,vllm,agg,1024,128,0,1\n" +
+		"llama-3.1-8b,h100_sxm,vllm,agg,1024,128,16,1,9\n" +
+		"llama-3.1-8b,h100_sxm,vllm,agg,-3,128,16,1\n" +
+		"llama-3.1-8b,h100_sxm,vllm,both,1024,128,16,1\n"))
+	if len(b.Rows) != 5 {
+		t.Fatalf("%d rows, %v", len(b.Rows), err)
+	}
+	if b.Rows[0].Err != nil || b.Rows[0].Query.Concurrency != 16 {
+		t.Errorf("row 1: %+v", b.Rows[0])
+	}
+	for i, want := range []string{"batch_size", "cells", "isl", "mode"} {
+		if e := b.Rows[i+1].Err; e == nil || !strings.Contains(e.Error(), want) {
+			t.Errorf("row %d: %v, want an error of %s", i+2, e, want)
+		}
+	}
+}
