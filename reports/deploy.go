@@ -9,6 +9,13 @@ import (
 	"github.com/gpucalc/gpucalc/units"
 )
 
+// DeployView is 'gpucalc deploy --format json': the answer, its query
+// filled, as deploy gives it.
+type DeployView struct{ deploy.Result }
+
+// DeploySearchView is the SLA search as JSON: every candidate, ranked.
+type DeploySearchView struct{ deploy.SearchResult }
+
 // DeployTables is 'gpucalc deploy': the deployment's memory, latencies and
 // throughput.
 func DeployTables(r deploy.Result, origin string) []Table {
