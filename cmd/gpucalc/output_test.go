@@ -39,6 +39,8 @@ var outputInputs = map[string]struct {
 	"gpucalc model batch":          {args: []string{"--input", "-"}, stdin: "model.txtar:phi.csv"},
 	"gpucalc train":                {args: []string{"llama-3.1-8b", "--batch", "8", "--seq", "1024", "--devices", "h100,h200"}},
 	"gpucalc train batch":          {args: []string{"--input", "-"}, stdin: "train.txtar:setups.csv"},
+	"gpucalc deploy":               {args: []string{"llama-3.1-8b", "--device", "h100", "--isl", "512", "--osl", "64"}},
+	"gpucalc deploy batch":         {args: []string{"--input", "-"}, stdin: "deploy.txtar:in.csv"},
 }
 
 // modeInputs are the arguments of another mode of a command, which
@@ -64,7 +66,7 @@ var mixedColumns = map[string]bool{"value": true}
 // user wrote, bad rows included) and print some columns to fixed decimals,
 // as the files they extend do (roof_bench.csv's ai to three): a zero there
 // prints as 0.000. Their CSV gets the header, width and glyph checks.
-var batches = map[string]bool{"gpucalc occupancy batch": true, "gpucalc roofline batch": true, "gpucalc model batch": true, "gpucalc train batch": true}
+var batches = map[string]bool{"gpucalc occupancy batch": true, "gpucalc roofline batch": true, "gpucalc model batch": true, "gpucalc train batch": true, "gpucalc deploy batch": true}
 
 var (
 	keyRE = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
