@@ -143,3 +143,18 @@ func TestBatchHeader(t *testing.T) {
 		}
 	}
 }
+
+// FuzzReadBatch: no input makes the batch reader panic, and every row it
+// reads either has an error or a query that validates.
+func FuzzReadBatch(f *testing.F) {
+	f.Add("model_path,system,backend,mode,isl,osl,batch_size,tp_size\nllama-3.1-8b,h100_sxm,vllm,agg,1024,128,16,1\n")
+	f.Add("model_path,system,backend,mode,isl,osl,prefill_tp_size,decode_tp_size,decode_batch_size\nx,h100,sglang,disagg,1,2,1,1,4\n")
+	f.Fuzz(func(t *testing.T, in string) {
+		b, _ := ReadBatch(strings.NewReader(in))
+		for _, r := range b.Rows {
+			if r.Err == nil && len(r.Query.Validate()) > 0 {
+				t.Errorf("line %d: no error, but its query is invalid: %v", r.Line, r.Query.Validate())
+			}
+		}
+	})
+}
