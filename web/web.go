@@ -87,11 +87,13 @@ func (s *server) handler() (http.Handler, error) {
 	mux.HandleFunc("GET /roofline", s.rooflinePage)
 	mux.HandleFunc("GET /model", s.modelPage)
 	mux.HandleFunc("GET /reports", s.reportsPage)
+	mux.HandleFunc("GET /deploy", s.deployPage)
 	mux.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(static)))
 	mux.Handle("GET /api/occupancy", s.api(func(r *http.Request) (answer, error) { return s.occupancy(s.occupancyForm(r)) }))
 	mux.Handle("GET /api/roofline", s.api(s.roofline))
 	mux.Handle("GET /api/model", s.api(s.model))
 	mux.Handle("GET /api/report", s.api(s.report))
+	mux.Handle("GET /api/deploy", s.api(s.deploy))
 	mux.Handle("POST /api/report", s.api(s.report))
 	return s.guard(mux), nil
 }
