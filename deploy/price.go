@@ -54,7 +54,7 @@ func newPricer(c model.Config, s model.Shape, m *roofline.Model) (*pricer, error
 		return nil, err
 	}
 	for _, o := range list {
-		if o.Op.Kind == ops.Attention {
+		if attends(o.Op) {
 			p.decodeAttn = append(p.decodeAttn, o)
 		}
 	}
@@ -64,7 +64,7 @@ func newPricer(c model.Config, s model.Shape, m *roofline.Model) (*pricer, error
 		return nil, err
 	}
 	for _, o := range list {
-		if o.Op.Kind == ops.Attention {
+		if attends(o.Op) {
 			p.prefillAttn = append(p.prefillAttn, o)
 		}
 	}
@@ -167,7 +167,7 @@ func (p *pricer) tokens(n int64) (float64, error) {
 		}
 		var t float64
 		for _, o := range list {
-			if o.Op.Kind == ops.Attention || isHead(o.Name) {
+			if attends(o.Op) || isHead(o.Name) {
 				continue
 			}
 			d, err := p.engineTime(o)
@@ -179,6 +179,10 @@ func (p *pricer) tokens(n int64) (float64, error) {
 		return t, nil
 	})
 }
+
+// attends says whether an op reads the cached context: flash attention or
+// latent attention (MLA), priced per step at the sequences' contexts.
+func attends(op ops.Op) bool { return op.Kind == ops.Attention || op.Kind == ops.MLA }
 
 func isHead(name string) bool { return name == "lm_head" || name == "final_norm" }
 

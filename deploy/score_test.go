@@ -130,9 +130,10 @@ func TestSharedDeployments(t *testing.T) {
 		answered, notFit                   float64
 		tpotMed, tpotP90, ttftMed, ttftP90 float64
 	}{
-		// Every row: rows with expert parallelism and the MoE models without
-		// built-in support are not answered yet.
-		{"all rows", s, 0.39, 0.01, 0.10, 0.33, 0.39, 0.93},
+		// Every row: rows with expert parallelism or attention data
+		// parallelism of MoE models are not answered yet; TPOT's median
+		// at the goal, the rest at today's figures.
+		{"all rows", s, 0.60, 0.01, 0.10, 0.29, 0.44, 1.62},
 		// The dense models aggregated (Llama-3.1-8B/70B, Qwen3-32B):
 		// TPOT at the goals, TTFT at today's figures.
 		{"dense, aggregated", d, 0.99, 0.01, 0.10, 0.25, 0.38, 0.92},
