@@ -20,7 +20,7 @@ var deployDefaults = map[string]string{
 }
 
 func (s *server) deployPage(w http.ResponseWriter, r *http.Request) {
-	q := query(r, deployDefaults)
+	q := formValues(r, deployDefaults)
 	p := page{Title: "Deploy", Nav: "deploy", Q: q}
 	p.Checks = s.deviceChecks(q["devices"])
 	for _, b := range model.Builtins() {
@@ -33,7 +33,7 @@ func (s *server) deployPage(w http.ResponseWriter, r *http.Request) {
 // --ttft --tpot --devices`, its tables, its Pareto chart and its command
 // line. The form's fields map onto deploy.Search, which validates them.
 func (s *server) deploy(r *http.Request) (answer, error) {
-	q := query(r, deployDefaults)
+	q := formValues(r, deployDefaults)
 	errs := fieldErrors{}
 	search := deploy.Search{Base: deploy.Query{Model: strings.TrimSpace(q["model"]), Engine: q["engine"], Weights: strings.TrimSpace(q["weights"])}}
 	for _, f := range []struct {
@@ -59,9 +59,20 @@ func (s *server) deploy(r *http.Request) (answer, error) {
 		}
 		*f.v = v
 	}
-	devs, keys := s.devicesOf(q["devices"], errs)
-	for _, d := range devs {
-		search.Devices = append(search.Devices, d.Name)
+	var keys []string
+	for _, n := range formList(q["devices"]) {
+		if n = strings.TrimSpace(n); n == "" {
+			continue
+		}
+		d, err := s.device(n)
+		if err != nil {
+			errs.add("devices", err)
+			continue
+		}
+		search.Devices, keys = append(search.Devices, d.Name), append(keys, d.Key())
+	}
+	if len(keys) == 0 && errs["devices"] == "" {
+		errs.add("devices", errors.New("pick one or more devices"))
 	}
 	if _, err := model.Resolve(search.Base.Model); err != nil {
 		errs.add("model", err)

@@ -124,7 +124,7 @@ func deployRun(opts *deployOptions) error {
 		return err
 	}
 	q := opts.q
-	q.Device, _ = f.deviceName(opts.devices.device)
+	q.Device = t.Key()
 	if opts.disagg {
 		d := opts.d
 		q.Disagg = &d
@@ -143,7 +143,7 @@ func deployRun(opts *deployOptions) error {
 	if err != nil {
 		return err
 	}
-	return f.Output(form, nil, reports.DeployView{Result: r},
+	return f.Output(form, nil, nil, reports.DeployView{Result: r},
 		func() []reports.Table { return reports.DeployTables(r, t.Origin) },
 		func() []reports.Table { return reports.DeployRecords(r) })
 }
@@ -192,7 +192,7 @@ func deploySearchRun(opts *deployOptions, form reports.Format) error {
 	if err != nil {
 		return err
 	}
-	return f.OutputNotes(form, nil, notes, reports.DeploySearchView{SearchResult: r},
+	return f.Output(form, nil, notes, reports.DeploySearchView{SearchResult: r},
 		func() []reports.Table { return reports.DeploySearchTables(r) },
 		func() []reports.Table { return reports.DeploySearchRecords(r) })
 }
