@@ -172,7 +172,7 @@ func layout(c model.Config, s model.Shape, d devices.Device, e Engine, request i
 	if err != nil {
 		return Memory{}, 0, err
 	}
-	mem := Memory{Usable: model.UsableMemory(d), Weights: mm.Weights, Workspace: mm.Workspace, KVPerToken: mm.KVPerToken}
+	mem := Memory{Usable: model.Allocatable(d), Weights: mm.Weights, Workspace: mm.Workspace, KVPerToken: mm.KVPerToken}
 	switch e.MemoryOf {
 	case "free":
 		mem.KV = e.MemoryShare * (mem.Usable - mem.Weights - mem.Workspace)
