@@ -63,7 +63,7 @@ front of tokens/s per GPU against tokens/s per user.
   gpucalc deploy llama-3.1-8b --device h100 --engine trtllm --isl 4096 --osl 512 --concurrency 64
   gpucalc deploy qwen3-32b --device h100 --tp 2 --rate 4 --engine sglang
   gpucalc deploy llama-3.1-70b --device b200 --tp 8 --weights fp4 --format json
-  gpucalc deploy llama-3.1-70b --device h100 --weights fp8 --concurrency 64 --disagg --prefill-tp 2 --decode-tp 4
+  gpucalc deploy llama-3.1-70b --device h100 --weights fp8 --disagg --prefill-tp 2 --decode-tp 4
   gpucalc deploy llama-3.1-70b --ttft 2s --tpot 50ms --devices h100,h200,b200 --weights fp8
   gpucalc deploy llama-3.1-70b --ttft 1s --tpot 30ms --devices h100,b200 --gpus 8 --plot pareto.svg
   gpucalc deploy batch --input deployments.csv --format csv`,

@@ -31,7 +31,8 @@ An unknown or repeated column is an error of the file.
 
 ` + deployHow,
 		Example: `  gpucalc deploy batch --input deployments.csv --format csv
-  printf 'model_path,system,backend,mode,isl,osl,batch_size,tp_size\nllama-3.1-8b,h100_sxm,vllm,agg,1024,128,16,1\n' | gpucalc deploy batch --input -`,
+  printf 'model_path,system,backend,mode,isl,osl,batch_size\nqwen3-32b,h100,vllm,agg,512,64,8\n' |
+    gpucalc deploy batch --input -`,
 		Args: args(cobra.NoArgs),
 		RunE: func(*cobra.Command, []string) error {
 			return execute(opts, runF, deployBatchRun)
