@@ -7,12 +7,6 @@ import (
 	"github.com/gpucalc/gpucalc/ops"
 )
 
-// moeKernels is how many kernels a fused MoE layer launches: the router
-// GEMM, softmax and top-k, the sort of the routed rows by expert, the gate/up
-// grouped GEMM, the activation, the down grouped GEMM and the top-k combine
-// (SGLang's and vLLM's Triton fused MoE).
-const moeKernels = 7
-
 // groupedRate is the fraction of the GEMM rate (measured, or the family's
 // fraction of the dense peak) that fused MoE kernels' grouped GEMMs reach,
 // by architecture: SGLang 0.5.14's fastest MoE kernel per configuration
