@@ -8,6 +8,7 @@ import (
 	"github.com/gpucalc/gpucalc/reports"
 	"github.com/gpucalc/gpucalc/units"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 type deployOptions struct {
@@ -20,7 +21,14 @@ type deployOptions struct {
 	ttft, tpot string
 	gpus       int64
 	chart      chartFlags
+	flags      *pflag.FlagSet // which flags were given
 }
+
+// deployDefaulted are deploy's flags whose zero value stands for a default
+// (the engine's, or one that depends on another flag): given as 0, they
+// would silently answer another question.
+var deployDefaulted = []string{"concurrency", "rate", "requests", "max-tokens", "max-seqs", "gpu-memory-utilization", "gpus",
+	"prefill-tp", "prefill-workers", "decode-tp", "decode-workers"}
 
 const deployHow = `The engine is simulated step by step. Each step's batch is the decoding
 sequences (one token each) plus prefill chunks under the engine's token
@@ -76,6 +84,7 @@ front of tokens/s per GPU against tokens/s per user.
 	f.addDeviceFlags(cmd, &opts.devices, true)
 	f.addChartFlags(cmd, &opts.chart, "the SLA search's Pareto front (tokens/s per GPU against per user)", chart.DefaultSize)
 	fl := cmd.Flags()
+	opts.flags = fl
 	fl.StringVar(&opts.q.Engine, "engine", deploy.DefaultEngine, "serving `engine`: "+strings.Join(deploy.Engines(), ", "))
 	fl.Int64Var(&opts.q.TP, "tp", 1, "tensor-parallel `GPUs` of one replica")
 	fl.Int64Var(&opts.q.DP, "dp", 1, "`replicas` (data parallel), each serving its share of the clients")
@@ -111,6 +120,9 @@ func deployRun(opts *deployOptions) error {
 	f := opts.f
 	form, err := f.OutFormat(nil, &opts.chart)
 	if err != nil {
+		return err
+	}
+	if err := notZero(opts.flags, deployDefaulted...); err != nil {
 		return err
 	}
 	if opts.ttft != "" || opts.tpot != "" {
