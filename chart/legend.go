@@ -9,6 +9,7 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/text"
 	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
 )
 
 // legend is a chart's legend and how each entry's mark looks: a reader
@@ -75,4 +76,11 @@ func wrap(s string, sty text.Style, width vg.Length) string {
 		out = append(out, line)
 	}
 	return strings.Join(out, "\n")
+}
+
+// drawTitled draws a single plot on dc with its title wrapped to the
+// canvas, as every one-plot chart does.
+func drawTitled(dc draw.Canvas, p *plot.Plot) {
+	p.Title.Text = wrap(p.Title.Text, p.Title.TextStyle, dc.Max.X-dc.Min.X-vg.Points(4))
+	p.Draw(dc)
 }

@@ -99,8 +99,7 @@ func (c Sweep) draw(dc draw.Canvas) error {
 	if err != nil {
 		return err
 	}
-	p.Title.Text = wrap(p.Title.Text, p.Title.TextStyle, dc.Max.X-dc.Min.X-vg.Points(4))
-	p.Draw(dc)
+	drawTitled(dc, p)
 	return nil
 }
 

@@ -159,24 +159,7 @@ func onGrid(n int64, cache map[int64]float64, f func(int64) (float64, error)) (f
 // tokens is the time of the token-wise ops over n tokens.
 func (p *pricer) tokens(n int64) (float64, error) {
 	return onGrid(n, p.dense, func(n int64) (float64, error) {
-		s := p.shape
-		s.Phase, s.Batch, s.Ctx = model.Decode, n, 1
-		list, err := p.c.Ops(s)
-		if err != nil {
-			return 0, err
-		}
-		var t float64
-		for _, o := range list {
-			if attends(o.Op) || isHead(o.Name) {
-				continue
-			}
-			d, err := p.engineTime(o)
-			if err != nil {
-				return 0, fmt.Errorf("%s: %w", o.Name, err)
-			}
-			t += d
-		}
-		return t, nil
+		return p.sum(n, func(o model.Op) bool { return !attends(o.Op) && !isHead(o.Name) }, p.engineTime)
 	})
 }
 
@@ -192,24 +175,31 @@ func (p *pricer) logits(n int64) (float64, error) {
 		return 0, nil
 	}
 	return onGrid(n, p.head, func(n int64) (float64, error) {
-		s := p.shape
-		s.Phase, s.Batch, s.Ctx = model.Decode, n, 1
-		list, err := p.c.Ops(s)
-		if err != nil {
-			return 0, err
-		}
-		var t float64
-		for _, o := range list {
-			if isHead(o.Name) {
-				d, err := p.time(o.Op, o.Count)
-				if err != nil {
-					return 0, err
-				}
-				t += d
-			}
-		}
-		return t, nil
+		return p.sum(n, func(o model.Op) bool { return isHead(o.Name) }, func(o model.Op) (float64, error) { return p.time(o.Op, o.Count) })
 	})
+}
+
+// sum prices the ops that keep selects of a decode step over n sequences
+// (one token each), each by price.
+func (p *pricer) sum(n int64, keep func(model.Op) bool, price func(model.Op) (float64, error)) (float64, error) {
+	s := p.shape
+	s.Phase, s.Batch, s.Ctx = model.Decode, n, 1
+	list, err := p.c.Ops(s)
+	if err != nil {
+		return 0, err
+	}
+	var t float64
+	for _, o := range list {
+		if !keep(o) {
+			continue
+		}
+		d, err := price(o)
+		if err != nil {
+			return 0, fmt.Errorf("%s: %w", o.Name, err)
+		}
+		t += d
+	}
+	return t, nil
 }
 
 // roundCtx rounds a context to 1/64 of itself (at least 16 tokens), so that
