@@ -29,6 +29,9 @@ type Result struct {
 	TokensPerSecond float64 `json:"tokens_per_second"`
 	PerGPU          float64 `json:"tokens_per_second_per_gpu"`
 	PerUser         float64 `json:"tokens_per_second_per_user"`
+	// Simulated is the requests simulated (a closed loop's after its first
+	// wave) over all replicas.
+	Simulated int64 `json:"simulated_requests"`
 	// Steps, Preemptions and MeanBatch describe one replica's run.
 	Steps       int      `json:"steps"`
 	Preemptions int      `json:"preemptions"`
@@ -67,6 +70,22 @@ type Planner struct {
 type pricerKey struct {
 	model, device string
 	shape         model.Shape
+	moe           moeLayout
+}
+
+// layout is one engine's parallelism: tp GPUs per attention replica, dp
+// replicas, the experts split ep ways and each moeTP ways.
+type layout struct{ tp, dp, ep, moeTP int64 }
+
+func (q Query) layout() layout { return layout{q.TP, q.DP, q.EP, q.MoETP} }
+
+// moe is the layout's expert placement as one replica's steps see it.
+func (l layout) moe() moeLayout {
+	m := moeLayout{tp: l.moeTP, ep: l.ep, ranks: 1}
+	if l.moeTP*l.ep == l.tp*l.dp && l.dp > 1 {
+		m.ranks = l.dp
+	}
+	return m
 }
 
 // NewPlanner returns an empty planner.
@@ -119,9 +138,9 @@ type replica struct {
 	blocks int64
 }
 
-// prepare resolves q's model, device and engine and lays out one
-// replica's memory.
-func (p *Planner) prepare(q Query) (replica, error) {
+// prepare resolves q's model, device and engine and lays out the memory of
+// one replica of parallelism l.
+func (p *Planner) prepare(q Query, l layout) (replica, error) {
 	c, err := p.config(q)
 	if err != nil {
 		return replica{}, err
@@ -134,7 +153,7 @@ func (p *Planner) prepare(q Query) (replica, error) {
 	if err != nil {
 		return replica{}, err
 	}
-	s := model.Shape{TP: q.TP}
+	s := model.Shape{TP: l.tp}
 	if q.Weights != "" {
 		if s.Weights, err = model.ParseWeightType(q.Weights); err != nil {
 			return replica{}, err
@@ -148,31 +167,52 @@ func (p *Planner) prepare(q Query) (replica, error) {
 	if s, err = c.FillShape(s); err != nil {
 		return replica{}, err
 	}
+	if _, err := m.Device().Peak(devices.FP4, devices.Tensor); err != nil {
+		// A GPU without fp4 tensor cores runs 4-bit weights dequantized
+		// into bf16 GEMMs (w4a16, as vLLM's Marlin kernels run NVFP4 and
+		// MXFP4 checkpoints on Hopper).
+		for _, w := range []*model.WeightType{&s.Weights, &s.ExpertWeights} {
+			if *w == model.WeightType(devices.FP4) {
+				*w = model.Int4
+			}
+		}
+	}
+	mo := l.moe()
+	if c.Experts == 0 {
+		if l.ep > 1 {
+			return replica{}, fmt.Errorf("%s has no routed experts: expert parallelism (ep %d) needs a MoE model", c.Name, l.ep)
+		}
+		mo = moeLayout{tp: l.tp, ep: 1, ranks: 1}
+	} else if c.Experts%l.ep != 0 {
+		return replica{}, fmt.Errorf("ep %d does not divide %s's %d routed experts", l.ep, c.Name, c.Experts)
+	}
 	r := replica{c: c, m: m, e: e, shape: s}
-	key := pricerKey{c.Name, m.Device().Name, s}
+	key := pricerKey{c.Name, m.Device().Name, s, mo}
 	if q.Config != nil {
 		key.model = "file:" + q.Model
 	}
 	if r.pr = p.pricers[key]; r.pr == nil {
-		if r.pr, err = newPricer(c, s, m); err != nil {
+		if r.pr, err = newPricer(c, s, mo, m); err != nil {
 			return replica{}, err
 		}
 		p.pricers[key] = r.pr
 	}
-	r.memory, r.blocks, err = layout(c, s, m.Device(), e, q.ISL+q.OSL)
+	r.memory, r.blocks, err = memoryLayout(c, s, mo, m.Device(), e, q.ISL+q.OSL)
 	return r, err
 }
 
-// layout is the engine's memory on one GPU: the weights, the activations of
-// a full step (the token budget at once) and the KV blocks in what the
-// engine's share leaves.
-func layout(c model.Config, s model.Shape, d devices.Device, e Engine, request int64) (Memory, int64, error) {
+// memoryLayout is the engine's memory on one GPU: the weights (the routed
+// experts over the GPUs they span), the activations of a full step (the
+// token budget at once) and the KV blocks in what the engine's share
+// leaves.
+func memoryLayout(c model.Config, s model.Shape, mo moeLayout, d devices.Device, e Engine, request int64) (Memory, int64, error) {
 	s.Phase, s.Batch, s.Seq = model.Prefill, 1, e.MaxTokens
 	mm, err := c.Memory(s, d)
 	if err != nil {
 		return Memory{}, 0, err
 	}
-	mem := Memory{Usable: model.Allocatable(d), Weights: mm.Weights, Workspace: mm.Workspace, KVPerToken: mm.KVPerToken}
+	experts := mm.Experts * float64(s.TP) / float64(mo.tp*mo.ep)
+	mem := Memory{Usable: model.Allocatable(d), Weights: mm.Weights - mm.Experts + experts, Workspace: mm.Workspace, KVPerToken: mm.KVPerToken}
 	switch e.MemoryOf {
 	case "free":
 		mem.KV = e.MemoryShare * (mem.Usable - mem.Weights - mem.Workspace)
@@ -197,7 +237,7 @@ func (p *Planner) Answer(q Query) (Result, error) {
 	if q.Disagg != nil {
 		return p.answerDisagg(q)
 	}
-	r, err := p.prepare(q)
+	r, err := p.prepare(q, q.layout())
 	if err != nil {
 		return Result{}, err
 	}
@@ -211,17 +251,23 @@ func (p *Planner) Answer(q Query) (Result, error) {
 		clients:  ceilDiv(q.Concurrency, q.DP),
 		requests: ceilDiv(q.Requests, q.DP),
 		rate:     q.Rate / float64(q.DP)}
-	run, err := simulate(r.e, r.pr, r.blocks, l)
+	var run run
+	if l.clients > 0 {
+		run, err = closedLoop(r.e, r.pr, r.blocks, l, q.simPerClient())
+	} else {
+		run, err = simulate(r.e, r.pr, r.blocks, l)
+	}
 	if err != nil {
 		return Result{}, fmt.Errorf("%s on %s: %w", r.c.Name, res.Device, err)
 	}
-	res.TTFT, res.TPOT, res.E2E = stat(run.ttft), stat(run.tpot), stat(run.e2e)
+	res.TTFT, res.TPOT, res.E2E = run.ttftStats(), stat(run.tpot), stat(run.e2e)
 	res.TokensPerSecond = float64(run.outTokens) / run.duration * float64(q.DP)
 	res.PerGPU = res.TokensPerSecond / float64(res.GPUs)
 	if res.TPOT.Mean > 0 {
 		res.PerUser = 1 / res.TPOT.Mean
 	}
 	res.Steps, res.Preemptions, res.MeanBatch = run.steps, run.preemptions, run.batch
+	res.Simulated = int64(len(run.e2e)) * q.DP
 	if run.preemptions > 0 {
 		res.Notes = append(res.Notes, fmt.Sprintf("KV blocks ran out: %d preemptions (recomputed)", run.preemptions))
 	}

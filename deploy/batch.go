@@ -125,6 +125,21 @@ func parseRow(col map[string]int, cells []string) (Query, error) {
 		}
 		return v
 	}
+	// experts reads an expert layout's columns: both at most 1 (a dense
+	// model's 0 or 1 whatever its tp) are the default layout.
+	experts := func(ep, tp string) (int64, int64) {
+		var e, t int64
+		if cell(ep) != "0" {
+			e = num(ep)
+		}
+		if cell(tp) != "0" {
+			t = num(tp)
+		}
+		if e <= 1 && t <= 1 {
+			return 0, 0
+		}
+		return e, t
+	}
 	q := Query{Model: cell("model_path"), Device: cell("system"), Engine: cell("backend"), ISL: num("isl"), OSL: num("osl")}
 	w, err := quantWeights(cell("gemm_quant_mode"), cell("moe_quant_mode"))
 	if err != nil {
@@ -133,32 +148,30 @@ func parseRow(col map[string]int, cells []string) (Query, error) {
 	q.Weights = w
 	switch mode := strings.ToLower(cell("mode")); mode {
 	case "agg":
-		q.Concurrency, q.TP, q.DP = num("batch_size"), num("tp_size"), num("attention_dp_size")
+		q.TP, q.DP = num("tp_size"), num("attention_dp_size")
+		q.EP, q.MoETP = experts("moe_ep_size", "moe_tp_size")
+		// The sample's batch_size is the clients of each attention-DP
+		// rank.
+		q.Concurrency = num("batch_size") * max(q.DP, 1)
 		if q.Concurrency == 0 {
 			errs = append(errs, fmt.Errorf("batch_size: empty; an aggregated row needs its concurrency"))
 		}
 		if pp := num("pp_size"); pp > 1 {
 			errs = append(errs, fmt.Errorf("pp_size %d: pipeline parallelism is not modelled; give 1", pp))
 		}
-		if err := checkMoEParallel(q.TP, num("moe_tp_size"), num("moe_ep_size")); err != nil {
-			errs = append(errs, err)
-		}
 	case "disagg":
-		// Each attention-DP rank of a worker is a replica of its own.
-		d := Disagg{PrefillTP: num("prefill_tp_size"), DecodeTP: num("decode_tp_size"),
-			PrefillWorkers: max(num("prefill_num_workers"), 1) * max(num("prefill_attention_dp_size"), 1),
-			DecodeWorkers:  max(num("decode_num_workers"), 1) * max(num("decode_attention_dp_size"), 1)}
+		d := Disagg{PrefillTP: num("prefill_tp_size"), PrefillDP: num("prefill_attention_dp_size"), PrefillWorkers: num("prefill_num_workers"),
+			DecodeTP: num("decode_tp_size"), DecodeDP: num("decode_attention_dp_size"), DecodeWorkers: num("decode_num_workers")}
+		d.PrefillEP, d.PrefillMoETP = experts("prefill_moe_ep_size", "prefill_moe_tp_size")
+		d.DecodeEP, d.DecodeMoETP = experts("decode_moe_ep_size", "decode_moe_tp_size")
 		q.TP, q.Disagg = d.DecodeTP, &d
-		q.Concurrency = num("decode_batch_size") * d.DecodeWorkers
+		q.Concurrency = num("decode_batch_size") * max(d.DecodeWorkers, 1) * max(d.DecodeDP, 1)
 		if q.Concurrency == 0 {
-			errs = append(errs, fmt.Errorf("decode_batch_size: empty; a disaggregated row needs the clients per decode worker"))
+			errs = append(errs, fmt.Errorf("decode_batch_size: empty; a disaggregated row needs the clients of each decode rank (and prefill_num_workers, decode_num_workers: the pools' sizes)"))
 		}
 		for _, p := range []string{"prefill_", "decode_"} {
 			if pp := num(p + "pp_size"); pp > 1 {
 				errs = append(errs, fmt.Errorf("%spp_size %d: pipeline parallelism is not modelled; give 1", p, pp))
-			}
-			if err := checkMoEParallel(num(p+"tp_size"), num(p+"moe_tp_size"), num(p+"moe_ep_size")); err != nil {
-				errs = append(errs, fmt.Errorf("%s%w", p, err))
 			}
 		}
 	default:
@@ -170,19 +183,10 @@ func parseRow(col map[string]int, cells []string) (Query, error) {
 	return q, q.Validate().Err()
 }
 
-// checkMoEParallel refuses an expert layout gpucalc does not model: the
-// experts are split as the attention is, tensor parallel over each
-// replica's GPUs.
-func checkMoEParallel(tp, moeTP, moeEP int64) error {
-	if moeEP > 1 || moeTP > 1 && moeTP != tp {
-		return fmt.Errorf("moe_tp_size %d, moe_ep_size %d: expert parallelism is not modelled yet; give moe_tp_size = tp_size", moeTP, moeEP)
-	}
-	return nil
-}
-
 // quantWeights maps the sample's quant modes onto a weight type: fp8 and
 // fp8_block (1×128 / 128×128 scales) run fp8 GEMMs, nvfp4 fp4 GEMMs,
-// w4a16_mxfp4 4-bit weights in bf16 GEMMs; empty is the config's own.
+// w4a16_mxfp4 and int4_wo (weight-only int4) 4-bit weights in bf16 GEMMs;
+// empty is the config's own.
 func quantWeights(gemm, moe string) (string, error) {
 	m := strings.ToLower(gemm)
 	if m == "" {
@@ -195,10 +199,10 @@ func quantWeights(gemm, moe string) (string, error) {
 		return "fp8", nil
 	case "nvfp4", "fp4":
 		return "fp4", nil
-	case "w4a16_mxfp4", "int4", "w4a16":
+	case "w4a16_mxfp4", "int4", "w4a16", "int4_wo":
 		return "int4", nil
 	}
-	return "", fmt.Errorf("gemm_quant_mode %s: expected fp8, fp8_block, nvfp4, w4a16_mxfp4 or empty (bf16)", rows.Quote(m))
+	return "", fmt.Errorf("gemm_quant_mode %s: expected fp8, fp8_block, nvfp4, w4a16_mxfp4, int4_wo or empty (bf16)", rows.Quote(m))
 }
 
 // BatchResult is a row answered: its result, or its error.

@@ -10,11 +10,18 @@ import (
 // Disagg serves a query with separate pools: prefill workers compute each
 // prompt's KV cache and first token, send the cache over Link to a decode
 // worker, which generates the rest. Each worker is one engine replica of
-// its own tensor-parallel degree.
+// its own parallelism: TP GPUs per attention rank, DP ranks, a MoE
+// model's experts split EP ways and each MoETP ways (as Query's).
 type Disagg struct {
 	PrefillTP      int64 `json:"prefill_tp"`
+	PrefillDP      int64 `json:"prefill_dp"`
+	PrefillEP      int64 `json:"prefill_ep"`
+	PrefillMoETP   int64 `json:"prefill_moe_tp"`
 	PrefillWorkers int64 `json:"prefill_workers"`
 	DecodeTP       int64 `json:"decode_tp"`
+	DecodeDP       int64 `json:"decode_dp"`
+	DecodeEP       int64 `json:"decode_ep"`
+	DecodeMoETP    int64 `json:"decode_moe_tp"`
 	DecodeWorkers  int64 `json:"decode_workers"`
 	// Link carries the KV cache from a prefill GPU to a decode GPU:
 	// nvlink (one host), nvl72 (an NVLink switch across the rack), ib or
@@ -49,6 +56,14 @@ func (d Disagg) filled(q Query) Disagg {
 	if d.DecodeWorkers == 0 {
 		d.DecodeWorkers = 1
 	}
+	if d.PrefillDP == 0 {
+		d.PrefillDP = 1
+	}
+	if d.DecodeDP == 0 {
+		d.DecodeDP = 1
+	}
+	d.PrefillEP, d.PrefillMoETP = experts(d.PrefillTP, d.PrefillDP, d.PrefillEP, d.PrefillMoETP)
+	d.DecodeEP, d.DecodeMoETP = experts(d.DecodeTP, d.DecodeDP, d.DecodeEP, d.DecodeMoETP)
 	if d.Link == "" {
 		d.Link = "nvlink"
 		if d.gpus() > 8 {
@@ -58,21 +73,34 @@ func (d Disagg) filled(q Query) Disagg {
 	return d
 }
 
-func (d Disagg) gpus() int64 { return d.PrefillTP*d.PrefillWorkers + d.DecodeTP*d.DecodeWorkers }
+func (d Disagg) gpus() int64 {
+	return d.PrefillTP*d.PrefillDP*d.PrefillWorkers + d.DecodeTP*d.DecodeDP*d.DecodeWorkers
+}
+
+func (d Disagg) prefill() layout {
+	return layout{d.PrefillTP, d.PrefillDP, d.PrefillEP, d.PrefillMoETP}
+}
+func (d Disagg) decode() layout { return layout{d.DecodeTP, d.DecodeDP, d.DecodeEP, d.DecodeMoETP} }
 
 func (d Disagg) validate(osl int64) query.Errors {
 	var es query.Errors
 	for _, x := range []struct {
 		field string
 		v     int64
-	}{{"prefill-tp", d.PrefillTP}, {"prefill-workers", d.PrefillWorkers}, {"decode-tp", d.DecodeTP}, {"decode-workers", d.DecodeWorkers}} {
+	}{{"prefill-tp", d.PrefillTP}, {"prefill-dp", d.PrefillDP}, {"prefill-workers", d.PrefillWorkers},
+		{"decode-tp", d.DecodeTP}, {"decode-dp", d.DecodeDP}, {"decode-workers", d.DecodeWorkers}} {
 		if x.v < 1 || x.v > MaxGPUs {
 			es = append(es, query.FieldError{Field: x.field, Value: strconv.FormatInt(x.v, 10), Allowed: fmt.Sprintf("1 to %d", MaxGPUs)})
 		}
 	}
+	if len(es) > 0 {
+		return es
+	}
 	if d.gpus() > MaxGPUs {
 		es = append(es, query.FieldError{Field: "decode-workers", Value: strconv.FormatInt(d.DecodeWorkers, 10), Allowed: fmt.Sprintf("at most %d GPUs in all", MaxGPUs)})
 	}
+	es = append(es, checkExperts(d.PrefillTP, d.PrefillDP, d.PrefillEP, d.PrefillMoETP, "prefill-")...)
+	es = append(es, checkExperts(d.DecodeTP, d.DecodeDP, d.DecodeEP, d.DecodeMoETP, "decode-")...)
 	ok := false
 	for _, l := range Links {
 		ok = ok || d.Link == l
@@ -91,7 +119,8 @@ func (d Disagg) args(a *query.Args) {
 	for _, x := range []struct {
 		flag string
 		v    int64
-	}{{"prefill-tp", d.PrefillTP}, {"prefill-workers", d.PrefillWorkers}, {"decode-tp", d.DecodeTP}, {"decode-workers", d.DecodeWorkers}} {
+	}{{"prefill-tp", d.PrefillTP}, {"prefill-dp", d.PrefillDP}, {"prefill-ep", d.PrefillEP}, {"prefill-moe-tp", d.PrefillMoETP}, {"prefill-workers", d.PrefillWorkers},
+		{"decode-tp", d.DecodeTP}, {"decode-dp", d.DecodeDP}, {"decode-ep", d.DecodeEP}, {"decode-moe-tp", d.DecodeMoETP}, {"decode-workers", d.DecodeWorkers}} {
 		if x.v > 0 {
 			a.Add(x.flag, strconv.FormatInt(x.v, 10))
 		}
@@ -119,11 +148,11 @@ func (p *Planner) answerDisagg(q Query) (Result, error) {
 	d := *q.Disagg
 	qp, qd := q, q
 	qp.TP, qd.TP = d.PrefillTP, d.DecodeTP
-	rp, err := p.prepare(qp)
+	rp, err := p.prepare(qp, d.prefill())
 	if err != nil {
 		return Result{}, err
 	}
-	rd, err := p.prepare(qd)
+	rd, err := p.prepare(qd, d.decode())
 	if err != nil {
 		return Result{}, err
 	}
@@ -142,7 +171,9 @@ func (p *Planner) answerDisagg(q Query) (Result, error) {
 	if dr.LinkBytesPerS <= 0 {
 		return Result{}, fmt.Errorf("%s has no GPU-to-GPU link in the catalog: give --link ib or roce", res.Device)
 	}
-	// Each prefill GPU sends its shard of the cache over its own link.
+	// Each prefill GPU sends its shard of the cache over its own link; each
+	// attention rank serves its share of the load.
+	pRanks, dRanks := d.PrefillWorkers*d.PrefillDP, d.DecodeWorkers*d.DecodeDP
 	dr.Transfer = float64(q.ISL) * rp.memory.KVPerToken / dr.LinkBytesPerS
 	e := rd.e
 	rate := q.Rate
@@ -150,7 +181,7 @@ func (p *Planner) answerDisagg(q Query) (Result, error) {
 	var runP, runD run
 	for i := range disaggIterations {
 		dl := load{isl: q.ISL, osl: q.OSL, prefilled: true, think: ttft,
-			clients: ceilDiv(q.Concurrency, d.DecodeWorkers), requests: ceilDiv(q.Requests, d.DecodeWorkers), rate: q.Rate / float64(d.DecodeWorkers)}
+			clients: ceilDiv(q.Concurrency, dRanks), requests: ceilDiv(q.Requests, dRanks), rate: q.Rate / float64(dRanks)}
 		if runD, err = simulate(e, rd.pr, rd.blocks, dl); err != nil {
 			return Result{}, fmt.Errorf("decode worker: %w", err)
 		}
@@ -158,7 +189,7 @@ func (p *Planner) answerDisagg(q Query) (Result, error) {
 		if q.Rate == 0 {
 			rate = float64(q.Concurrency) / (ttft + float64(q.OSL-1)*tpot)
 		}
-		pl := load{isl: q.ISL, osl: 1, rate: rate / float64(d.PrefillWorkers), requests: max(ceilDiv(q.Requests, d.PrefillWorkers), 64)}
+		pl := load{isl: q.ISL, osl: 1, rate: rate / float64(pRanks), requests: max(ceilDiv(q.Requests, pRanks), 64)}
 		if runP, err = simulate(e, rp.pr, rp.blocks, pl); err != nil {
 			return Result{}, fmt.Errorf("prefill worker: %w", err)
 		}
@@ -174,7 +205,7 @@ func (p *Planner) answerDisagg(q Query) (Result, error) {
 	res.TPOT = stat(runD.tpot)
 	n := float64(q.OSL - 1)
 	res.E2E = Stat{Mean: res.TTFT.Mean + n*res.TPOT.Mean, P90: res.TTFT.P90 + n*res.TPOT.P90}
-	res.TokensPerSecond = float64(runD.outTokens) / runD.duration * float64(d.DecodeWorkers)
+	res.TokensPerSecond = float64(runD.outTokens) / runD.duration * float64(dRanks)
 	res.PerGPU = res.TokensPerSecond / float64(res.GPUs)
 	if res.TPOT.Mean > 0 {
 		res.PerUser = 1 / res.TPOT.Mean

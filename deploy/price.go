@@ -5,6 +5,7 @@ import (
 	"math"
 	"strings"
 
+	"github.com/gpucalc/gpucalc/devices"
 	"github.com/gpucalc/gpucalc/model"
 	"github.com/gpucalc/gpucalc/ops"
 	"github.com/gpucalc/gpucalc/roofline"
@@ -28,12 +29,20 @@ import (
 type pricer struct {
 	c     model.Config
 	shape model.Shape // TP and types; batch and context set per call
+	moe   moeLayout
 	m     *roofline.Model
+	// link is the peer link's collective curve; domain the GPUs one
+	// NVLink domain joins.
+	link   roofline.Collectives
+	domain int64
 	// decodeAttn and prefillAttn are the attention ops of one step, with
 	// their layer counts (a model with sliding and full layers has two).
 	decodeAttn, prefillAttn []model.Op
 	dense, head             map[int64]float64
 	dattn, pattn            map[[2]int64]float64
+	// steps are whole decode steps' GPU times by sequences and rounded
+	// context.
+	steps map[[2]int64]float64
 }
 
 const (
@@ -44,9 +53,27 @@ const (
 	probeCtx = 1 << 22
 )
 
-func newPricer(c model.Config, s model.Shape, m *roofline.Model) (*pricer, error) {
-	p := &pricer{c: c, shape: s, m: m, dense: map[int64]float64{}, head: map[int64]float64{},
-		dattn: map[[2]int64]float64{}, pattn: map[[2]int64]float64{}}
+// moeLayout is where a replica's routed experts run: split ep ways, each
+// expert tp ways, shared by ranks attention replicas (1: the replica's own).
+type moeLayout struct{ tp, ep, ranks int64 }
+
+func (l moeLayout) gpus() int64 { return l.tp * l.ep }
+
+// nvlinkDomain is the GPUs one NVLink domain joins: 72 in a GB200/GB300
+// NVL72 rack (NVIDIA GB200 NVL72: 72 GPUs in one NVLink domain), 8 on an
+// HGX or DGX board (8 GPUs on NVSwitch) and anything else. A collective
+// over more GPUs crosses hosts on their NICs.
+func nvlinkDomain(d devices.Device) int64 {
+	if strings.HasPrefix(strings.ToUpper(d.Name), "GB") {
+		return 72
+	}
+	return 8
+}
+
+func newPricer(c model.Config, s model.Shape, mo moeLayout, m *roofline.Model) (*pricer, error) {
+	p := &pricer{c: c, shape: s, moe: mo, m: m, link: m.Collectives(), domain: nvlinkDomain(m.Device()),
+		dense: map[int64]float64{}, head: map[int64]float64{},
+		dattn: map[[2]int64]float64{}, pattn: map[[2]int64]float64{}, steps: map[[2]int64]float64{}}
 	d := s
 	d.Phase, d.Batch, d.Ctx = model.Decode, 1, probeCtx
 	list, err := c.Ops(d)
@@ -105,6 +132,14 @@ var fused = map[string]float64{
 // engineTime is an op's time in a serving engine's step: back to back, less
 // the kernel periods of what the engine fuses.
 func (p *pricer) engineTime(o model.Op) (float64, error) {
+	switch o.Op.Kind {
+	case ops.MoE:
+		return p.experts(o)
+	case ops.AllReduce:
+		if o.Op.Ranks > p.domain {
+			return float64(o.Count) * p.allReduce(float64(o.Op.Elems)*o.Op.DType.Size(), o.Op.Ranks), nil
+		}
+	}
 	name := o.Name
 	if i := strings.Index(name, " ["); i >= 0 {
 		name = name[:i]
@@ -119,6 +154,65 @@ func (p *pricer) engineTime(o model.Op) (float64, error) {
 	}
 	period := p.m.FixedCost() - p.m.Efficiency().Ramp
 	return float64(o.Count) * (pt.Work() + share*float64(pt.Kernels)*period), nil
+}
+
+// experts is a MoE layer over the replica's tokens in its expert layout:
+// with ranks sharing the experts, every rank's tokens reach them (the
+// ranks step together, each with as many tokens), sent to their experts'
+// GPUs and back (dispatch and combine).
+func (p *pricer) experts(o model.Op) (float64, error) {
+	op := o.Op
+	n := op.Tokens
+	op.Tokens, op.TP, op.EP = n*p.moe.ranks, p.moe.tp, p.moe.ep
+	t, err := p.time(op, o.Count)
+	if err != nil || p.moe.ranks == 1 {
+		return t, err
+	}
+	return t + 2*float64(o.Count)*p.allToAll(n, op.TopK, op.Hidden), nil
+}
+
+// allToAll is one dispatch (or combine) of a rank's n tokens of hidden
+// width h: each GPU of the rank's tp sends its share of the tokens to the
+// GPUs that hold their k experts (an expert's moe-tp GPUs for each of the
+// distinct ep groups a token's k experts fall in, uniform routing), the
+// activations in bf16, over NVLink within a domain and the NICs beyond it.
+func (p *pricer) allToAll(n, k, h int64) float64 {
+	g := p.moe.gpus()
+	ep := float64(p.moe.ep)
+	groups := ep * (1 - math.Pow(1-1/ep, float64(k)))
+	dests := groups * float64(p.moe.tp) * float64(g-1) / float64(g)
+	bytes := float64(n) / float64(p.shape.TP) * dests * float64(h) * devices.BF16.Size()
+	return p.collective(bytes, g)
+}
+
+// collective is a collective that moves bytes from each of ranks GPUs, the
+// share bound for other hosts (beyond the NVLink domain) at the NIC's rate
+// as NCCL reaches the peer link's.
+func (p *pricer) collective(bytes float64, ranks int64) float64 {
+	if ranks <= p.domain {
+		return p.link.Time(bytes)
+	}
+	off := float64(ranks-p.domain) / float64(ranks)
+	t := p.link.Time(bytes * (1 - off))
+	if p.link.Link.BytesPerSecond > 0 {
+		t += p.link.Latency + bytes*off/(NICBytesPerSecond*p.link.BusBandwidth/p.link.Link.BytesPerSecond)
+	}
+	return t
+}
+
+// allReduce is an all-reduce of a message of bytes over ranks GPUs on more
+// than one host, hierarchical as NCCL runs it: a reduce-scatter and an
+// all-gather within each NVLink domain, and between the hosts an
+// all-reduce of each GPU's 1/domain of the message on its NIC.
+func (p *pricer) allReduce(bytes float64, ranks int64) float64 {
+	d := p.domain
+	hosts := float64((ranks + d - 1) / d)
+	intra := p.link.Time(2 * float64(d-1) / float64(d) * bytes)
+	inter := 2 * (hosts - 1) / hosts * bytes / float64(d)
+	if p.link.Link.BytesPerSecond > 0 {
+		intra += p.link.Latency + inter/(NICBytesPerSecond*p.link.BusBandwidth/p.link.Link.BytesPerSecond)
+	}
+	return intra
 }
 
 // grid returns the grid points around n and n's weight on the upper one.

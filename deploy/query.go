@@ -28,6 +28,15 @@ type Query struct {
 	// (attention data parallel), each serving its share of the clients.
 	TP int64 `json:"tp"`
 	DP int64 `json:"dp"`
+	// EP is a MoE model's expert parallelism: its routed experts split EP
+	// ways, each GPU holding Experts/EP of them, each expert split MoETP
+	// ways. The experts span MoETP × EP GPUs: TP (every replica holds all
+	// of them) or TP × DP (the replicas' attention is data parallel and
+	// they share one set of experts, the tokens sent to their experts' GPUs
+	// and back each layer). Defaults: EP 1, MoETP TP; with EP alone, MoETP
+	// TP × DP / EP.
+	EP    int64 `json:"ep"`
+	MoETP int64 `json:"moe_tp"`
 	// Weights is the linear layers' type (bf16, fp8, fp4, int4; default:
 	// the config's quantization, else bf16); KV the cache's (default bf16).
 	Weights string `json:"weights"`
@@ -48,6 +57,18 @@ type Query struct {
 	MemoryShare float64 `json:"gpu_memory_utilization,omitempty"`
 	// Disagg, when set, serves with separate prefill and decode pools.
 	Disagg *Disagg `json:"disagg,omitempty"`
+	// perClient, when set, bounds the requests per client simulated after
+	// the first wave (a search's runs simulate fewer).
+	perClient int64
+}
+
+// simPerClient is the requests per client a closed-loop run simulates
+// after its first wave.
+func (q Query) simPerClient() int64 {
+	if q.perClient > 0 {
+		return q.perClient
+	}
+	return simRequestsPerClient
 }
 
 // Defaults of a query.
@@ -57,9 +78,10 @@ const (
 	DefaultOSL         = 1024
 	DefaultConcurrency = 16
 	// RequestsPerClient is how many requests each closed-loop client
-	// sends in a run, the first wave included (benchmark tools send a
-	// multiple of the concurrency).
-	RequestsPerClient = 4
+	// sends in a benchmark, the first wave included: InferenceMAX's
+	// benchmark_serving runs send 10 × the concurrency (--num-prompts
+	// $((CONC * 10)) --max-concurrency $CONC --request-rate inf).
+	RequestsPerClient = 10
 	// DefaultRateRequests is the requests of an open-loop run.
 	DefaultRateRequests = 200
 	// MaxRequests bounds a run's requests, MaxTokensPerRequest its
@@ -83,6 +105,7 @@ func (q Query) Filled() Query {
 	if q.DP == 0 {
 		q.DP = 1
 	}
+	q.EP, q.MoETP = experts(q.TP, q.DP, q.EP, q.MoETP)
 	if q.ISL == 0 {
 		q.ISL = DefaultISL
 	}
@@ -104,6 +127,35 @@ func (q Query) Filled() Query {
 		}
 	}
 	return q
+}
+
+// experts fills an expert layout's defaults: EP 1 and MoETP tp, or with EP
+// alone the experts over all tp × dp GPUs.
+func experts(tp, dp, ep, moeTP int64) (int64, int64) {
+	switch {
+	case ep == 0 && moeTP == 0:
+		return 1, tp
+	case moeTP == 0:
+		return ep, max(tp*dp/ep, 1)
+	case ep == 0:
+		return max(tp*dp/moeTP, 1), moeTP
+	}
+	return ep, moeTP
+}
+
+// checkExperts refuses an expert layout that spans neither one replica's
+// GPUs nor all of them.
+func checkExperts(tp, dp, ep, moeTP int64, prefix string) query.Errors {
+	i := func(v int64) string { return strconv.FormatInt(v, 10) }
+	switch {
+	case ep < 1 || ep > MaxGPUs:
+		return query.Errors{{Field: prefix + "ep", Value: i(ep), Allowed: fmt.Sprintf("1 to %d GPUs", MaxGPUs)}}
+	case moeTP < 1 || moeTP > MaxGPUs:
+		return query.Errors{{Field: prefix + "moe-tp", Value: i(moeTP), Allowed: fmt.Sprintf("1 to %d GPUs", MaxGPUs)}}
+	case moeTP*ep != tp && moeTP*ep != tp*dp:
+		return query.Errors{{Field: prefix + "ep", Value: i(ep), Allowed: fmt.Sprintf("moe-tp × ep (%d × %d) spans tp (%d: each replica holds every expert) or tp × dp (%d: the replicas share the experts)", moeTP, ep, tp, tp*dp)}}
+	}
+	return nil
 }
 
 // engine is the query's engine profile with its overrides.
@@ -153,6 +205,8 @@ func (q Query) Validate() query.Errors {
 	}
 	if q.TP*q.DP > MaxGPUs {
 		bad("dp", i(q.DP), fmt.Sprintf("tp × dp at most %d GPUs", MaxGPUs))
+	} else if q.TP >= 1 && q.DP >= 1 {
+		es = append(es, checkExperts(q.TP, q.DP, q.EP, q.MoETP, "")...)
 	}
 	if q.Weights != "" {
 		if _, err := model.ParseWeightType(q.Weights); err != nil {
@@ -219,6 +273,12 @@ func (q Query) Args() query.Args {
 	}
 	n("tp", f.TP, 1)
 	n("dp", f.DP, 1)
+	n("ep", f.EP, 1)
+	if def := max(f.TP*f.DP/f.EP, 1); f.EP == 1 {
+		n("moe-tp", f.MoETP, f.TP)
+	} else {
+		n("moe-tp", f.MoETP, def)
+	}
 	if q.Weights != "" {
 		a.Add("weights", q.Weights)
 	}

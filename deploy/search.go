@@ -56,6 +56,9 @@ func (c Candidate) Layout() string {
 	if d := q.Disagg; d != nil {
 		return fmt.Sprintf("disagg %d×tp%d prefill + %d×tp%d decode", d.PrefillWorkers, d.PrefillTP, d.DecodeWorkers, d.DecodeTP)
 	}
+	if q.EP > 1 {
+		return fmt.Sprintf("agg %d×tp%d, ep%d", q.DP, q.TP, q.EP)
+	}
 	if q.DP > 1 {
 		return fmt.Sprintf("agg %d×tp%d", q.DP, q.TP)
 	}
@@ -134,8 +137,10 @@ func (s Search) Args() query.Args {
 	return a
 }
 
-// layouts are the parallelisms a search tries on n GPUs (0: 1, 2, 4, 8).
-func (s Search) layouts() []Query {
+// layouts are the parallelisms a search tries on n GPUs (0: 1, 2, 4, 8);
+// for a MoE model on n GPUs also attention data parallel ranks sharing
+// experts split over all n (expert parallelism).
+func (s Search) layouts(moe bool) []Query {
 	var out []Query
 	if s.GPUs == 0 {
 		for _, tp := range searchTPs {
@@ -147,6 +152,9 @@ func (s Search) layouts() []Query {
 	for _, tp := range searchTPs {
 		if n%tp == 0 {
 			out = append(out, Query{TP: tp, DP: n / tp})
+			if moe && n > tp {
+				out = append(out, Query{TP: tp, DP: n / tp, EP: n})
+			}
 		}
 	}
 	// Disaggregated: prefill workers on at most half the GPUs.
@@ -169,7 +177,11 @@ func (s Search) Answer(progress func(done, total int)) (SearchResult, error) {
 	if err := s.Validate().Err(); err != nil {
 		return SearchResult{}, err
 	}
-	layouts := s.layouts()
+	c, err := NewPlanner().config(s.Base)
+	if err != nil {
+		return SearchResult{}, err
+	}
+	layouts := s.layouts(c.Experts > 0)
 	total := len(s.Devices) * len(layouts) * len(searchClients)
 	out := SearchResult{Search: s}
 	type devResult struct {
@@ -230,14 +242,14 @@ func (s Search) device(dev string, layouts []Query, tick func(int)) ([]Candidate
 	for _, l := range layouts {
 		for i, c := range searchClients {
 			q := s.Base
-			q.Device, q.TP, q.DP, q.Disagg, q.Rate = dev, l.TP, max(l.DP, 1), nil, 0
+			q.Device, q.TP, q.DP, q.EP, q.MoETP, q.Disagg, q.Rate = dev, l.TP, max(l.DP, 1), l.EP, 0, nil, 0
 			q.Concurrency = c * q.DP
 			if l.Disagg != nil {
 				d := *l.Disagg
 				q.Disagg, q.DP = &d, 1
 				q.Concurrency = c * d.DecodeWorkers
 			}
-			q.Requests = searchRequestsPerClient * q.Concurrency
+			q.perClient = searchRequestsPerClient
 			r, err := p.Answer(q)
 			cand := Candidate{Result: r}
 			stop := false

@@ -23,6 +23,9 @@ type load struct {
 	// prefill pool's, in a decode worker).
 	prefilled bool
 	think     float64
+	// burst: every client's first request arrives at once (a benchmark's
+	// start), and the run ends when each has its first token.
+	burst bool
 }
 
 // newSeq is a request arriving at t.
@@ -48,10 +51,13 @@ type seq struct {
 // run is what a simulation measured.
 type run struct {
 	ttft, tpot, e2e []float64
-	duration        float64
-	outTokens       int64
-	steps           int
-	preemptions     int
+	// ttftStat, where set, is the TTFT over a benchmark's requests (see
+	// closedLoop) rather than stat(ttft).
+	ttftStat    *Stat
+	duration    float64
+	outTokens   int64
+	steps       int
+	preemptions int
 	// batch is the mean of the sequences in a step, weighted by its time.
 	batch float64
 }
@@ -83,6 +89,9 @@ type simulator struct {
 	head    int
 	running []*seq
 	out     run
+	// dbuf and cbuf are schedule's slices, reused step after step.
+	dbuf []*seq
+	cbuf []chunk
 }
 
 func (sim *simulator) blocks(tokens int64) int64 {
@@ -183,6 +192,8 @@ func (sim *simulator) pop() {
 // schedule builds the next step: the decoding sequences and the prefill
 // chunks, as the engine's scheduler does.
 func (sim *simulator) schedule() (decodes []*seq, chunks []chunk) {
+	decodes, chunks = sim.dbuf[:0], sim.cbuf[:0]
+	defer func() { sim.dbuf, sim.cbuf = decodes, chunks }()
 	e := sim.e
 	budget := e.MaxTokens
 	preempted := sim.out.preemptions
@@ -302,7 +313,9 @@ func (sim *simulator) stepTime(decodes []*seq, chunks []chunk) (float64, error) 
 func simulate(e Engine, p *pricer, kvBlocks int64, l load) (run, error) {
 	sim := &simulator{e: e, p: p, l: l, free: kvBlocks}
 	var arrivals []float64
-	if l.clients > 0 {
+	if l.burst {
+		arrivals = make([]float64, min(l.clients, l.requests))
+	} else if l.clients > 0 {
 		// Clients start a cycle apart over one request's duration, as
 		// they are in a benchmark's steady state: requests of one length
 		// started together would stay in lockstep, every prefill
@@ -324,9 +337,9 @@ func simulate(e Engine, p *pricer, kvBlocks int64, l load) (run, error) {
 		}
 	}
 	issued := int64(len(arrivals))
-	var finished int64
+	var finished, firsts int64
 	var batchTime float64
-	for finished < l.requests {
+	for finished < l.requests && !(l.burst && firsts == issued) {
 		for len(arrivals) > 0 && arrivals[0] <= sim.now {
 			sim.waiting = append(sim.waiting, l.newSeq(arrivals[0]))
 			arrivals = arrivals[1:]
@@ -374,6 +387,10 @@ func simulate(e Engine, p *pricer, kvBlocks int64, l load) (run, error) {
 			s.gen++
 			if !s.started {
 				s.started, s.first = true, sim.now+sim.e.RequestOverhead
+				firsts++
+				if l.burst {
+					sim.out.ttft = append(sim.out.ttft, s.first-s.arrival)
+				}
 			}
 			if s.gen >= l.osl {
 				done = append(done, s)
@@ -393,6 +410,39 @@ func simulate(e Engine, p *pricer, kvBlocks int64, l load) (run, error) {
 	sim.out.duration = sim.now
 	sim.out.batch = batchTime / sim.now
 	return sim.out, nil
+}
+
+// simRequestsPerClient is the requests per client a closed-loop run
+// simulates after the first wave: enough for the steady state's figures,
+// fewer than a benchmark's.
+const simRequestsPerClient = 4
+
+// closedLoop serves closed-loop clients as a benchmark runs them: every
+// client sends its first request at once (vLLM's and SGLang's
+// bench_serving at an unbounded rate under --max-concurrency), so the first
+// wave's prompts queue behind each other; then the requests drift apart
+// (their lengths vary, and each ends when its own output does), which the
+// steady run models by clients starting spread over one request's
+// duration. TTFT weighs the first wave by its share of the benchmark's
+// requests (l.requests); the rest of the figures are the steady run's.
+// perClient bounds the steady run's requests per client.
+func closedLoop(e Engine, p *pricer, kvBlocks int64, l load, perClient int64) (run, error) {
+	b := l
+	b.burst = true
+	first, err := simulate(e, p, kvBlocks, b)
+	if err != nil {
+		return run{}, err
+	}
+	st := l
+	st.requests = min(l.requests, perClient*l.clients)
+	steady, err := simulate(e, p, kvBlocks, st)
+	if err != nil {
+		return run{}, err
+	}
+	w := float64(len(first.ttft)) / float64(l.requests)
+	steady.ttftStat = mix(first.ttft, w, steady.ttft)
+	steady.steps += first.steps
+	return steady, nil
 }
 
 // coast runs the steps in which nothing changes but the contexts: every
@@ -432,15 +482,24 @@ func (sim *simulator) coast(next float64, batchTime *float64) error {
 		}
 	}
 	var j int64
-	for ; j < k && (next < 0 || sim.now < next); j++ {
-		dt, err := sim.decodeStep(n, ctx/n)
+	for j < k && (next < 0 || sim.now < next) {
+		m := ctx / n
+		dt, err := sim.decodeStep(n, m)
 		if err != nil {
 			return err
 		}
-		sim.now += dt
-		*batchTime += dt * float64(n)
-		ctx += n
-		if sim.out.steps++; sim.out.steps > maxSteps {
+		// The steps until the rounded context changes cost the same:
+		// take them at once, up to the next arrival.
+		q := max(m/64, 16)
+		same := min(max(roundCtx(m)+q/2-m, 1), k-j)
+		if next >= 0 {
+			same = min(same, max(int64(math.Ceil((next-sim.now)/dt)), 1))
+		}
+		sim.now += float64(same) * dt
+		*batchTime += float64(same) * dt * float64(n)
+		ctx += same * n
+		j += same
+		if sim.out.steps += int(same); sim.out.steps > maxSteps {
 			return fmt.Errorf("the load needs more than %d engine steps; simulate fewer requests", maxSteps)
 		}
 	}
@@ -464,8 +523,13 @@ func (sim *simulator) admissible() bool {
 	return sim.blocks(reserve) <= sim.free
 }
 
-// decodeStep is a step of n sequences decoding at a mean context of ctx.
+// decodeStep is a step of n sequences decoding at a mean context of ctx,
+// memoised by n and the context as decode rounds it.
 func (sim *simulator) decodeStep(n, ctx int64) (float64, error) {
+	k := [2]int64{n, roundCtx(ctx)}
+	if t, ok := sim.p.steps[k]; ok {
+		return t + sim.e.StepOverhead, nil
+	}
 	d, err := sim.p.tokens(n)
 	if err != nil {
 		return 0, err
@@ -475,7 +539,11 @@ func (sim *simulator) decodeStep(n, ctx int64) (float64, error) {
 		return 0, err
 	}
 	a, err := sim.p.decode(n, ctx)
-	return d + h + a + sim.e.StepOverhead, err
+	if err != nil {
+		return 0, err
+	}
+	sim.p.steps[k] = d + h + a
+	return d + h + a + sim.e.StepOverhead, nil
 }
 
 func (sim *simulator) finish(s *seq) {
@@ -504,6 +572,41 @@ func (sim *simulator) finish(s *seq) {
 type Stat struct {
 	Mean float64 `json:"mean_seconds"`
 	P90  float64 `json:"p90_seconds"`
+}
+
+// mix is the statistics of a: share w of the values, and b: the rest.
+func mix(a []float64, w float64, b []float64) *Stat {
+	type v struct{ x, w float64 }
+	var vs []v
+	for _, x := range a {
+		vs = append(vs, v{x, w / float64(len(a))})
+	}
+	for _, x := range b {
+		vs = append(vs, v{x, (1 - w) / float64(len(b))})
+	}
+	sort.Slice(vs, func(i, j int) bool { return vs[i].x < vs[j].x })
+	var s Stat
+	cum := 0.0
+	p90 := math.NaN()
+	for _, x := range vs {
+		s.Mean += x.x * x.w
+		if cum += x.w; math.IsNaN(p90) && cum >= 0.9-1e-12 {
+			p90 = x.x
+		}
+	}
+	s.P90 = p90
+	if math.IsNaN(p90) && len(vs) > 0 {
+		s.P90 = vs[len(vs)-1].x
+	}
+	return &s
+}
+
+// ttft is a run's TTFT statistics.
+func (r run) ttftStats() Stat {
+	if r.ttftStat != nil {
+		return *r.ttftStat
+	}
+	return stat(r.ttft)
 }
 
 func stat(xs []float64) Stat {

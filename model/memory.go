@@ -206,6 +206,9 @@ type Memory struct {
 	// Weights per GPU: linear layers in the weight type, embeddings, norms
 	// and routers in the activation type, sharded over TP.
 	Weights float64 `json:"weights_bytes"`
+	// Experts is the routed experts' part of Weights (what expert
+	// parallelism spreads over other GPUs than the attention's).
+	Experts float64 `json:"expert_weights_bytes,omitempty"`
 	// KVPerToken is the cache one token of one sequence adds on this GPU,
 	// over all layers (sliding layers included).
 	KVPerToken float64 `json:"kv_bytes_per_token"`
@@ -320,7 +323,8 @@ func (c Config) Memory(s Shape, d devices.Device) (Memory, error) {
 	tp := float64(s.TP)
 	act := s.Activations.Size()
 	linear := p.Attention + p.MLP - c.attentionNormParams()
-	m.Weights = float64(linear)/tp*s.Weights.size() + float64(p.Experts)/tp*s.ExpertWeights.size() +
+	m.Experts = float64(p.Experts) / tp * s.ExpertWeights.size()
+	m.Weights = float64(linear)/tp*s.Weights.size() + m.Experts +
 		float64(p.Embedding+p.LMHead)/tp*act + float64(p.Norms+p.Router+c.attentionNormParams())*act
 	ctx, computed := s.tokens()
 	for i := range int(c.Layers) {

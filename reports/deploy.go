@@ -24,10 +24,11 @@ func DeployTables(r deploy.Result, origin string) []Table {
 	if q.Rate > 0 {
 		load = fmt.Sprintf("%g requests/s", q.Rate)
 	}
-	layout := fmt.Sprintf("tp %d × dp %d", q.TP, q.DP)
+	layout := parallelism(q.TP, q.DP, q.EP, q.MoETP)
 	if d := r.Disagg; d != nil {
 		p := d.Disagg
-		layout = fmt.Sprintf("%d prefill workers of tp %d, %d decode workers of tp %d", p.PrefillWorkers, p.PrefillTP, p.DecodeWorkers, p.DecodeTP)
+		layout = fmt.Sprintf("%d prefill workers of %s, %d decode workers of %s", p.PrefillWorkers, parallelism(p.PrefillTP, p.PrefillDP, p.PrefillEP, p.PrefillMoETP),
+			p.DecodeWorkers, parallelism(p.DecodeTP, p.DecodeDP, p.DecodeEP, p.DecodeMoETP))
 	}
 	t := Table{Title: fmt.Sprintf("%s on %d × %s, %s (%s): %s of %d in, %d out", r.Model, r.GPUs, r.Device, e.Title, layout, load, q.ISL, q.OSL),
 		Header: []string{"Quantity", "Value"}}
@@ -53,8 +54,8 @@ func DeployTables(r deploy.Result, origin string) []Table {
 		row("tokens/s", fmt.Sprintf("%.0f for the deployment, %.0f per GPU, %.1f per user", r.TokensPerSecond, r.PerGPU, r.PerUser))
 		row("engine steps", fmt.Sprintf("%d (mean batch %.1f sequences), %d preemptions", r.Steps, r.MeanBatch, r.Preemptions))
 	}
-	t.Notes = append(t.Notes, fmt.Sprintf("%s: budget %d tokens a step, at most %d sequences, KV blocks of %d tokens, %s per step and %s per request outside the GPU; %d requests simulated%s.",
-		e.Title, e.MaxTokens, e.MaxSeqs, e.BlockSize, units.FormatDuration(e.StepOverhead), units.FormatDuration(e.RequestOverhead), q.Requests, originNote(origin)))
+	t.Notes = append(t.Notes, fmt.Sprintf("%s: budget %d tokens a step, at most %d sequences, KV blocks of %d tokens, %s per step and %s per request outside the GPU; %s%s.",
+		e.Title, e.MaxTokens, e.MaxSeqs, e.BlockSize, units.FormatDuration(e.StepOverhead), units.FormatDuration(e.RequestOverhead), simulated(r), originNote(origin)))
 	t.Notes = append(t.Notes, "Reproduce: "+q.Args().String())
 	for _, n := range r.Notes {
 		t.Notes[0] += " " + n + "."
@@ -217,4 +218,23 @@ func DeployParetoChart(r deploy.SearchResult) chart.Pareto {
 		c.Series = append(c.Series, s)
 	}
 	return c
+}
+
+// parallelism names an engine's layout: tp × dp, and the experts' where
+// they are not split as the attention is.
+func parallelism(tp, dp, ep, moeTP int64) string {
+	s := fmt.Sprintf("tp %d × dp %d", tp, dp)
+	if ep > 1 || moeTP != tp {
+		s += fmt.Sprintf(", experts ep %d × tp %d", ep, moeTP)
+	}
+	return s
+}
+
+// simulated says what the run simulated of the benchmark's requests.
+func simulated(r deploy.Result) string {
+	q := r.Query
+	if q.Rate > 0 || r.Disagg != nil {
+		return fmt.Sprintf("%d requests simulated", r.Simulated)
+	}
+	return fmt.Sprintf("a benchmark of %d requests: its first wave (every client at once) and %d requests as they drift apart simulated", q.Requests, r.Simulated)
 }

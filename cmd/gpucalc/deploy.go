@@ -28,7 +28,7 @@ type deployOptions struct {
 // (the engine's, or one that depends on another flag): given as 0, they
 // would silently answer another question.
 var deployDefaulted = []string{"concurrency", "rate", "requests", "max-tokens", "max-seqs", "gpu-memory-utilization", "gpus",
-	"prefill-tp", "prefill-workers", "decode-tp", "decode-workers"}
+	"ep", "moe-tp", "prefill-tp", "prefill-workers", "prefill-dp", "prefill-ep", "prefill-moe-tp", "decode-tp", "decode-workers", "decode-dp", "decode-ep", "decode-moe-tp"}
 
 const deployHow = `The engine is simulated step by step. Each step's batch is the decoding
 sequences (one token each) plus prefill chunks under the engine's token
@@ -42,10 +42,14 @@ that finds no block for its next token preempts the newest (recomputed).
 A step's time is model's op list priced by roofline over the step's tokens
 (CUDA-graph decode, the kernels serving engines fuse), decode attention at
 the sequences' contexts, each prefill chunk's attention against its prefix,
-plus the engine's per-step CPU time. Closed-loop clients start spread over
-one request's duration and send their next request when the last ends;
-TTFT adds the engine's per-request latency outside the step loop (HTTP,
-tokenizer, the API server). Engine profiles and their sources: the docs.`
+plus the engine's per-step CPU time. A MoE model's experts split over
+--ep GPUs (each --moe-tp ways) see every attention rank's tokens, sent to
+them and back over NVLink (beyond a host's NVLink domain, its NICs).
+Closed-loop clients send their first requests at once, as benchmarks do
+(that first wave is weighed as one of --requests' 10 per client), then
+drift apart and send their next request when the last ends; TTFT adds the
+engine's per-request latency outside the step loop (HTTP, tokenizer, the
+API server). Engine profiles and their sources: the docs.`
 
 func newCmdDeploy(f *factory, runF func(*deployOptions) error) *cobra.Command {
 	opts := &deployOptions{f: f}
@@ -72,6 +76,7 @@ front of tokens/s per GPU against tokens/s per user.
   gpucalc deploy qwen3-32b --device h100 --tp 2 --rate 4 --engine sglang
   gpucalc deploy llama-3.1-70b --device b200 --tp 8 --weights fp4 --format json
   gpucalc deploy llama-3.1-70b --device h100 --weights fp8 --disagg --prefill-tp 2 --decode-tp 4
+  gpucalc deploy deepseek-r1 --device b200 --dp 8 --ep 8 --engine trtllm --concurrency 256
   gpucalc deploy llama-3.1-70b --ttft 2s --tpot 50ms --devices h100,h200,b200 --weights fp8
   gpucalc deploy llama-3.1-70b --ttft 1s --tpot 30ms --devices h100,b200 --gpus 8 --plot pareto.svg
   gpucalc deploy batch --input deployments.csv --format csv`,
@@ -88,13 +93,15 @@ front of tokens/s per GPU against tokens/s per user.
 	fl.StringVar(&opts.q.Engine, "engine", deploy.DefaultEngine, "serving `engine`: "+strings.Join(deploy.Engines(), ", "))
 	fl.Int64Var(&opts.q.TP, "tp", 1, "tensor-parallel `GPUs` of one replica")
 	fl.Int64Var(&opts.q.DP, "dp", 1, "`replicas` (data parallel), each serving its share of the clients")
+	fl.Int64Var(&opts.q.EP, "ep", 0, "a MoE model's expert-parallel `GPUs`: its experts split over them (default 1; with --dp the replicas share the experts, attention data parallel)")
+	fl.Int64Var(&opts.q.MoETP, "moe-tp", 0, "tensor-parallel `GPUs` of each expert (default --tp, or tp × dp / ep with --ep)")
 	fl.StringVar(&opts.q.Weights, "weights", "", "linear weights' `type`: bf16, fp8, fp4 or int4 (default: the config's quantization_config, else bf16)")
 	fl.StringVar(&opts.q.KV, "kv", "", "KV cache `type`: bf16 or fp8 (default bf16)")
 	fl.Int64Var(&opts.q.ISL, "isl", deploy.DefaultISL, "input `tokens` of every request")
 	fl.Int64Var(&opts.q.OSL, "osl", deploy.DefaultOSL, "output `tokens` of every request")
 	fl.Int64Var(&opts.q.Concurrency, "concurrency", 0, "closed-loop `clients`, each sending its next request when its last ends (default 16 unless --rate)")
 	fl.Float64Var(&opts.q.Rate, "rate", 0, "open-loop Poisson `requests/s` instead of --concurrency")
-	fl.Int64Var(&opts.q.Requests, "requests", 0, "`requests` the run serves (default 4 per client, or 200 at a rate)")
+	fl.Int64Var(&opts.q.Requests, "requests", 0, "`requests` the benchmark sends (default 10 per client, or 200 at a rate)")
 	fl.Int64Var(&opts.q.MaxTokens, "max-tokens", 0, "the engine's token budget of one step (`tokens`; default: the engine's)")
 	fl.Int64Var(&opts.q.MaxSeqs, "max-seqs", 0, "the most `sequences` running at once (default: the engine's)")
 	fl.Float64Var(&opts.q.MemoryShare, "gpu-memory-utilization", 0, "the engine's `share` of GPU memory (default: the engine's)")
@@ -104,8 +111,14 @@ front of tokens/s per GPU against tokens/s per user.
 	fl.BoolVar(&opts.disagg, "disagg", false, "serve with separate prefill and decode workers, the KV cache sent over --link")
 	fl.Int64Var(&opts.d.PrefillTP, "prefill-tp", 0, "with --disagg: tensor-parallel `GPUs` of a prefill worker (default --tp)")
 	fl.Int64Var(&opts.d.PrefillWorkers, "prefill-workers", 0, "with --disagg: prefill `workers` (default 1)")
+	fl.Int64Var(&opts.d.PrefillDP, "prefill-dp", 0, "with --disagg: attention data-parallel `ranks` of a prefill worker (default 1)")
+	fl.Int64Var(&opts.d.PrefillEP, "prefill-ep", 0, "with --disagg: expert-parallel `GPUs` of a prefill worker (default 1)")
+	fl.Int64Var(&opts.d.PrefillMoETP, "prefill-moe-tp", 0, "with --disagg: tensor-parallel `GPUs` of each expert in a prefill worker")
 	fl.Int64Var(&opts.d.DecodeTP, "decode-tp", 0, "with --disagg: tensor-parallel `GPUs` of a decode worker (default --tp)")
 	fl.Int64Var(&opts.d.DecodeWorkers, "decode-workers", 0, "with --disagg: decode `workers`, the clients spread over them (default 1)")
+	fl.Int64Var(&opts.d.DecodeDP, "decode-dp", 0, "with --disagg: attention data-parallel `ranks` of a decode worker (default 1)")
+	fl.Int64Var(&opts.d.DecodeEP, "decode-ep", 0, "with --disagg: expert-parallel `GPUs` of a decode worker (default 1)")
+	fl.Int64Var(&opts.d.DecodeMoETP, "decode-moe-tp", 0, "with --disagg: tensor-parallel `GPUs` of each expert in a decode worker")
 	fl.StringVar(&opts.d.Link, "link", "", "with --disagg: the KV cache's `link`: nvlink, nvl72, ib or roce (default nvlink up to 8 GPUs, else ib)")
 	_ = cmd.RegisterFlagCompletionFunc("link", cobra.FixedCompletions(deploy.Links, cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("engine", cobra.FixedCompletions(deploy.Engines(), cobra.ShellCompDirectiveNoFileComp))
@@ -141,7 +154,7 @@ func deployRun(opts *deployOptions) error {
 		d := opts.d
 		q.Disagg = &d
 	} else if opts.d != (deploy.Disagg{}) {
-		return usagef("--prefill-tp, --prefill-workers, --decode-tp, --decode-workers and --link need --disagg")
+		return usagef("--prefill-*, --decode-* and --link need --disagg")
 	}
 	c, err := f.loadModel(q.Model)
 	if err != nil {
