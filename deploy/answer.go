@@ -49,6 +49,7 @@ type Memory struct {
 	Workspace float64 `json:"workspace_bytes"`
 	// KV is the pool of KV blocks; KVTokens the tokens it holds and
 	// KVSequences the requests of ISL+OSL tokens at once.
+	// KVPerToken is a request's cache over its ISL+OSL tokens.
 	KV          float64 `json:"kv_bytes"`
 	KVPerToken  float64 `json:"kv_bytes_per_token"`
 	KVTokens    int64   `json:"kv_tokens"`
@@ -212,7 +213,17 @@ func memoryLayout(c model.Config, s model.Shape, mo moeLayout, d devices.Device,
 		return Memory{}, 0, err
 	}
 	experts := mm.Experts * float64(s.TP) / float64(mo.tp*mo.ep)
-	mem := Memory{Usable: model.Allocatable(d), Weights: mm.Weights - mm.Experts + experts, Workspace: mm.Workspace, KVPerToken: mm.KVPerToken}
+	// A request's cache over its tokens: sliding-window layers hold their
+	// window and linear-attention layers their state (the engines size
+	// those layers' pools apart: vLLM's hybrid KV cache manager,
+	// TensorRT-LLM's variable sliding window, SGLang's SWA pool).
+	r := s
+	r.Phase, r.Batch, r.Seq, r.Ctx = model.Decode, 1, 0, request-1
+	rm, err := c.Memory(r, d)
+	if err != nil {
+		return Memory{}, 0, err
+	}
+	mem := Memory{Usable: model.Allocatable(d), Weights: mm.Weights - mm.Experts + experts, Workspace: mm.Workspace, KVPerToken: rm.KV / float64(request)}
 	switch e.MemoryOf {
 	case "free":
 		mem.KV = e.MemoryShare * (mem.Usable - mem.Weights - mem.Workspace)

@@ -201,6 +201,16 @@ func (p *Planner) answerDisagg(q Query) (Result, error) {
 		}
 	}
 	dr.PrefillTTFT, dr.RequestsPerSec = stat(runP.ttft), rate
+	if q.Rate == 0 {
+		// A benchmark's first wave: every client's prompt at the prefill
+		// pool at once, weighed as its share of the requests.
+		b := load{isl: q.ISL, osl: 1, burst: true, clients: ceilDiv(q.Concurrency, pRanks), requests: ceilDiv(q.Concurrency, pRanks)}
+		first, err := simulate(e, rp.pr, rp.blocks, b)
+		if err != nil {
+			return Result{}, fmt.Errorf("prefill worker: %w", err)
+		}
+		dr.PrefillTTFT = *mix(first.ttft, float64(min(q.Concurrency, q.Requests))/float64(q.Requests), runP.ttft)
+	}
 	res.TTFT = Stat{Mean: dr.PrefillTTFT.Mean + dr.Transfer, P90: dr.PrefillTTFT.P90 + dr.Transfer}
 	res.TPOT = stat(runD.tpot)
 	n := float64(q.OSL - 1)
