@@ -32,8 +32,9 @@ type Search struct {
 const (
 	// MaxSearchGPUs bounds a searched deployment's GPUs.
 	MaxSearchGPUs = 64
-	// searchRequestsPerClient is the requests per client of each run a
-	// search makes: fewer than an answer's, for speed.
+	// searchRequestsPerClient is the requests per client each run of a
+	// search simulates after the first wave: fewer than an answer's, for
+	// speed.
 	searchRequestsPerClient = 2
 )
 
