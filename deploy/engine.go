@@ -39,6 +39,12 @@ type Engine struct {
 	MemoryOf    string  `yaml:"memory_of" json:"memory_of"`
 	// BlockSize is the tokens of one KV block (page).
 	BlockSize int64 `yaml:"block_size" json:"block_size"`
+	// Overlap: the scheduler builds the next step's batch while the GPU
+	// runs the current one (TensorRT-LLM's overlap scheduler, SGLang's
+	// overlap schedule, vLLM's async scheduling), so a request that
+	// arrives during a step joins the step after next, and a step's
+	// tokens reach the clients after the following step.
+	Overlap bool `yaml:"overlap_schedule" json:"overlap_schedule"`
 	// Reserve is what admission holds blocks for: "prompt" (and a sequence
 	// that finds no block for its next token preempts the newest running
 	// one) or "request" (prompt and every output token: no preemption).

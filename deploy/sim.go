@@ -31,7 +31,7 @@ type load struct {
 // newSeq is a request arriving at t.
 func (l load) newSeq(t float64) *seq {
 	if l.prefilled {
-		return &seq{arrival: t, first: t, target: l.isl, done: l.isl, gen: 1, started: true}
+		return &seq{arrival: t, first: t, target: l.isl, done: l.isl, gen: 1, started: true, emitted: true}
 	}
 	return &seq{arrival: t, target: l.isl}
 }
@@ -46,6 +46,11 @@ type seq struct {
 	held         int64 // KV blocks held
 	started      bool
 	live         bool // in the running list
+	// ttft is the time to first token as the client sees it, set when
+	// the engine emits the token (emitted): at the end of its prefill's
+	// step, or of the step after it under an overlap scheduler.
+	ttft    float64
+	emitted bool
 }
 
 // run is what a simulation measured.
@@ -89,6 +94,16 @@ type simulator struct {
 	head    int
 	running []*seq
 	out     run
+	// formed is when the batch of the step about to run was formed: its
+	// start, or under an overlap scheduler the previous step's start
+	// (the next batch is built while the GPU runs the current one). A
+	// request that arrives after it waits for the next step.
+	formed float64
+	// pending are the sequences whose first token an overlap scheduler
+	// emits at the end of the next step; firsts counts the first tokens
+	// emitted.
+	pending []*seq
+	firsts  int64
 	// dbuf and cbuf are schedule's slices, reused step after step.
 	dbuf []*seq
 	cbuf []chunk
@@ -254,9 +269,16 @@ func inChunks(chunks []chunk, s *seq) bool {
 	return false
 }
 
-// cycle estimates one request's time at the load's concurrency: its
-// prompt prefilled alone, then its output at a decode step of every
-// client, at the mean context.
+// cycle estimates one request's time at the load's concurrency, over
+// which the clients spread. Where prefill chunks ride in the decode steps
+// (a mixed engine), a cycle is the GPU's work between a client's requests:
+// every client's prompt prefilled once and the output's decode steps of
+// every client; spread over less, the clients' prompts outrun the engine
+// and pile into one queue that then moves in lockstep, which measured runs
+// of vLLM and TensorRT-LLM do not show. An engine that runs prefill batches
+// on their own (SGLang) takes every waiting prompt into one batch, and its
+// measured runs show clients moving together (TTFT many times a prefill):
+// its cycle is one prompt prefilled alone, then the output's steps.
 func (sim *simulator) cycle() (float64, error) {
 	l := sim.l
 	n := min(l.clients, sim.e.MaxSeqs)
@@ -270,7 +292,10 @@ func (sim *simulator) cycle() (float64, error) {
 		ds[i] = &seq{gen: l.osl / 2}
 	}
 	step, err := sim.stepTime(ds, nil)
-	return prefill + float64(l.osl)*step, err
+	if !sim.e.Mixed {
+		return prefill + float64(l.osl)*step, err
+	}
+	return float64(n)*prefill + float64(l.osl)*step, err
 }
 
 // stepTime prices a step.
@@ -337,15 +362,24 @@ func simulate(e Engine, p *pricer, kvBlocks int64, l load) (run, error) {
 		}
 	}
 	issued := int64(len(arrivals))
-	var finished, firsts int64
+	var finished int64
 	var batchTime float64
-	for finished < l.requests && !(l.burst && firsts == issued) {
-		for len(arrivals) > 0 && arrivals[0] <= sim.now {
+	for finished < l.requests && !(l.burst && sim.firsts == issued) {
+		// The engine never waits for a client: a request that arrives as
+		// (or after) the step's batch is formed waits for the next one.
+		for len(arrivals) > 0 && arrivals[0] < sim.formed {
 			sim.waiting = append(sim.waiting, l.newSeq(arrivals[0]))
 			arrivals = arrivals[1:]
 		}
 		if len(sim.running) == 0 && sim.queued() == 0 {
-			sim.now = arrivals[0]
+			// An idle engine emits what it holds and forms a batch as
+			// soon as a request arrives.
+			sim.emit()
+			if l.burst && sim.firsts == issued {
+				break
+			}
+			sim.now = max(sim.now, arrivals[0])
+			sim.formed = math.Nextafter(sim.now, math.Inf(1))
 			continue
 		}
 		var next float64 = -1
@@ -370,7 +404,7 @@ func simulate(e Engine, p *pricer, kvBlocks int64, l load) (run, error) {
 		if err != nil {
 			return run{}, err
 		}
-		sim.now += dt
+		sim.advance(dt)
 		batchTime += dt * float64(len(decodes)+len(chunks))
 		var done []*seq
 		for _, s := range decodes {
@@ -387,9 +421,10 @@ func simulate(e Engine, p *pricer, kvBlocks int64, l load) (run, error) {
 			s.gen++
 			if !s.started {
 				s.started, s.first = true, sim.now+sim.e.RequestOverhead
-				firsts++
-				if l.burst {
-					sim.out.ttft = append(sim.out.ttft, s.first-s.arrival)
+				if sim.e.Overlap {
+					sim.pending = append(sim.pending, s)
+				} else {
+					sim.emitFirst(s)
 				}
 			}
 			if s.gen >= l.osl {
@@ -410,6 +445,39 @@ func simulate(e Engine, p *pricer, kvBlocks int64, l load) (run, error) {
 	sim.out.duration = sim.now
 	sim.out.batch = batchTime / sim.now
 	return sim.out, nil
+}
+
+// advance ends a step of dt: the clock moves on, the first tokens an
+// overlap scheduler held back are emitted, and the next step's batch is
+// formed (at this step's start under an overlap scheduler).
+func (sim *simulator) advance(dt float64) {
+	start := sim.now
+	sim.now += dt
+	sim.emit()
+	sim.formed = sim.now
+	if sim.e.Overlap {
+		sim.formed = start
+	}
+}
+
+// emit emits the first tokens held back by an overlap scheduler.
+func (sim *simulator) emit() {
+	for _, s := range sim.pending {
+		if !s.emitted {
+			sim.emitFirst(s)
+		}
+	}
+	sim.pending = sim.pending[:0]
+}
+
+// emitFirst records s's first token reaching its client now, after the
+// engine's latency outside the step loop.
+func (sim *simulator) emitFirst(s *seq) {
+	s.emitted, s.ttft = true, sim.now+sim.e.RequestOverhead-s.arrival
+	sim.firsts++
+	if sim.l.burst {
+		sim.out.ttft = append(sim.out.ttft, s.ttft)
+	}
 }
 
 // simRequestsPerClient is the requests per client a closed-loop run
@@ -488,6 +556,21 @@ func (sim *simulator) coast(next float64, batchTime *float64) error {
 		if err != nil {
 			return err
 		}
+		if len(sim.pending) > 0 {
+			// The first coasted step emits the first tokens held back.
+			sim.advance(dt)
+			*batchTime += dt * float64(n)
+			ctx += n
+			j++
+			if sim.out.steps++; sim.out.steps > maxSteps {
+				return fmt.Errorf("the load needs more than %d engine steps; simulate fewer requests", maxSteps)
+			}
+			if sim.l.burst {
+				// A first wave ends with its first tokens.
+				break
+			}
+			continue
+		}
 		// The steps until the rounded context changes cost the same:
 		// take them at once, up to the next arrival.
 		q := max(m/64, 16)
@@ -495,7 +578,8 @@ func (sim *simulator) coast(next float64, batchTime *float64) error {
 		if next >= 0 {
 			same = min(same, max(int64(math.Ceil((next-sim.now)/dt)), 1))
 		}
-		sim.now += float64(same) * dt
+		sim.now += float64(same-1) * dt
+		sim.advance(dt)
 		*batchTime += float64(same) * dt * float64(n)
 		ctx += same * n
 		j += same
@@ -554,8 +638,12 @@ func (sim *simulator) finish(s *seq) {
 		}
 	}
 	sim.free += s.held
+	if !s.emitted {
+		// Its only token: emitted as it ends.
+		sim.emitFirst(s)
+	}
 	o := &sim.out
-	o.ttft = append(o.ttft, s.first-s.arrival)
+	o.ttft = append(o.ttft, s.ttft)
 	if sim.l.osl > 1 {
 		shift := sim.e.RequestOverhead // first was moved by it
 		if sim.l.prefilled {
