@@ -381,14 +381,16 @@ func (b *builder) gated(name string, t, i int64) {
 	b.add(name+"_down", Weights, 1, proj(c.Hidden, i))
 }
 
-// moe is the routed experts as one moe op (router, grouped GEMMs over the
-// experts the step's tokens hit, activation and combine), every expert
-// split over the tensor-parallel GPUs, each token's experts drawn uniformly
-// (E·(1−(1−k/E)^T) experts hit); shared experts run every token as a dense
-// MLP.
+// moe is the router's logits (a linear layer in the activation type, as
+// engines keep it) and the routed experts as one moe op (top-k, grouped
+// GEMMs over the experts the step's tokens hit, activation and combine),
+// every expert split over the tensor-parallel GPUs, each token's experts
+// drawn uniformly (E·(1−(1−k/E)^T) experts hit); shared experts run every
+// token as a dense MLP.
 func (b *builder) moe() {
 	c, s, t := b.c, b.s, b.t
 	b.preMLP()
+	b.add("router", Weights, 1, ops.Op{Kind: ops.Linear, DType: b.act, Out: b.act, M: t, N: c.Experts, K: c.Hidden, Batch: 1})
 	op := ops.Op{Kind: ops.MoE, DType: s.expertCompute(), Out: b.act, Tokens: t, Hidden: c.Hidden, Inter: c.MoEIntermediate,
 		TopK: c.TopK, Experts: c.Experts, TP: s.TP, EP: 1, Dist: ops.DistUniform}
 	if w := s.ExpertWeights; w == Int4 || w == MXFP4 {

@@ -173,12 +173,18 @@ func (o Op) Loads() []float64 {
 
 // LocalTokens is the tokens that reach this GPU's experts: all of them
 // without expert parallelism; with it, those with at least one of their k
-// choices among the GPU's experts (each choice lands here with the share of
-// the routed rows this GPU's experts take).
+// choices among the GPU's experts (balanced: k/EP of them; otherwise each
+// choice lands here with the share of the routed rows this GPU's experts
+// take).
 func (o Op) LocalTokens() float64 {
 	t, k := float64(o.Tokens), float64(o.TopK)
 	if o.EP <= 1 {
 		return t
+	}
+	if o.Dist == "" { // balanced
+		// A token's k choices are spread evenly over the experts, so
+		// over the GPUs: each token reaches min(k, EP) of the EP GPUs.
+		return t * math.Min(1, k/float64(o.EP))
 	}
 	routed := 0.0
 	for _, l := range o.Loads() {
@@ -188,13 +194,47 @@ func (o Op) LocalTokens() float64 {
 	return math.Min(t, math.Max(routed/k, t*(1-math.Pow(1-share, k))))
 }
 
-// moeCost is the layer's FLOPs and ideal bytes on one GPU: the router over
-// all tokens, the two GEMMs over the tokens routed to this GPU's experts
-// with each hit expert's weights read once, the activation and the top-k
-// combine over the k rows of every token that reaches this GPU (fused MoE
-// kernels keep a row per choice whether or not its expert is local).
+// moeCost is the layer's FLOPs and ideal bytes on one GPU, counting only
+// what surely happens, so that a lower bound from them holds: the routed
+// rows are at least this GPU's even share of the T·k choices (the busiest
+// GPU's are more); the experts hit are those balanced or uniform routing
+// hits (Loads), but under a power law, whose loads are one draw of a
+// heavy tail, only the ceil(rows/T) that must be (no expert takes more
+// than one row per token), each hit expert's weights read once; the
+// router's logits, the tokens that reach this GPU and their combined
+// output are read or written once. The activation and the top-k combine
+// compute over every routed row.
 func (o Op) moeCost(in, out float64) Cost {
 	f := func(x int64) float64 { return float64(x) }
+	w := in
+	if o.Weight != "" {
+		w = o.Weight.Size()
+	}
+	act := devices.BF16.Size()
+	t, h, gu, li := f(o.Tokens), f(o.Hidden), f(o.gateUp()), f(o.LocalInter())
+	routed := t * f(o.TopK) / f(max(o.EP, 1))
+	hit := f(int64(len(o.Loads())))
+	if o.Dist == DistPowerLaw {
+		hit = math.Min(f(o.LocalExperts()), math.Ceil(routed/t))
+	}
+	local := o.LocalTokens()
+	var c Cost
+	c.Bytes += t*f(o.Experts)*act + local*h*in + local*h*out
+	c.MatrixFLOPs += 2*routed*h*gu + 2*routed*li*h
+	c.Bytes += hit * (h*gu + li*h) * w
+	c.VectorFLOPs += routed*li*(siluFLOPs+1) + 2*routed*h
+	c.Transcendentals += routed * li
+	return c
+}
+
+// MoEWorkingSet is the bytes a moe op's kernels are expected to touch
+// (Cost's bytes are the fewest it surely moves): the weights of the experts
+// Loads hits, the routed rows in and out of both GEMMs, and the tokens'
+// input and combined output. Whether it fits in L2 decides where a warm
+// replay reads from.
+func (o Op) MoEWorkingSet() float64 {
+	f := func(x int64) float64 { return float64(x) }
+	in := o.DType.Size()
 	w := in
 	if o.Weight != "" {
 		w = o.Weight.Size()
@@ -205,23 +245,9 @@ func (o Op) moeCost(in, out float64) Cost {
 	for _, l := range loads {
 		routed += l
 	}
-	hit, h, gu, li := float64(len(loads)), f(o.Hidden), f(o.gateUp()), f(o.LocalInter())
-	t, rows := f(o.Tokens), o.LocalTokens()*f(o.TopK)
-	var c Cost
-	// router: logits, softmax or sigmoid and top-k
-	c.MatrixFLOPs += 2 * t * h * f(o.Experts)
-	c.Bytes += t*h*act + h*f(o.Experts)*act + t*f(o.Experts)*4
-	// gate/up and down
-	c.MatrixFLOPs += 2*routed*h*gu + 2*routed*li*h
-	c.Bytes += hit*(h*gu+li*h)*w + routed*h*in + routed*gu*act + routed*li*in + rows*h*out
-	// activation: SiLU(gate)·up, or the plain activation
-	c.VectorFLOPs += rows * li * (siluFLOPs + 1)
-	c.Transcendentals += rows * li
-	c.Bytes += rows*gu*act + rows*li*act
-	// combine: each token's k rows weighted and summed
-	c.VectorFLOPs += 2 * rows * h
-	c.Bytes += rows*h*out + rows/f(o.TopK)*h*out
-	return c
+	h, gu, li := f(o.Hidden), f(o.gateUp()), f(o.LocalInter())
+	local := o.LocalTokens()
+	return f(int64(len(loads)))*(h*gu+li*h)*w + routed*(h*in+gu*act+li*in+h*act) + 2*local*h*act
 }
 
 // moeString writes the moe op's spec after its name.

@@ -19,7 +19,7 @@ const mlaRows = 64
 // and a second kernel merges the splits (FlashMLA's schedule). A block of
 // QKᵀ and PV costs 2·rows·cols·(QK+V) FLOPs at the SM's share of the tensor
 // rate plus its exponentials on the SFU.
-func (m *Model) mla(op ops.Op, c ops.Cost, rate float64, warm bool) estimate {
+func (m *Model) mla(op ops.Op, c ops.Cost, rate float64) estimate {
 	sms := float64(m.dev.SMs)
 	g := op.MLAShape()
 	d := (g.QK + g.V + 1) / 2 // flashBlockTime's 4·rows·cols·d
@@ -32,28 +32,50 @@ func (m *Model) mla(op ops.Op, c ops.Cost, rate float64, warm bool) estimate {
 	if op.KVType != "" {
 		kvSize = op.KVType.Size()
 	}
-	write := m.kernel(0, m.memoryTime(float64(op.B*op.SeqQ*(op.KVLoRA+op.Rope))*kvSize, m.stream, warm))
-	// Prefill also assembles each head's key from its nope and rotary
-	// parts and, with an fp8 cache, quantizes what it attends over.
+	write := m.kernel(0, float64(op.B*op.SeqQ*(op.KVLoRA+op.Rope))*kvSize/m.stream)
+	// The expanded form also assembles each head's query and key from
+	// their nope and rotary parts (a kernel each), prefill over a
+	// latent cache concatenates the rotary key, and an fp8 cache is
+	// quantized before it is attended over.
 	extra := 1
-	if op.SeqQ > 1 {
+	if !op.Absorbs() {
+		extra += 2
+	} else if op.SeqQ > 1 {
 		extra++
 	}
 	if kvSize < op.DType.Size() {
 		extra++
 	}
+	// Each kernel waits for the one before: all but the first pay the
+	// kernel ramp on top of their work.
 	withWrite := func(e estimate) estimate {
 		e.work += write.work
 		e.kernels += extra
+		e.work += float64(e.kernels-1) * m.eff.Ramp
 		return e
 	}
 	if !op.Absorbs() || op.SeqQ >= flashBlock {
 		rate *= r[0]
 		ctas := float64(op.B*op.Heads) * ceilDiv(op.SeqQ, flashBlock)
 		compute := math.Ceil(ctas/sms) * perBlock * m.flashBlockTime(flashBlock, cols, d, rate)
-		return withWrite(m.kernel(compute, m.memoryTime(c.Bytes, bw*m.active(ctas), warm)))
+		return withWrite(m.kernel(compute, c.Bytes/(bw*m.active(ctas))))
 	}
-	rate *= r[1]
+	// A prefill's few queries run the prefill kernels; one query per
+	// sequence, the decode kernels.
+	if op.SeqQ > 1 {
+		rate *= r[0]
+	} else {
+		rate *= r[1]
+	}
+	if f, ok := mlaCast[m.dev.Architecture]; ok && kvSize < op.DType.Size() {
+		// The decode kernel has no path for a quantized cache: a kernel
+		// first casts the whole cache to the compute type, which the
+		// attention then reads.
+		cache := float64(op.B*op.SeqK*(op.KVLoRA+op.Rope)) * kvSize
+		write.work += (cache + cache/kvSize*op.DType.Size()) / (m.stream * f)
+		extra++
+		c.Bytes += cache / kvSize * (op.DType.Size() - kvSize)
+	}
 	rows := op.Heads * op.SeqQ
 	tiles := float64(op.B) * ceilDiv(rows, mlaRows)
 	tm := math.Min(mlaRows, roundUp(rows, mmaRows))
@@ -70,9 +92,9 @@ func (m *Model) mla(op ops.Op, c ops.Cost, rate float64, warm bool) estimate {
 		if s > 1 {
 			partials = s * float64(op.B*rows) * float64(g.V+1) * 4
 		}
-		e := m.kernel(compute, m.memoryTime(bytes+partials, bw*m.active(ctas), warm))
+		e := m.kernel(compute, (bytes+partials)/(bw*m.active(ctas)))
 		if s > 1 {
-			merge := m.kernel(0, m.memoryTime(partials+float64(op.B*rows*g.V)*op.DType.Size(), m.stream*m.active(float64(op.B*rows)), warm))
+			merge := m.kernel(0, (partials+float64(op.B*rows*g.V)*op.DType.Size())/(m.stream*m.active(float64(op.B*rows))))
 			e.work += merge.work
 			e.kernels++
 		}

@@ -248,6 +248,11 @@ func (m *Model) Analyze(op ops.Op) (Point, error) {
 		p.Notes = append(p.Notes, "the working set is in a warm L2, for which the datasheet gives no bandwidth: the lower bound is the compute time alone")
 	}
 	pricing := m
+	if op.Kind == ops.MoE {
+		// A MoE op's cost counts only what surely happens; its
+		// kernels touch the experts it is expected to hit.
+		inL2 = m.fitsL2(op.MoEWorkingSet())
+	}
 	if inL2 && m.cond.warm() {
 		pricing = m.warmed()
 	}
@@ -378,9 +383,9 @@ func (m *Model) estimate(op ops.Op, c ops.Cost, key string, peak float64) estima
 		}
 		return e
 	case ops.MoE:
-		return m.moe(op, key, peak, m.cond.warm())
+		return m.moe(op, key, peak)
 	case ops.MLA:
-		return m.mla(op, c, m.rate(key, peak), m.cond.warm())
+		return m.mla(op, c, m.rate(key, peak))
 	case ops.LayerNorm, ops.RMSNorm, ops.Softmax, ops.BatchNorm, ops.Reduce:
 		memory = c.Bytes / (m.stream * m.eff.Reduction)
 		compute = m.vector(c, key, peak)
