@@ -31,39 +31,6 @@ const (
 	DistPowerLaw = "power_law"
 )
 
-// MoE quantization schemes (Op.MoEQuant): the experts' weight storage and the
-// GEMMs' input type they imply, in the names serving engines use.
-var moeQuants = map[string]struct{ dtype, weight devices.DType }{
-	"bf16":             {devices.BF16, ""},
-	"fp8_block":        {devices.FP8E4M3, ""},
-	"nvfp4":            {devices.FP4, ""},
-	"w4a16_mxfp4":      {devices.BF16, devices.FP4},
-	"mxfp4":            {devices.BF16, devices.FP4},
-	"w4a8_mxfp4_mxfp8": {devices.FP8E4M3, devices.FP4},
-	"int4_wo":          {devices.BF16, devices.FP4},
-}
-
-// MoEQuants lists the quant= names a moe op takes.
-func MoEQuants() []string {
-	var q []string
-	for k := range moeQuants {
-		q = append(q, k)
-	}
-	sort.Strings(q)
-	return q
-}
-
-// setQuant applies a quant= name: the GEMMs' input type and the experts'
-// weight storage.
-func (o *Op) setQuant(name string) error {
-	q, ok := moeQuants[strings.ToLower(name)]
-	if !ok {
-		return fmt.Errorf("quant=%s: expected one of %s", name, strings.Join(MoEQuants(), ", "))
-	}
-	o.MoEQuant, o.DType, o.Weight = strings.ToLower(name), q.dtype, q.weight
-	return nil
-}
-
 // setDist applies dist=balanced or dist=power_law:ALPHA.
 func (o *Op) setDist(val string) error {
 	v := strings.ToLower(val)
@@ -204,12 +171,9 @@ func (o Op) LocalTokens() float64 {
 // router's logits, the tokens that reach this GPU and their combined
 // output are read or written once. The activation and the top-k combine
 // compute over every routed row.
-func (o Op) moeCost(in, out float64) Cost {
+func (o Op) moeCost(out float64) Cost {
 	f := func(x int64) float64 { return float64(x) }
-	w := in
-	if o.Weight != "" {
-		w = o.Weight.Size()
-	}
+	in, w := o.ExpertSizes()
 	act := devices.BF16.Size()
 	t, h, gu, li := f(o.Tokens), f(o.Hidden), f(o.gateUp()), f(o.LocalInter())
 	routed := t * f(o.TopK) / f(max(o.EP, 1))
@@ -234,11 +198,7 @@ func (o Op) moeCost(in, out float64) Cost {
 // replay reads from.
 func (o Op) MoEWorkingSet() float64 {
 	f := func(x int64) float64 { return float64(x) }
-	in := o.DType.Size()
-	w := in
-	if o.Weight != "" {
-		w = o.Weight.Size()
-	}
+	in, w := o.ExpertSizes()
 	act := devices.BF16.Size()
 	loads := o.Loads()
 	routed := 0.0
@@ -248,6 +208,21 @@ func (o Op) MoEWorkingSet() float64 {
 	h, gu, li := f(o.Hidden), f(o.gateUp()), f(o.LocalInter())
 	local := o.LocalTokens()
 	return f(int64(len(loads)))*(h*gu+li*h)*w + routed*(h*in+gu*act+li*in+h*act) + 2*local*h*act
+}
+
+// ExpertSizes is the size of an element the experts' GEMMs read and of a
+// stored weight element: the scheme's under quant=, else the op's types
+// (DType, and Weight where set).
+func (o Op) ExpertSizes() (in, weight float64) {
+	in = o.DType.Size()
+	if o.Quant != QuantNone {
+		s := o.Quant.Scheme()
+		return s.Compute.Size(), s.WeightType().Size()
+	}
+	if o.Weight != "" {
+		return in, o.Weight.Size()
+	}
+	return in, in
 }
 
 // moeString writes the moe op's spec after its name.

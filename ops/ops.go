@@ -46,6 +46,9 @@ const (
 	Conv2D    Kind = "conv2d"
 	// AllReduce sums Elems elements across Ranks GPUs (tensor parallel).
 	AllReduce Kind = "allreduce"
+	// AllToAll sends each of Ranks GPUs' Elems elements in Ranks equal
+	// parts, one to every GPU (expert parallelism's dispatch and combine).
+	AllToAll Kind = "alltoall"
 )
 
 // Flash attention schedules (Op.Impl).
@@ -56,7 +59,7 @@ const (
 )
 
 // Kinds lists every operation, for help text and errors.
-var Kinds = []Kind{Matmul, Linear, LayerNorm, RMSNorm, Softmax, GELU, ReLU, SiLU, Add, Mul, Copy, Attention, Conv2D, AllReduce, MoE, MLA}
+var Kinds = []Kind{Matmul, Linear, LayerNorm, RMSNorm, Softmax, GELU, ReLU, SiLU, Add, Mul, Copy, Attention, Conv2D, AllReduce, AllToAll, MoE, MLA}
 
 // Per-element FLOP and transcendental counts of the vector ops; the package
 // comment gives the convention, the README the derivation.
@@ -176,8 +179,8 @@ type Op struct {
 	// MoE (moe.go): Tokens of Hidden routed to TopK of Experts experts of
 	// width Inter, each split over TP GPUs and the experts over EP; Dist
 	// the routing (power law of exponent Alpha, else balanced); Ungated
-	// experts have no gate projection; Quant names the scheme that set
-	// DType and Weight.
+	// experts have no gate projection; Quant is the experts' GEMMs'
+	// scheme, as a matmul's (DType then the activation's type).
 	Tokens  int64   `json:"tokens,omitempty"`
 	Hidden  int64   `json:"hidden,omitempty"`
 	Inter   int64   `json:"inter,omitempty"`
@@ -188,9 +191,6 @@ type Op struct {
 	Dist    string  `json:"dist,omitempty"`
 	Alpha   float64 `json:"alpha,omitempty"`
 	Ungated bool    `json:"ungated,omitempty"`
-	// MoEQuant is a moe op's quant= name as serving engines spell it
-	// (moe.go), which sets DType and Weight; a GEMM's scheme is Quant.
-	MoEQuant string `json:"moe_quant,omitempty"`
 
 	// MLA (mla.go): B, Heads, SeqQ, SeqK and Causal as attention's, the
 	// latent geometry, the form and the cache's type.
@@ -222,6 +222,10 @@ func (o Op) Path() devices.Path {
 	}
 	return devices.Tensor
 }
+
+// IsCollective reports whether the op moves data between GPUs (all-reduce,
+// all-to-all): it is priced on the peer link, not on one GPU's roofline.
+func (o Op) IsCollective() bool { return o.Kind == AllReduce || o.Kind == AllToAll }
 
 // IsMatrix reports whether the op is a matrix product (matmul, linear,
 // attention, conv2d).
@@ -363,6 +367,10 @@ func (o Op) Cost() Cost {
 		share := float64(o.Ranks-1) / float64(max(o.Ranks, 1))
 		c.Bytes = 2 * share * f(o.Elems) * in
 		c.VectorFLOPs = share * f(o.Elems)
+	case AllToAll:
+		// Bytes are what each rank sends over its link: the (n−1)/n of
+		// its elements bound for the other ranks (nccl-tests' bus bytes).
+		c.Bytes = float64(o.Ranks-1) / float64(max(o.Ranks, 1)) * f(o.Elems) * in
 	case Conv2D:
 		g := max(o.Groups, 1)
 		pq := f(o.P(), o.Q())
@@ -375,7 +383,7 @@ func (o Op) Cost() Cost {
 	case Embedding, Reduce, BatchNorm, Unary:
 		c = o.tracedCost(in, out)
 	case MoE:
-		c = o.moeCost(in, out)
+		c = o.moeCost(out)
 	case MLA:
 		c = o.mlaCost(in)
 	}
@@ -406,7 +414,7 @@ func (o Op) validate() error {
 		dims = []dim{{"n", o.Elems}}
 	case Attention:
 		dims = []dim{{"b", o.B}, {"h", o.Heads}, {"kv", o.KVHeads}, {"sq", o.SeqQ}, {"sk", o.SeqK}, {"d", o.HeadDim}}
-	case AllReduce:
+	case AllReduce, AllToAll:
 		dims = []dim{{"n", o.Elems}, {"ranks", o.Ranks}}
 	case Conv2D:
 		dims = []dim{{"n", o.N}, {"c", o.C}, {"h", o.H}, {"w", o.W}, {"k", o.K}, {"r", o.R}, {"s", o.S}, {"stride", o.Stride}, {"groups", o.Groups}}

@@ -35,16 +35,33 @@ const (
 	// QuantMXFP4 is OCP's MX fp4: e2m1 elements with an e8m0 (one byte)
 	// scale per 32 elements along K, on Blackwell's fp4 tensor cores.
 	QuantMXFP4 Quant = "mxfp4"
+	// QuantW4A8MXFP4 is MXFP4 weights against MXFP8 activations (e4m3
+	// with an e8m0 scale per 32 elements), on fp8 tensor cores
+	// (gpt-oss's experts in FlashInfer's TensorRT-LLM MoE on Blackwell).
+	QuantW4A8MXFP4 Quant = "w4a8_mxfp4_mxfp8"
+	// QuantW4A16MXFP4 is weight-only MXFP4: the weight stored as e2m1 with
+	// an e8m0 scale per 32 elements along K and dequantized in the GEMM,
+	// which multiplies the bf16 activation on bf16 tensor cores (gpt-oss's
+	// experts on Hopper).
+	QuantW4A16MXFP4 Quant = "w4a16_mxfp4"
+	// QuantInt4WO is weight-only int4: a bf16 scale per 128 elements along
+	// K, dequantized in the GEMM against the bf16 activation (Marlin;
+	// Kimi-K2's experts).
+	QuantInt4WO Quant = "int4_wo"
 )
 
 // Quants lists the schemes, for help text and errors.
-var Quants = []Quant{QuantFP8, QuantFP8Block, QuantNVFP4, QuantMXFP4}
+var Quants = []Quant{QuantFP8, QuantFP8Block, QuantNVFP4, QuantMXFP4, QuantW4A8MXFP4, QuantW4A16MXFP4, QuantInt4WO}
 
 // Scheme is what a quantization stores and computes with.
 type Scheme struct {
-	// Compute is the type both operands are quantized to, which the
-	// tensor cores multiply in: its peak is the GEMM's ceiling.
+	// Compute is the type the tensor cores multiply in (both operands
+	// are quantized to it, or the weight dequantized to it): its peak is
+	// the GEMM's ceiling.
 	Compute devices.DType
+	// Weight is the weight's stored element type where it differs from
+	// Compute (weight-only and mixed schemes).
+	Weight devices.DType
 	// ActGroup is the number of activation elements along K that share a
 	// scale (0: one scale per tensor); WeightRows × WeightCols elements of
 	// the weight (along K, along N) share one (0: per tensor).
@@ -56,14 +73,18 @@ type Scheme struct {
 	// before any element is scaled, so the maximum is zeroed, reduced over
 	// the activation (a first read) and only then applied (a second read):
 	// three kernels. A group's scale is computed within the group: one.
+	// A weight-only scheme quantizes no activation: none.
 	Kernels int
 }
 
 var schemes = map[Quant]Scheme{
-	QuantFP8:      {Compute: devices.FP8E4M3, ScaleBytes: 4, Kernels: 3},
-	QuantFP8Block: {Compute: devices.FP8E4M3, ActGroup: 128, WeightRows: 128, WeightCols: 128, ScaleBytes: 4, Kernels: 1},
-	QuantNVFP4:    {Compute: devices.FP4, ActGroup: 16, WeightRows: 16, WeightCols: 1, ScaleBytes: 1, Kernels: 1},
-	QuantMXFP4:    {Compute: devices.FP4, ActGroup: 32, WeightRows: 32, WeightCols: 1, ScaleBytes: 1, Kernels: 1},
+	QuantFP8:        {Compute: devices.FP8E4M3, ScaleBytes: 4, Kernels: 3},
+	QuantFP8Block:   {Compute: devices.FP8E4M3, ActGroup: 128, WeightRows: 128, WeightCols: 128, ScaleBytes: 4, Kernels: 1},
+	QuantNVFP4:      {Compute: devices.FP4, ActGroup: 16, WeightRows: 16, WeightCols: 1, ScaleBytes: 1, Kernels: 1},
+	QuantMXFP4:      {Compute: devices.FP4, ActGroup: 32, WeightRows: 32, WeightCols: 1, ScaleBytes: 1, Kernels: 1},
+	QuantW4A8MXFP4:  {Compute: devices.FP8E4M3, Weight: devices.FP4, ActGroup: 32, WeightRows: 32, WeightCols: 1, ScaleBytes: 1, Kernels: 1},
+	QuantW4A16MXFP4: {Compute: devices.BF16, Weight: devices.FP4, WeightRows: 32, WeightCols: 1, ScaleBytes: 1},
+	QuantInt4WO:     {Compute: devices.BF16, Weight: devices.FP4, WeightRows: 128, WeightCols: 1, ScaleBytes: 2},
 }
 
 // quantFLOPs are the vector FLOPs of quantizing one activation element:
@@ -74,7 +95,7 @@ const quantFLOPs = 2
 // ParseQuant reads a scheme's name ("none" and "" are no quantization).
 func ParseQuant(s string) (Quant, error) {
 	q := Quant(strings.ToLower(s))
-	if q == "none" || q == "" {
+	if q == "none" || q == "" || q == "bf16" {
 		return QuantNone, nil
 	}
 	if _, ok := schemes[q]; !ok {
@@ -82,7 +103,7 @@ func ParseQuant(s string) (Quant, error) {
 		for i, x := range Quants {
 			names[i] = string(x)
 		}
-		return "", fmt.Errorf("quant=%s: expected %s or none", rows.Quote(s), strings.Join(names, ", "))
+		return "", fmt.Errorf("quant=%s: expected %s or none (bf16)", rows.Quote(s), strings.Join(names, ", "))
 	}
 	return q, nil
 }
@@ -105,13 +126,24 @@ func ceilDiv(a, b int64) float64 { return float64((a + b - 1) / b) }
 // WeightBytes is a k × n weight stored quantized: its elements and scales.
 func (q Quant) WeightBytes(k, n int64) float64 {
 	s := q.Scheme()
-	return float64(k)*float64(n)*s.Compute.Size() + scales(k, n, s.WeightRows, s.WeightCols)*s.ScaleBytes
+	return float64(k)*float64(n)*s.WeightType().Size() + scales(k, n, s.WeightRows, s.WeightCols)*s.ScaleBytes
+}
+
+// WeightType is the weight's stored element type.
+func (s Scheme) WeightType() devices.DType {
+	if s.Weight != "" {
+		return s.Weight
+	}
+	return s.Compute
 }
 
 // ActivationBytes is an m × k activation quantized: its elements and
 // scales (a scale per ActGroup elements of each row).
 func (q Quant) ActivationBytes(m, k int64) float64 {
 	s := q.Scheme()
+	if s.Kernels == 0 {
+		return float64(m) * float64(k) * s.Compute.Size() // weight-only: the activation as it is
+	}
 	return float64(m)*float64(k)*s.Compute.Size() + scales(k, m, s.ActGroup, 1)*s.ScaleBytes
 }
 
@@ -168,14 +200,14 @@ func (o Op) quantCost() Cost {
 	return c
 }
 
-// validQuant checks that a quantized op is a matmul or linear whose
+// validQuant checks that a quantized op is a matmul, linear or moe whose
 // activation is a 16- or 32-bit float and that stores no other weight type.
 func (o Op) validQuant() error {
 	if o.Quant == QuantNone {
 		return nil
 	}
-	if o.Kind != Matmul && o.Kind != Linear {
-		return fmt.Errorf("quant= quantizes a matmul's or linear's operands; %s takes none", o.Kind)
+	if o.Kind != Matmul && o.Kind != Linear && o.Kind != MoE {
+		return fmt.Errorf("quant= quantizes a matmul's, linear's or moe's operands; %s takes none", o.Kind)
 	}
 	switch o.DType {
 	case devices.BF16, devices.FP16, devices.FP32:
@@ -183,7 +215,7 @@ func (o Op) validQuant() error {
 		return fmt.Errorf("quant=%s quantizes a bf16, fp16 or fp32 activation on the fly; give dtype=bf16 (the activation's type), not dtype=%s", o.Quant, o.DType)
 	}
 	if o.Weight != "" {
-		return fmt.Errorf("quant=%s stores the weight in %s; drop weight_dtype=%s", o.Quant, o.Quant.Scheme().Compute, o.Weight)
+		return fmt.Errorf("quant=%s stores the weight in %s; drop weight_dtype=%s", o.Quant, o.Quant.Scheme().WeightType(), o.Weight)
 	}
 	return nil
 }

@@ -55,7 +55,7 @@ func TestQuantSpec(t *testing.T) {
 		t.Errorf("quant=none: %q", o.Quant)
 	}
 	for spec, want := range map[string]string{
-		"matmul m=8 n=8 k=8 quant=int3":                 "expected fp8, fp8_block, nvfp4, mxfp4 or none",
+		"matmul m=8 n=8 k=8 quant=int3":                 "expected fp8, fp8_block, nvfp4, mxfp4, w4a8_mxfp4_mxfp8, w4a16_mxfp4, int4_wo or none",
 		"matmul m=8 n=8 k=8 quant=fp8 dtype=fp8":        "give dtype=bf16",
 		"matmul m=8 n=8 k=8 quant=fp8 weight_dtype=fp4": "drop weight_dtype",
 		"attention b=1 h=8 s=128 d=64 quant=fp8":        "unknown key",
@@ -63,6 +63,35 @@ func TestQuantSpec(t *testing.T) {
 	} {
 		if _, err := Parse(spec); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: %v, want %q", spec, err, want)
+		}
+	}
+}
+
+// TestMoEQuant checks that a moe op takes the matmul's quant vocabulary: the
+// experts' GEMMs read the scheme's compute type and store its weight type,
+// the activation stays in DType.
+func TestMoEQuant(t *testing.T) {
+	for _, tc := range []struct {
+		q      string
+		in, wt float64
+	}{
+		{"bf16", 2, 2},
+		{"fp8_block", 1, 1},
+		{"nvfp4", 0.5, 0.5},
+		{"w4a8_mxfp4_mxfp8", 1, 0.5},
+		{"w4a16_mxfp4", 2, 0.5},
+		{"int4_wo", 2, 0.5},
+	} {
+		o, err := Parse("moe tokens=16 hidden=2048 inter=768 topk=8 experts=128 quant=" + tc.q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		in, w := o.ExpertSizes()
+		if in != tc.in || w != tc.wt || o.DType != DefaultDType {
+			t.Errorf("quant=%s: GEMM input %g, weight %g bytes, dtype %s; want %g, %g, %s", tc.q, in, w, o.DType, tc.in, tc.wt, DefaultDType)
+		}
+		if back, err := Parse(o.String()); err != nil || back.Quant != o.Quant {
+			t.Errorf("quant=%s: %q reads back as %+v (%v)", tc.q, o.String(), back, err)
 		}
 	}
 }

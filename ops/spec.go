@@ -21,6 +21,7 @@ const SpecHelp = `An op spec is the op's name followed by key=value pairs and fl
   attention b= h= [kv=] s= | sq= sk= d= [causal|full] [flash|naive] [impl=split|rows|heads] [kv_dtype=] [paged]
   conv2d    n= c= h= w= k= r= s= [stride=1] [pad=0|same] [groups=1]
   allreduce n= | bytes= ranks=   a sum over tensor-parallel GPUs (NCCL)
+  alltoall  n= | bytes= ranks=   each GPU's n elements in equal parts to every GPU (EP dispatch)
   moe       tokens= hidden= inter= topk= experts= [tp=1] [ep=1] [dtype=|quant=]
             [dist=balanced|uniform|power_law:A] [gated|ungated]   a mixture-of-experts layer on one GPU
   mla       b= h= sq= sk= [causal] [kv_dtype=] [absorbed|expanded] [kv_lora=512]
@@ -34,7 +35,11 @@ stored quantized with its scales, the dtype= (bf16) activation quantized on
 the fly by a kernel of its own, the GEMM on the scheme's tensor cores:
 fp8 (per-tensor scales), fp8_block (1x128 activation, 128x128 weight scales,
 DeepSeek-V3), nvfp4 (e2m1, an e4m3 scale per 16; Blackwell), mxfp4 (e2m1,
-an e8m0 scale per 32; Blackwell).
+an e8m0 scale per 32; Blackwell), w4a8_mxfp4_mxfp8 (mxfp4 weights, fp8
+activations with an e8m0 scale per 32), and the weight-only w4a16_mxfp4
+and int4_wo (a bf16 scale per 128): 4-bit weights dequantized into a bf16
+GEMM, no activation kernel. A GPU without the scheme's tensor cores is
+refused. bf16 or none: no quantization.
 impl= is flash attention's schedule: split (default) splits the keys over
 CTAs when query tiles are too few to fill the SMs, all query heads of a KV
 group sharing one read of K and V, then merges the splits (flash-decoding);
@@ -51,9 +56,11 @@ moe: h=hidden tokens on this GPU routed to topk of the experts (inter wide,
 gated SiLU unless ungated); tp splits every expert, ep the experts (this
 GPU holds experts/ep); dist=balanced (default: the choices spread evenly),
 uniform (random choices: fewer experts hit) or power_law:A routing, whose
-busiest expert this GPU holds; quant= is bf16, fp8_block, nvfp4,
-w4a16_mxfp4 (mxfp4), w4a8_mxfp4_mxfp8 or int4_wo. The all-to-all dispatch
-is not in it: price it as a collective.
+busiest expert this GPU holds; quant= is a matmul's scheme, for the
+experts' GEMMs (bf16 for none; w4a16_mxfp4 and int4_wo keep bf16 GEMMs on
+4-bit weights; nvfp4 and mxfp4 need fp4 tensor cores). The router's logits
+are a linear layer of their own and the all-to-all dispatch a collective
+(alltoall), not in it.
 mla: h query heads on this GPU; expanded (default when sq > 1) attends over
 per-head keys (nope+rope) and values (v) the model projected from the
 latent; absorbed (default when sq = 1, FlashMLA's form) over the latent
@@ -74,7 +81,7 @@ var kindAliases = map[string]Kind{
 	"rmsnorm": RMSNorm, "rms_norm": RMSNorm, "softmax": Softmax,
 	"gelu": GELU, "gelu_erf": GELU, "gelu_tanh": GELU, "relu": ReLU, "silu": SiLU, "swish": SiLU,
 	"add": Add, "mul": Mul, "copy": Copy, "attention": Attention, "attn": Attention, "sdpa": Attention,
-	"conv2d": Conv2D, "conv": Conv2D, "allreduce": AllReduce, "all_reduce": AllReduce,
+	"conv2d": Conv2D, "conv": Conv2D, "allreduce": AllReduce, "all_reduce": AllReduce, "alltoall": AllToAll, "all_to_all": AllToAll,
 	"moe": MoE, "mla": MLA,
 }
 
@@ -158,11 +165,7 @@ func parse(spec string, dtype devices.DType) (Op, error) {
 			samePad = kind == Conv2D
 		case "quant":
 			switch kind {
-			case MoE:
-				if err = once("dtype", f); err == nil {
-					err = o.setQuant(val)
-				}
-			case Matmul, Linear:
+			case Matmul, Linear, MoE:
 				if err = once("quant", f); err == nil {
 					o.Quant, err = ParseQuant(val)
 				}
@@ -192,7 +195,7 @@ func parse(spec string, dtype devices.DType) (Op, error) {
 				o.Bias, err = parseBool(key, val)
 			}
 		case "bytes":
-			if kind != AllReduce {
+			if kind != AllReduce && kind != AllToAll {
 				err = fmt.Errorf("unknown key %s for %s", rows.Quote(key), kind)
 			} else if err = once("bytes", f); err == nil {
 				msgBytes, err = parseDim(key, val)
@@ -378,7 +381,7 @@ func (o *Op) target(key string, s, sq, sk *int64) *int64 {
 		target = map[string]*int64{"n": &o.Elems, "elems": &o.Elems, "repeat": &o.Repeat}[key]
 	case GELU, ReLU, SiLU, Add, Mul:
 		target = map[string]*int64{"n": &o.Elems, "elems": &o.Elems}[key]
-	case AllReduce:
+	case AllReduce, AllToAll:
 		target = map[string]*int64{"n": &o.Elems, "elems": &o.Elems, "ranks": &o.Ranks}[key]
 	case Attention:
 		target = map[string]*int64{"b": &o.B, "batch": &o.B, "h": &o.Heads, "heads": &o.Heads, "kv": &o.KVHeads,
@@ -503,7 +506,7 @@ func (o Op) String() string {
 		if o.Repeat > 1 {
 			kv("repeat", o.Repeat)
 		}
-	case AllReduce:
+	case AllReduce, AllToAll:
 		kv("n", o.Elems)
 		kv("ranks", o.Ranks)
 	case Attention:
@@ -555,10 +558,6 @@ func (o Op) String() string {
 	if o.Bias {
 		b.WriteString(" bias")
 	}
-	if o.MoEQuant != "" {
-		fmt.Fprintf(&b, " quant=%s", o.MoEQuant)
-		return b.String()
-	}
 	fmt.Fprintf(&b, " dtype=%s", o.DType)
 	if o.Out != defaultOut(o.Kind, o.DType) {
 		fmt.Fprintf(&b, " out_dtype=%s", o.Out)
@@ -589,7 +588,7 @@ func (o Op) Shape() string {
 		d = []int64{o.Rows, o.Cols}
 	case GELU, ReLU, SiLU, Add, Mul, Copy:
 		d = []int64{o.Elems}
-	case AllReduce:
+	case AllReduce, AllToAll:
 		d = []int64{o.Elems, o.Ranks}
 	case Attention:
 		d = []int64{o.B, o.Heads, o.SeqQ, o.HeadDim}

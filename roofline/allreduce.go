@@ -55,9 +55,10 @@ func (m *Model) Collectives() Collectives {
 		Note: fmt.Sprintf("no measured all-reduce on %s: NCCL's 2-H200 latency and %.0f%% of the %s rate assumed", m.dev.Name, 100*allReduceLinkFrac, link.Type)}
 }
 
-// allReduce prices an all-reduce over the device's peer link: the lower
-// bound sends the bus bytes at the link's datasheet rate per direction; the
-// expected time is the Collectives curve.
+// allReduce prices an all-reduce (or an all-to-all: its bus bytes are the
+// (n−1)/n of each rank's message sent to the others) over the device's
+// peer link: the lower bound sends the bus bytes at the link's datasheet
+// rate per direction; the expected time is the Collectives curve.
 func (m *Model) allReduce(op ops.Op, c ops.Cost) Point {
 	curve := m.Collectives()
 	link := curve.Link

@@ -65,11 +65,7 @@ var moeTileCols = []int64{64, 128, 256}
 // SMs; each hit expert's weights are read once.
 func (m *Model) moe(op ops.Op, key string, peak float64) estimate {
 	f := func(x int64) float64 { return float64(x) }
-	in := op.DType.Size()
-	w := in
-	if op.Weight != "" {
-		w = op.Weight.Size()
-	}
+	in, w := op.ExpertSizes()
 	act := devices.BF16.Size()
 	loads := op.Loads()
 	t, h, e := f(op.Tokens), f(op.Hidden), f(op.Experts)
@@ -91,7 +87,7 @@ func (m *Model) moe(op ops.Op, key string, peak float64) estimate {
 	// quantize casts n bf16 elements to the GEMMs' input type with a
 	// scale per group, where that type is not bf16.
 	quantize := func(n float64) {
-		if op.DType != devices.BF16 && op.DType != devices.FP16 {
+		if op.Quant.Scheme().Kernels > 0 || (op.Quant == ops.QuantNone && op.DType != devices.BF16 && op.DType != devices.FP16) {
 			add(stream(n*act + n*in))
 		}
 	}

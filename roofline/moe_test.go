@@ -1,6 +1,9 @@
 package roofline
 
 import (
+	"bytes"
+	"encoding/csv"
+	"errors"
 	"fmt"
 	"math"
 	"sort"
@@ -111,5 +114,87 @@ func TestMoELoads(t *testing.T) {
 	l = parse("moe tokens=4096 hidden=7168 inter=2048 topk=8 experts=256 ep=8").Loads()
 	if len(l) != 32 || l[0] != 128 {
 		t.Errorf("ep=8 of 256 experts: %d local experts, busiest %g; want 32 of 128", len(l), l[0])
+	}
+}
+
+// TestMoEQuantRefused checks that a moe op's quant= is refused on a GPU
+// without the scheme's tensor cores exactly as a matmul's is: nvfp4 and
+// mxfp4 need Blackwell's fp4, w4a8 fp8 (not the A100's), and weight-only
+// schemes run anywhere bf16 does.
+func TestMoEQuantRefused(t *testing.T) {
+	for _, tc := range []struct {
+		dev, q  string
+		refused bool
+	}{
+		{"H100 SXM", "nvfp4", true},
+		{"H100 SXM", "mxfp4", true},
+		{"B200", "nvfp4", false},
+		{"A100 SXM4 80GB", "w4a8_mxfp4_mxfp8", true},
+		{"H100 SXM", "w4a8_mxfp4_mxfp8", false},
+		{"A100 SXM4 80GB", "w4a16_mxfp4", false},
+		{"A100 SXM4 80GB", "int4_wo", false},
+	} {
+		d, err := devices.Lookup(tc.dev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, spec := range []string{"moe tokens=64 hidden=2048 inter=768 topk=8 experts=128 quant=", "linear tokens=64 in=2048 out=768 quant="} {
+			op, err := ops.Parse(spec + tc.q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = Analyze(d, op)
+			var u *UnsupportedError
+			if got := errors.As(err, &u); got != tc.refused || (!tc.refused && err != nil) {
+				t.Errorf("%s on %s: error %v, want refused %v", op, tc.dev, err, tc.refused)
+			}
+		}
+	}
+}
+
+// TestPeerAllToAll scores the alltoall op, the all-reduce's link curve
+// applied to (n−1)/n of each rank's message, against nccl-tests' all-to-all
+// in aiconfigurator's tables (fp16 messages of 1 KiB to 1 GiB over 2 to 8
+// GPUs) on the H100 and B200. The bounds are today's figures, against
+// regressions.
+func TestPeerAllToAll(t *testing.T) {
+	for gpu, bound := range map[string][2]float64{"h100_sxm": {0.19, 0.43}, "b200_sxm": {0.27, 0.42}} {
+		d, err := devices.Lookup(moePeerGPUs[gpu])
+		if err != nil {
+			t.Fatal(err)
+		}
+		all, err := csv.NewReader(bytes.NewReader(testfile.Gunzip(t, "testdata/peer/"+gpu+"_nccl.csv.gz"))).ReadAll()
+		if err != nil {
+			t.Fatal(err)
+		}
+		col := map[string]int{}
+		for i, h := range all[0] {
+			col[h] = i
+		}
+		var errs []float64
+		for _, r := range all[1:] {
+			if r[col["op_name"]] != "alltoall" {
+				continue
+			}
+			op, err := ops.Parse(fmt.Sprintf("alltoall n=%s ranks=%s dtype=fp16", r[col["message_size"]], r[col["num_gpus"]]))
+			if err != nil {
+				t.Fatal(err)
+			}
+			p, err := Analyze(d, op)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ms, _ := strconv.ParseFloat(r[col["latency_ms"]], 64)
+			errs = append(errs, math.Abs(p.Expected-ms*1e-3)/(ms*1e-3))
+			if p.LowerBound > ms*1e-3 {
+				t.Errorf("%s %s: lower bound %.3g s above the measured %.3g s", gpu, op, p.LowerBound, ms*1e-3)
+			}
+		}
+		sort.Float64s(errs)
+		med, p90 := errs[len(errs)/2], errs[len(errs)*9/10]
+		t.Logf("%s alltoall: %d rows, median error %.1f%%, p90 %.1f%%", gpu, len(errs), 100*med, 100*p90)
+		if med > bound[0] || p90 > bound[1] {
+			t.Errorf("%s alltoall: median %.1f%%, p90 %.1f%%; regressed past %.0f%%, %.0f%%", gpu, 100*med, 100*p90, 100*bound[0], 100*bound[1])
+		}
 	}
 }

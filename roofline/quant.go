@@ -27,6 +27,9 @@ func (m *Model) quantGEMM(op ops.Op, key string, peak float64) estimate {
 		compute += float64(b*mm*n) / m.rate("fp32", m.vectorPeak())
 	}
 	e := m.kernel(compute, memory)
+	if op.Quant.Scheme().Kernels == 0 {
+		return e // weight-only: the activation goes in as it is
+	}
 	qc := op.Quant.Quantize(b*mm, k, op.DType)
 	q := m.kernel(m.vector(qc, "fp32", m.vectorPeak()), qc.Bytes/m.stream)
 	e.work += q.work

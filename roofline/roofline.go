@@ -212,7 +212,7 @@ func (m *Model) ceiling(op ops.Op) (string, float64, []string, error) {
 // Analyze places op on the device's roofline and estimates its time.
 func (m *Model) Analyze(op ops.Op) (Point, error) {
 	c := op.Cost()
-	if op.Kind == ops.AllReduce {
+	if op.IsCollective() {
 		return m.allReduce(op, c), nil
 	}
 	key, peak, notes, err := m.ceiling(op)
@@ -335,7 +335,7 @@ func (p Point) Work() float64 { return p.work }
 // drain) plus its work; launches and the gaps between kernels are not in
 // it. All-reduces are their expected time.
 func (m *Model) Busy(p Point) float64 {
-	if p.Op.Kind == ops.AllReduce {
+	if p.Op.IsCollective() {
 		return p.Expected
 	}
 	return p.work + float64(p.Kernels)*m.eff.Ramp
@@ -350,7 +350,7 @@ func (m *Model) period() float64 { return m.fixed - m.eff.Ramp }
 // plus the work of its kernels, at least one period per kernel.
 // All-reduces are their expected time.
 func (m *Model) BackToBack(p Point) float64 {
-	if p.Op.Kind == ops.AllReduce {
+	if p.Op.IsCollective() {
 		return p.Expected
 	}
 	return math.Max(float64(p.Kernels)*m.period(), m.period()+p.work)
