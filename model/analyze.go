@@ -85,8 +85,8 @@ func (c Config) Analyze(s Shape, m *roofline.Model) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	if s.TP > 1 && d.Peer().BytesPerSecond <= 0 {
-		return Result{}, fmt.Errorf("%s has no GPU-to-GPU or host link in the catalog: cannot price tp=%d", d.Name, s.TP)
+	if max(s.TP, s.EP) > 1 && d.Peer().BytesPerSecond <= 0 {
+		return Result{}, fmt.Errorf("%s has no GPU-to-GPU or host link in the catalog: cannot price tp=%d ep=%d", d.Name, s.TP, s.EP)
 	}
 	r := Result{Model: c.Name, Device: d.Name, Shape: s, Memory: mem, Ops: list,
 		Points: make([]roofline.Point, 0, len(list)), Time: map[Category]float64{}}
@@ -143,7 +143,7 @@ func (c Config) Analyze(s Shape, m *roofline.Model) (Result, error) {
 	}
 	if !mem.Fits && mem.Usable == 0 {
 		held := "the CUDA context"
-		if s.TP > 1 {
+		if max(s.TP, s.EP) > 1 {
 			held += " and NCCL's communicator"
 		}
 		r.Notes = append(r.Notes, fmt.Sprintf("does not fit: %s's %.1f GiB cannot hold %s", d.Name, float64(d.Memory.Bytes)/(1<<30), held))

@@ -78,6 +78,7 @@ const (
 	maxBatch  = 1 << 20
 	maxTokens = 1 << 24
 	maxTP     = 64
+	maxEP     = 1024
 )
 
 func (r *BatchRow) parse(cols rows.Columns) error {

@@ -26,6 +26,15 @@ type Shape struct {
 	Ctx   int64 `json:"ctx"`
 	// TP is the tensor-parallel degree (GPUs of one host), 1 for none.
 	TP int64 `json:"tp"`
+	// EP is the expert-parallel degree of MoE layers, 1 (or 0) for none:
+	// the routed experts are split over EP GPUs, whole (no tensor
+	// parallelism inside an expert), and the EP GPUs form EP/TP
+	// data-parallel groups of TP that each run attention, dense and shared
+	// layers for their own Batch sequences. A MoE layer sends every token
+	// to its experts' GPUs and back with two all-to-alls (dispatch and
+	// combine) and computes the experts' share of the tokens of all EP/TP
+	// groups. Batch, Seq and Ctx are one group's. TP divides EP.
+	EP int64 `json:"ep,omitempty"`
 	// Weights is the storage type of the linear layers' weights (bf16,
 	// fp8, int4); Activations the compute type; KV the cache's.
 	Weights     WeightType    `json:"weights_dtype"`
@@ -117,6 +126,9 @@ func (s Shape) Defaults() Shape {
 	if s.TP == 0 {
 		s.TP = 1
 	}
+	if s.EP == 0 {
+		s.EP = 1
+	}
 	if s.Activations == "" {
 		s.Activations = devices.BF16
 	}
@@ -147,6 +159,9 @@ func (s Shape) validate(c Config) error {
 		if x.n%s.TP != 0 {
 			return fmt.Errorf("tp=%d does not divide the %d %s of %s", s.TP, x.n, x.what, c.Name)
 		}
+	}
+	if s.EP > 1 && (c.Experts == 0 || c.Experts%s.EP != 0) {
+		return fmt.Errorf("ep=%d does not divide the %d routed experts of %s", s.EP, c.Experts, c.Name)
 	}
 	// The widest activation (tokens × the widest row an op writes) is
 	// counted in int64 element counts: refuse what would wrap.
@@ -193,6 +208,9 @@ func (s Shape) validateShape() error {
 	}
 	if s.TP <= 0 || s.TP > maxTP {
 		return fmt.Errorf("tp=%d: expected 1 to %d GPUs", s.TP, maxTP)
+	}
+	if s.EP < 0 || s.EP > maxEP || (s.EP > 1 && s.EP%s.TP != 0) {
+		return fmt.Errorf("ep=%d: expected 1 (none) or a multiple of tp=%d up to %d GPUs", s.EP, s.TP, maxEP)
 	}
 	if s.Weights.size() == 0 || s.ExpertWeights.size() == 0 || s.Activations.Size() == 0 || s.KV.Size() == 0 {
 		return fmt.Errorf("unknown data type in weights=%s expert weights=%s activations=%s kv=%s", s.Weights, s.ExpertWeights, s.Activations, s.KV)
@@ -319,11 +337,15 @@ func (c Config) Memory(s Shape, d devices.Device) (Memory, error) {
 		return Memory{}, err
 	}
 	p := c.Params()
-	m := Memory{Params: p, Usable: Usable(d, s.TP)}
+	m := Memory{Params: p, Usable: Usable(d, max(s.TP, s.EP))}
 	tp := float64(s.TP)
 	act := s.Activations.Size()
 	linear := p.Attention + p.MLP - c.attentionNormParams()
-	m.Experts = float64(p.Experts) / tp * s.ExpertWeights.size()
+	experts := tp
+	if s.EP > 1 {
+		experts = float64(s.EP)
+	}
+	m.Experts = float64(p.Experts) / experts * s.ExpertWeights.size()
 	m.Weights = float64(linear)/tp*s.Weights.size() + m.Experts +
 		float64(p.Embedding+p.LMHead)/tp*act + float64(p.Norms+p.Router+c.attentionNormParams())*act
 	ctx, computed := s.tokens()

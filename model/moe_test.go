@@ -2,6 +2,7 @@ package model
 
 import (
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/gpucalc/gpucalc/devices"
@@ -198,5 +199,73 @@ func TestQwen35Hybrid(t *testing.T) {
 	k, err := LoadBuiltin("kimi-k2.5")
 	if err != nil || k.TextConfig != "kimi_k2" || !k.MLA() || k.Experts != 384 {
 		t.Errorf("kimi-k2.5: %v text_config %q MLA %v experts %d", err, k.TextConfig, k.MLA(), k.Experts)
+	}
+}
+
+// TestExpertParallel: with ep=8 each of DeepSeek-V3's MoE layers sends the
+// step's tokens to their experts' GPUs and back (two all-to-alls over the 8
+// GPUs), computes a 1/8 share of the routed rows of all 8 data-parallel
+// groups' tokens with whole experts, and each GPU holds an eighth of the
+// experts; shapes expert parallelism cannot split are refused.
+func TestExpertParallel(t *testing.T) {
+	const moe = " [full attention, MoE]"
+	s := Shape{Phase: Decode, Batch: 32, Ctx: 4096, TP: 1, EP: 8}
+	n, op := opCounts(t, "deepseek-v3", s)
+	if n["moe_dispatch"+moe] != 58 || n["moe_combine"+moe] != 58 || n["moe"+moe] != 58 {
+		t.Errorf("dispatch %d, combine %d, moe %d; want 58 each", n["moe_dispatch"+moe], n["moe_combine"+moe], n["moe"+moe])
+	}
+	if a := op["moe_dispatch"+moe]; a.Kind != ops.AllToAll || a.Ranks != 8 || a.Elems != 32*8*7168 {
+		t.Errorf("dispatch: %s, want alltoall n=%d ranks=8", a, 32*8*7168)
+	}
+	if e := op["moe"+moe]; e.Tokens != 8*32 || e.EP != 8 || e.TP != 1 || e.LocalExperts() != 32 {
+		t.Errorf("moe: %s, want 256 tokens over ep=8 (32 local experts), tp=1", e)
+	}
+	c, err := LoadBuiltin("deepseek-v3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := devices.Lookup("H200 SXM")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ep, err := c.Memory(s, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s1 := s
+	s1.EP = 1
+	one, err := c.Memory(s1, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	size := 1.0 // DeepSeek-V3 ships fp8 experts
+	if got, want := one.Weights-ep.Weights, 7.0/8*float64(one.Params.Experts)*size; math.Abs(got-want) > 1 {
+		t.Errorf("ep=8 holds %.4g fewer bytes of weights than ep=1, want 7/8 of the experts' %.4g", got, want)
+	}
+	rm, err := roofline.New(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := c.Analyze(s, rm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Time[Comm] <= 0 {
+		t.Errorf("ep=8 decode: communication %g s, want the all-to-alls' time", r.Time[Comm])
+	}
+	for _, bad := range []Shape{
+		{Phase: Decode, Batch: 1, TP: 1, EP: 3},
+		{Phase: Decode, Batch: 1, TP: 2, EP: 4 + 1},
+	} {
+		if _, err := c.Memory(bad, d); err == nil {
+			t.Errorf("tp=%d ep=%d: accepted", bad.TP, bad.EP)
+		}
+	}
+	llama, err := LoadBuiltin("llama-3.1-8b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := llama.Memory(Shape{Phase: Decode, Batch: 1, EP: 8}, d); err == nil || !strings.Contains(err.Error(), "routed experts") {
+		t.Errorf("ep=8 on a dense model: %v, want refused", err)
 	}
 }

@@ -384,9 +384,11 @@ func (b *builder) gated(name string, t, i int64) {
 // moe is the router's logits (a linear layer in the activation type, as
 // engines keep it) and the routed experts as one moe op (top-k, grouped
 // GEMMs over the experts the step's tokens hit, activation and combine),
-// every expert split over the tensor-parallel GPUs, each token's experts
-// drawn uniformly (E·(1−(1−k/E)^T) experts hit); shared experts run every
-// token as a dense MLP.
+// every expert split over the tensor-parallel GPUs (or, with expert
+// parallelism, the experts over the EP GPUs, between a dispatch and a
+// combine all-to-all: Shape.EP), each token's experts drawn uniformly
+// (E·(1−(1−k/E)^T) experts hit); shared experts run every token as a dense
+// MLP.
 func (b *builder) moe() {
 	c, s, t := b.c, b.s, b.t
 	b.preMLP()
@@ -396,7 +398,18 @@ func (b *builder) moe() {
 	if w := s.ExpertWeights; w == Int4 || w == MXFP4 {
 		op.Weight = devices.FP4
 	}
-	b.add("moe", Weights, 1, op)
+	if s.EP > 1 {
+		// Each GPU sends its share of its group's tokens once to every
+		// GPU holding one of their k experts, and gets their rows back.
+		groups := s.EP / s.TP
+		a2a := ops.Op{Kind: ops.AllToAll, DType: b.act, Elems: (t + s.TP - 1) / s.TP * min(c.TopK, s.EP) * c.Hidden, Ranks: s.EP}
+		op.Tokens, op.TP, op.EP = t*groups, 1, s.EP
+		b.add("moe_dispatch", Comm, 1, a2a)
+		b.add("moe", Weights, 1, op)
+		b.add("moe_combine", Comm, 1, a2a)
+	} else {
+		b.add("moe", Weights, 1, op)
+	}
 	if c.SharedExperts > 0 {
 		b.gated("shared_expert", t, c.sharedWidth()/s.TP)
 	}
