@@ -126,9 +126,6 @@ func (s Shape) Defaults() Shape {
 	if s.TP == 0 {
 		s.TP = 1
 	}
-	if s.EP == 0 {
-		s.EP = 1
-	}
 	if s.Activations == "" {
 		s.Activations = devices.BF16
 	}
