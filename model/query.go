@@ -1,8 +1,10 @@
 package model
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/gpucalc/gpucalc/devices"
 	"github.com/gpucalc/gpucalc/query"
@@ -160,13 +162,16 @@ func (q Query) Answer() (Answer, error) {
 		if err != nil {
 			return Answer{}, err
 		}
-		serve := c.Serve
-		if len(ds) > 1 {
-			serve = c.ServeBeside // one device's gap does not abort the others
+		rep, err := c.Serve(r, m)
+		fix := q.fix(err)
+		if err != nil && len(ds) > 1 {
+			rep, err = c.notAvailable(r, m, err) // one device's gap does not abort the others
+			if rep.Error != "" {
+				rep.Error += fix
+			}
 		}
-		rep, err := serve(r, m)
 		if err != nil {
-			return Answer{}, &query.FieldError{Field: "model", Value: q.Model, Allowed: c.Name + ": " + err.Error(), Source: query.FromArg}
+			return Answer{}, &query.FieldError{Field: "model", Value: q.Model, Allowed: c.Name + ": " + err.Error() + fix, Source: query.FromArg}
 		}
 		a.Reports = append(a.Reports, rep)
 	}
@@ -174,6 +179,27 @@ func (q Query) Answer() (Answer, error) {
 		return Answer{}, &query.FieldError{Field: "devices", Value: q.Model, Allowed: err.Error(), Source: query.FromArg}
 	}
 	return a, nil
+}
+
+// fix names the flags that move the request off a type the device cannot
+// run (a roofline.UnsupportedError with a type to use instead): --dtype
+// where it gave that type (it sets the weights and the KV cache too unless
+// they are given), --weights and --kv where they did; "" when none did.
+func (q Query) fix(err error) string {
+	var ue *roofline.UnsupportedError
+	if !errors.As(err, &ue) || ue.Suggest == "" {
+		return ""
+	}
+	var flags []string
+	for _, f := range []struct{ flag, value string }{{"dtype", q.DType}, {"weights", q.Weights}, {"kv", q.KV}} {
+		if dt, err := devices.ParseDType(f.value); err == nil && dt == ue.DType {
+			flags = append(flags, "--"+f.flag+" "+string(ue.Suggest))
+		}
+	}
+	if len(flags) == 0 {
+		return ""
+	}
+	return " (" + strings.Join(flags, " ") + ")"
 }
 
 // Unfit lists the devices the model does not fit on (at --tp), which

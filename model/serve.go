@@ -182,12 +182,21 @@ func (c Config) Serve(q Request, m *roofline.Model) (Report, error) {
 // would abort the others' answers.
 func (c Config) ServeBeside(q Request, m *roofline.Model) (Report, error) {
 	r, err := c.Serve(q, m)
+	if err != nil {
+		return c.notAvailable(q, m, err)
+	}
+	return r, nil
+}
+
+// notAvailable is the report of a device that cannot run q's types (err a
+// roofline.UnsupportedError), else err.
+func (c Config) notAvailable(q Request, m *roofline.Model, err error) (Report, error) {
 	var ue *roofline.UnsupportedError
 	if errors.As(err, &ue) {
 		q, _ = c.FillRequest(q)
 		return Report{Model: c.Name, Device: m.Device().Name, Request: q, NotAvailable: ue.Reason(), Error: err.Error()}, nil
 	}
-	return r, err
+	return Report{}, err
 }
 
 // Answered is an error when no report of a side-by-side answer has numbers:

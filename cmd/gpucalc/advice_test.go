@@ -83,3 +83,29 @@ func TestAdviceNamesRealFlags(t *testing.T) {
 		t.Fatalf("only %d flags named in all the output; the walk is broken", checked)
 	}
 }
+
+// TestAdviceNamesTheFlag: where a GPU lacks the type a question asks for
+// (bf16 on a T4 or V100), the advice names the flag that gave that type,
+// not just the type ('use fp16 instead' alone, as model's field error
+// said, leaves the user to guess the flag).
+func TestAdviceNamesTheFlag(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"model", "llama-3.1-8b", "--device", "t4"}, "use fp16 instead (--dtype fp16)"},
+		{[]string{"model", "llama-3.1-8b", "--devices", "t4,v100"}, "use fp16 instead (--dtype fp16)"},
+		{[]string{"model", "llama-3.1-8b", "--devices", "h100,t4"}, "use fp16 instead (--dtype fp16)."},
+		{[]string{"model", "llama-3.1-8b", "--device", "t4", "--dtype", "fp16", "--kv", "bf16"}, "use fp16 instead (--kv fp16)"},
+		{[]string{"model", "llama-3.1-8b", "--device", "t4", "--dtype", "fp16", "--weights", "bf16"}, "use fp16 instead (--weights fp16)"},
+		{[]string{"roofline", "--device", "v100", "--op", "matmul m=64 n=64 k=64"}, "use fp16 instead (dtype=fp16 in the op spec)"},
+		{[]string{"train", "llama-3.2-1b", "--device", "v100"}, "no flag sets fp16"},
+	} {
+		var out, errOut bytes.Buffer
+		f := newFactory(strings.NewReader(""), &out, &errOut, func(string) string { return "" })
+		runFactory(f, c.args)
+		if got := out.String() + errOut.String(); !strings.Contains(got, c.want) {
+			t.Errorf("gpucalc %s: want %q in\n%s", strings.Join(c.args, " "), c.want, got)
+		}
+	}
+}
