@@ -65,7 +65,8 @@ func TestCommandsAgree(t *testing.T) {
 				c.model, c.device, c.method, c.precision, c.ckpt, c.batch, c.seq, c.gpus, c.zero)
 			b := at(runJSON(t, row, "train", "batch", "--input", "-"), 0)
 			ck := at(runJSON(t, "", append([]string{"check", "--model", c.model, "--phase", "train", "--seq", fmt.Sprint(c.seq)}, flags...)...), "reports", 0)
-			mo := runJSON(t, "", "model", c.model, "--device", c.device)
+			// model's tensor parallelism over the same GPUs: one usable memory.
+			mo := runJSON(t, "", "model", c.model, "--device", c.device, "--tp", fmt.Sprint(c.gpus))
 
 			same := func(what string, x, y any) {
 				t.Helper()
@@ -105,6 +106,25 @@ func TestCommandsAgree(t *testing.T) {
 			}
 			if capacity == fits {
 				t.Errorf("check: memory_capacity finding %v for a step that fits %v", capacity, fits)
+			}
+			// model and train count against one usable memory (model.Usable:
+			// CUDA's allocatable less the context and, over several GPUs,
+			// NCCL's communicator), and check's findings quote train's.
+			if mem("usable_bytes") == nil {
+				t.Fatal("train's JSON has no memory.usable_bytes")
+			}
+			same("usable (model, train)", at(mo, "memory", "usable_bytes"), mem("usable_bytes"))
+			quoted := 0
+			for _, f := range at(ck, "findings").([]any) {
+				for k, v := range map[string]any{"usable_bytes": mem("usable_bytes"), "peak_bytes": mem("peak_bytes")} {
+					if w := at(f, "numbers", k); w != nil {
+						quoted++
+						same(k+" (check's "+fmt.Sprint(at(f, "check"))+" finding, train)", w, v)
+					}
+				}
+			}
+			if !fits && quoted == 0 {
+				t.Errorf("check: no finding quotes the peak or the usable memory of a step that does not fit")
 			}
 			// model and train count the same parameters (LoRA's adapters
 			// apart), and, trained in bf16 on one GPU, the same weights.
