@@ -63,11 +63,7 @@ func ncuChart(t testing.TB) (chart.Roofline, []string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var as []ncu.Analysis
-	for _, k := range ks {
-		as = append(as, ncu.Analyze(k, d))
-	}
-	return reports.NCUChart(as, d)
+	return reports.NCUChart(ncu.AnalyzeAll(ks, d), d)
 }
 
 func TestLabelPlacement(t *testing.T) {

@@ -2,7 +2,6 @@ package ncu
 
 import (
 	"fmt"
-	"iter"
 	"math"
 	"slices"
 	"strings"
@@ -77,7 +76,67 @@ type Occupancy struct {
 // Analyze sets a kernel against the ceilings of device d and computes its
 // theoretical occupancy on the compute capability it ran on.
 func Analyze(k Kernel, d devices.Device) Analysis {
-	a := Analysis{Kernel: k}
+	a := Analysis{Kernel: k, Occupancy: theoretical(k, d)}
+	rates(&a, newCeilings(d), &buffers{})
+	return a
+}
+
+// ceilings are a device's dense peaks by precision, each looked up once,
+// and its bandwidths.
+type ceilings struct {
+	d     devices.Device
+	peaks map[peakKey]peakOf
+	dram  float64
+	l2    float64
+}
+
+type peakKey struct {
+	dt devices.DType
+	p  devices.Path
+}
+
+// peakOf is a precision's dense peak (0: the device has none) and its key.
+type peakOf struct {
+	perSecond float64
+	key       string
+}
+
+func newCeilings(d devices.Device) *ceilings {
+	return &ceilings{d: d, peaks: map[peakKey]peakOf{}, dram: ceiling(d, DRAM), l2: ceiling(d, L2)}
+}
+
+// peak is the device's dense peak for w's precision.
+func (c *ceilings) peak(w Work) peakOf {
+	k := peakKey{w.DType, w.Path}
+	p, ok := c.peaks[k]
+	if !ok {
+		p.perSecond, _ = c.d.Peak(w.DType, w.Path)
+		p.key = w.Key()
+		c.peaks[k] = p
+	}
+	return p
+}
+
+func (c *ceilings) level(l Level) float64 {
+	switch l {
+	case DRAM:
+		return c.dram
+	case L2:
+		return c.l2
+	}
+	return 0
+}
+
+// rates sets a's kernel (a.Kernel) against the ceilings c: its FLOPs,
+// rates and shares, the bound and the implausible rates. Compute and
+// Memory are made in b's arrays where b reuses them.
+func rates(a *Analysis, c *ceilings, b *buffers) {
+	k := &a.Kernel
+	a.FLOPs, a.Bound, a.BoundShare = 0, "", 0
+	a.Compute, a.Memory = nil, nil
+	if b.reuse {
+		a.Compute, a.Memory = b.compute[:0], b.memory[:0]
+	}
 	a.Implausible = slices.Clip(a.Implausible) // appends below must not share the Kernel's array
 	for _, w := range k.Work {
 		a.FLOPs += w.FLOPs
@@ -89,9 +148,9 @@ func Analyze(k Kernel, d devices.Device) Analysis {
 	}
 	for _, w := range k.Work {
 		r := Rate{Work: w, PerSecond: perSecond(w.FLOPs, k.Duration)}
-		if p, err := d.Peak(w.DType, w.Path); err == nil {
-			r.Peak, r.Share = p, r.PerSecond/p
-			consider(w.Key(), r.Share)
+		if p := c.peak(w); p.perSecond > 0 {
+			r.Peak, r.Share = p.perSecond, r.PerSecond/p.perSecond
+			consider(p.key, r.Share)
 		}
 		a.Compute = append(a.Compute, r)
 	}
@@ -100,8 +159,8 @@ func Analyze(k Kernel, d devices.Device) Analysis {
 		if t.Bytes > 0 {
 			l.Intensity = a.FLOPs / t.Bytes
 		}
-		if c := ceiling(d, t.Level); c > 0 {
-			l.Ceiling, l.Share = c, l.PerSecond/c
+		if ce := c.level(t.Level); ce > 0 {
+			l.Ceiling, l.Share = ce, l.PerSecond/ce
 			consider(string(t.Level), l.Share)
 		}
 		a.Memory = append(a.Memory, l)
@@ -116,8 +175,15 @@ func Analyze(k Kernel, d devices.Device) Analysis {
 			a.Implausible = append(a.Implausible, fmt.Sprintf("%s at %.3g times the device's bandwidth", l.Level, l.Share))
 		}
 	}
-	a.Occupancy = theoretical(k, d)
-	return a
+	if b.reuse {
+		b.compute, b.memory = a.Compute, a.Memory
+	}
+	if len(a.Compute) == 0 {
+		a.Compute = nil
+	}
+	if len(a.Memory) == 0 {
+		a.Memory = nil
+	}
 }
 
 // maxShare is the share of a ceiling past which a rate is implausible: a
@@ -191,15 +257,10 @@ func ceiling(d devices.Device, l Level) float64 {
 
 // DeviceNames lists the distinct device names of the kernels, in order of
 // first appearance.
-func DeviceNames(ks []Kernel) []string { return deviceNames(slices.Values(ks)) }
-
-func deviceNames(ks iter.Seq[Kernel]) []string {
+func DeviceNames(ks []Kernel) []string {
 	var out []string
-	seen := map[string]bool{}
-	for k := range ks {
-		n := strings.TrimSpace(k.Device)
-		if !seen[n] {
-			seen[n] = true
+	for _, k := range ks {
+		if n := strings.TrimSpace(k.Device); !slices.Contains(out, n) {
 			out = append(out, n)
 		}
 	}

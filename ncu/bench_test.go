@@ -26,13 +26,16 @@ func BenchmarkRead1MRows(b *testing.B) {
 	b.SetBytes(size)
 	for b.Loop() {
 		most = max(most, peak.Heap(func() {
-			ks, err := Read(synth.NCUExport(n))
-			if err != nil || len(ks) != n {
-				b.Fatalf("%d kernels: %v", len(ks), err)
+			l, err := ReadLaunches(synth.NCUExport(n), MaxKernels)
+			if err != nil || l.Len() != n {
+				b.Fatalf("%d kernels: %v", l.Len(), err)
 			}
-			as := make([]Analysis, len(ks))
-			for i, k := range ks {
-				as[i] = Analyze(k, d)
+			seen := 0
+			for range l.Analyze(d).All() {
+				seen++
+			}
+			if seen != n {
+				b.Fatalf("%d analysed", seen)
 			}
 		}))
 	}

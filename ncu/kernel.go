@@ -305,8 +305,9 @@ func (e *export) kernel(r Row) (Kernel, error) {
 	if err != nil {
 		return Kernel{}, fmt.Errorf("line %d: ID %s is not a number", r.Line, rows.Quote(e.Text(r, "ID")))
 	}
-	k := Kernel{ID: id, FullName: e.name(full), Device: e.name(device)}
-	k.Name = e.shortName(k.FullName)
+	// The names are the row's: Launches keeps one copy of each, and makes
+	// the short name.
+	k := Kernel{ID: id, FullName: full, Device: device}
 	k.CC = e.cc(r)
 	k.Block = rd.dim3("Block Size", blockDims)
 	k.Grid = rd.dim3("Grid Size", gridDims)
@@ -339,26 +340,6 @@ func (e *export) sameMissing(m []string) []string {
 	}
 	e.missing = m[:0]
 	return e.lastMissing
-}
-
-// name is one copy of a name: the row's text is not kept.
-func (e *export) name(s string) string {
-	if n, ok := e.names[s]; ok {
-		return n
-	}
-	s = strings.Clone(s)
-	e.names[s] = s
-	return s
-}
-
-// shortName is ShortName, once per distinct name.
-func (e *export) shortName(full string) string {
-	if n, ok := e.short[full]; ok {
-		return n
-	}
-	n := ShortName(full)
-	e.short[full] = n
-	return n
 }
 
 // duration reads gpu__time_duration, refusing one that cannot be: NaN,

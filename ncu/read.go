@@ -15,7 +15,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/gpucalc/gpucalc/devices"
 	"github.com/gpucalc/gpucalc/rows"
 )
 
@@ -41,11 +40,6 @@ type export struct {
 	// missing is a buffer for a row's missing metrics, lastMissing the
 	// list the previous row kept.
 	missing, lastMissing []string
-	// names maps each kernel and device name read to one copy of it, and
-	// a kernel name to its short form: a name repeats over many launches,
-	// and the row it came from is not kept.
-	names map[string]string
-	short map[string]string
 }
 
 // Row is one profiled kernel launch as read: valid until the next row.
@@ -91,44 +85,15 @@ func (e *TooManyError) Error() string {
 // ReadAtMost is Read with a smaller limit on the kernels: past maxKernels it
 // stops, as the rows stream, with a *TooManyError.
 func ReadAtMost(r io.Reader, maxKernels int) ([]Kernel, error) {
-	l, err := readLaunches(r, maxKernels)
+	l, err := ReadLaunches(r, maxKernels)
 	if err != nil {
 		return nil, err
 	}
-	return l.b.All(), nil
+	return l.Kernels(), nil
 }
 
-// Launches are an export's kernels as read, kept in blocks until analysed
-// (Analyze lets go of each block as it goes): a million launches are never
-// held twice.
-type Launches struct{ b rows.Blocks[Kernel] }
-
-// ReadLaunches is Read, the kernels kept as Launches.
-func ReadLaunches(r io.Reader) (*Launches, error) { return readLaunches(r, MaxKernels) }
-
-// Len is how many kernels were read.
-func (l *Launches) Len() int { return l.b.Len() }
-
-// DeviceNames lists the distinct device names of the kernels (see
-// DeviceNames).
-func (l *Launches) DeviceNames() []string { return deviceNames(l.b.Each) }
-
-// Device is the one GPU the kernels were profiled on (see ExportDevice).
-func (l *Launches) Device(c *devices.Catalog) (devices.Device, error) {
-	return exportDevice(c, l.DeviceNames())
-}
-
-// Analyze sets each kernel against device d (Analyze), in order, and
-// empties l.
-func (l *Launches) Analyze(d devices.Device) []Analysis {
-	as := make([]Analysis, 0, l.b.Len())
-	for k := range l.b.Drain {
-		as = append(as, Analyze(k, d))
-	}
-	return as
-}
-
-func readLaunches(r io.Reader, maxKernels int) (*Launches, error) {
+// ReadLaunches is ReadAtMost, the kernels kept as Launches.
+func ReadLaunches(r io.Reader, maxKernels int) (*Launches, error) {
 	in, _, err := rows.Decompress(r)
 	if err != nil {
 		return nil, err
@@ -174,8 +139,7 @@ func readLaunches(r io.Reader, maxKernels int) (*Launches, error) {
 		}
 		return l
 	})
-	l := &Launches{}
-	ks := &l.b
+	l := newLaunches()
 	for {
 		rec, err := cr.Read()
 		if err == io.EOF {
@@ -191,23 +155,24 @@ func readLaunches(r io.Reader, maxKernels int) (*Launches, error) {
 		if len(rec) != len(header) {
 			return nil, fmt.Errorf("line %d: %d fields, the header has %d (is the file cut short or edited?)", cr.Line(), len(rec), len(header))
 		}
-		if e.Units == nil && ks.Len() == 0 && rec[0] == "" {
+		if e.Units == nil && l.Len() == 0 && rec[0] == "" {
 			e.setUnits(slices.Clone(rec))
 			continue
 		}
 		if e.Units == nil {
 			e.setUnits(make([]string, len(header)))
 		}
-		if ks.Len() == maxKernels {
+		if l.Len() == maxKernels {
 			return nil, &TooManyError{Line: cr.Line(), Max: maxKernels}
 		}
 		k, err := e.kernel(Row{Line: cr.Line(), Values: rec})
 		if err != nil {
 			return nil, err
 		}
-		ks.Add(k)
+		k.Name = l.shortName(k.FullName)
+		l.add(&k)
 	}
-	if ks.Len() == 0 {
+	if l.Len() == 0 {
 		return nil, errors.New("the export has a header but no kernels: did ncu profile any launch? (check its --kernel-name / --launch-count filters)")
 	}
 	return l, nil
@@ -238,8 +203,7 @@ func readError(err error) error {
 }
 
 func newExport(header []string) *export {
-	e := &export{Columns: header, index: make(map[string]int, len(header)), sectioned: map[string]int{},
-		names: map[string]string{}, short: map[string]string{}}
+	e := &export{Columns: header, index: make(map[string]int, len(header)), sectioned: map[string]int{}}
 	for i, c := range header {
 		if _, dup := e.index[c]; !dup {
 			e.index[c] = i

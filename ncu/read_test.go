@@ -385,11 +385,12 @@ func BenchmarkReadGroundTruth(b *testing.B) {
 
 // TestLaunches: the H100 export read as Launches names its one device,
 // finds it in the catalog, and analyses to what Read and Analyze give,
-// kernel for kernel; it is empty after.
+// kernel for kernel, whether visited in order (All, reusing one value), at
+// random (Cursor) or each its own (Slice).
 func TestLaunches(t *testing.T) {
 	data := groundTruth(t)
 	ks := readKernels(t, data)
-	l, err := ReadLaunches(bytes.NewReader(data))
+	l, err := ReadLaunches(bytes.NewReader(data), MaxKernels)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -405,12 +406,20 @@ func TestLaunches(t *testing.T) {
 		t.Fatalf("device %q, %v", d.Name, err)
 	}
 	as := l.Analyze(d)
-	for i, k := range ks {
-		if want := Analyze(k, d); i >= len(as) || !reflect.DeepEqual(as[i], want) {
+	all := as.Slice()
+	at := as.Cursor()
+	i := 0
+	for a := range as.All() {
+		want := Analyze(ks[i], d)
+		if !reflect.DeepEqual(*a, want) || !reflect.DeepEqual(all[i], want) {
 			t.Fatalf("kernel %d analysed differently", i)
 		}
+		if j := len(ks) - 1 - i; !reflect.DeepEqual(*at(j), Analyze(ks[j], d)) {
+			t.Fatalf("kernel %d analysed differently at random", j)
+		}
+		i++
 	}
-	if len(as) != len(ks) || l.Len() != 0 {
-		t.Errorf("%d analysed, %d left", len(as), l.Len())
+	if i != len(ks) || as.Len() != len(ks) || len(all) != len(ks) {
+		t.Errorf("%d analysed in order, %d in all, of %d", i, len(all), len(ks))
 	}
 }

@@ -32,16 +32,13 @@ func TestNCUReport(t *testing.T) {
 		t.Fatal(err)
 	}
 	d := device(t, "h100")
-	as := make([]ncu.Analysis, len(ks))
-	for i, k := range ks {
-		as[i] = ncu.Analyze(k, d)
-	}
+	as := ncu.AnalyzeAll(ks, d)
 	out := golden(t, "ncu", rendered{tables: NCU(as, d.Name, "from the export"), records: NCURecords(as, d.Name),
 		view: NCUView{Device: d.Name, DeviceOrigin: "from the export", Kernels: as}})
-	for _, a := range as {
+	for a := range as.All() {
 		contains(t, out, num(a.Kernel.Duration))
 	}
-	if len(as) == 0 {
+	if as.Len() == 0 {
 		t.Fatal("no kernels in profile.csv")
 	}
 }

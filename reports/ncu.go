@@ -2,6 +2,7 @@ package reports
 
 import (
 	"fmt"
+	"iter"
 	"math"
 	"strconv"
 	"strings"
@@ -15,16 +16,16 @@ import (
 // NCU renders kernels measured by Nsight Compute: an overview, then compute,
 // memory and occupancy tables keyed by ncu's launch ID. device names the
 // catalog entry the shares are taken against and origin where it came from.
-func NCU(as []ncu.Analysis, device, origin string) []Table {
+func NCU(as *ncu.Analyses, device, origin string) []Table {
 	return []Table{ncuKernels(as, device, origin), ncuCompute(as), ncuMemory(as), ncuOccupancy(as)}
 }
 
-func ncuKernels(as []ncu.Analysis, device, origin string) Table {
+func ncuKernels(as *ncu.Analyses, device, origin string) Table {
 	t := Table{
 		Title:  fmt.Sprintf("Kernels on %s (%s)", device, origin),
 		Header: []string{"ID", "Kernel", "Block", "Grid", "Duration", "FLOP/s", "Bound"},
 	}
-	t.Stream = rowsOf(as, func(a *ncu.Analysis, yield func([]string) bool) bool {
+	t.Stream = kernelRows(as, func(a *ncu.Analysis, yield func([]string) bool) bool {
 		flops, bound := "-", "-"
 		if a.FLOPs > 0 && a.Duration > 0 {
 			flops = units.FormatFLOPS(a.FLOPs / a.Duration)
@@ -41,13 +42,13 @@ func ncuKernels(as []ncu.Analysis, device, origin string) Table {
 		"FLOP/s: FADD, FMUL and FFMA (2 FLOPs) thread instructions of each precision, and the tensor-core operation counters, over gpu__time_duration.",
 		"Bound: the device ceiling (dense datasheet peak or bandwidth) the kernel comes closest to, and the share of it reached.",
 	}
-	t.Notes = append(t.Notes, grouped(as, func(a ncu.Analysis) string {
+	t.Notes = append(t.Notes, grouped(as, func(a *ncu.Analysis) string {
 		if len(a.Implausible) == 0 {
 			return ""
 		}
 		return "implausible: " + strings.Join(a.Implausible, "; ") + " (was the export edited, or profiled on another GPU than the device?)"
 	})...)
-	t.Notes = append(t.Notes, grouped(as, func(a ncu.Analysis) string {
+	t.Notes = append(t.Notes, grouped(as, func(a *ncu.Analysis) string {
 		if len(a.Missing) == 0 {
 			return ""
 		}
@@ -58,10 +59,10 @@ func ncuKernels(as []ncu.Analysis, device, origin string) Table {
 
 // grouped returns one note per distinct text, naming the IDs it is about:
 // "IDs 0, 1: ...".
-func grouped(as []ncu.Analysis, note func(ncu.Analysis) string) []string {
+func grouped(as *ncu.Analyses, note func(*ncu.Analysis) string) []string {
 	var order []string
 	ids := map[string][]string{}
-	for _, a := range as {
+	for a := range as.All() {
 		n := note(a)
 		if n == "" {
 			continue
@@ -82,9 +83,9 @@ func grouped(as []ncu.Analysis, note func(ncu.Analysis) string) []string {
 	return out
 }
 
-func ncuCompute(as []ncu.Analysis) Table {
+func ncuCompute(as *ncu.Analyses) Table {
 	t := Table{Title: "Compute", Header: []string{"ID", "Precision", "FLOPs", "FLOP/s", "Peak", "Of peak"}}
-	t.Stream = rowsOf(as, func(a *ncu.Analysis, yield func([]string) bool) bool {
+	t.Stream = kernelRows(as, func(a *ncu.Analysis, yield func([]string) bool) bool {
 		for _, r := range a.Compute {
 			peak, share := "-", "-"
 			if r.Peak > 0 {
@@ -103,9 +104,9 @@ func ncuCompute(as []ncu.Analysis) Table {
 	return t
 }
 
-func ncuMemory(as []ncu.Analysis) Table {
+func ncuMemory(as *ncu.Analyses) Table {
 	t := Table{Title: "Memory", Header: []string{"ID", "Level", "Bytes", "Bandwidth", "Of ceiling", "FLOP/byte"}}
-	t.Stream = rowsOf(as, func(a *ncu.Analysis, yield func([]string) bool) bool {
+	t.Stream = kernelRows(as, func(a *ncu.Analysis, yield func([]string) bool) bool {
 		for _, l := range a.Memory {
 			ceil, ai := "-", "-"
 			if l.Ceiling > 0 && a.Duration > 0 {
@@ -127,7 +128,7 @@ func ncuMemory(as []ncu.Analysis) Table {
 	return t
 }
 
-func ncuOccupancy(as []ncu.Analysis) Table {
+func ncuOccupancy(as *ncu.Analyses) Table {
 	t := Table{
 		Title: "Occupancy (% of the SM's warp slots)",
 		Header: []string{"ID", "Registers", "Shared memory", "Theoretical (gpucalc)", "Theoretical (Nsight)", "Match",
@@ -135,12 +136,12 @@ func ncuOccupancy(as []ncu.Analysis) Table {
 		Optional: []string{"Theoretical (Nsight)", "Blocks/SM", "Shared memory", "Registers"},
 	}
 	var mismatch []string
-	for _, a := range as {
+	for a := range as.All() {
 		if a.Occupancy.Error == "" && a.Kernel.Occupancy.Theoretical != nil && !a.Occupancy.Match {
 			mismatch = append(mismatch, strconv.Itoa(a.ID))
 		}
 	}
-	t.Stream = rowsOf(as, func(a *ncu.Analysis, yield func([]string) bool) bool {
+	t.Stream = kernelRows(as, func(a *ncu.Analysis, yield func([]string) bool) bool {
 		o := a.Occupancy
 		ours, theirs, match, blocks, limiter := "-", "-", "-", "-", "-"
 		if p := a.Kernel.Occupancy.Theoretical; p != nil {
@@ -168,7 +169,7 @@ func ncuOccupancy(as []ncu.Analysis) Table {
 	if len(mismatch) > 0 {
 		t.Notes = append(t.Notes, fmt.Sprintf("gpucalc and Nsight Compute disagree for ID %s: check the launch statistics in the export.", strings.Join(mismatch, ", ")))
 	}
-	t.Notes = append(t.Notes, grouped(as, func(a ncu.Analysis) string { return a.Occupancy.Error })...)
+	t.Notes = append(t.Notes, grouped(as, func(a *ncu.Analysis) string { return a.Occupancy.Error })...)
 	return t
 }
 
@@ -181,6 +182,18 @@ func optPct(p *float64) string {
 		return "-"
 	}
 	return occPct(*p)
+}
+
+// kernelRows is a Stream of the rows that rows gives for each analysed
+// kernel in turn (rows returns false once yield has).
+func kernelRows(as *ncu.Analyses, rows func(a *ncu.Analysis, yield func([]string) bool) bool) iter.Seq[[]string] {
+	return func(yield func([]string) bool) {
+		for a := range as.All() {
+			if !rows(a, yield) {
+				return
+			}
+		}
+	}
 }
 
 // rate formats a per-second figure, "-" when the export has no duration.
@@ -203,18 +216,18 @@ const chartNameRunes = 32
 // L2 figure the L2 points are left out, and so is an L1 point with fewer
 // bytes than the L2 point (TMA and wgmma traffic bypasses the L1 counters),
 // each with a note.
-func NCUChart(as []ncu.Analysis, d devices.Device) (chart.Roofline, []string) {
+func NCUChart(as *ncu.Analyses, d devices.Device) (chart.Roofline, []string) {
 	cd := chart.Device{Name: d.Name, DRAM: d.Memory.BytesPerSecond}
 	cd.L2, cd.L2Measured = l2Ceiling(d)
 	c := chart.Roofline{Title: "Nsight Compute kernels on " + d.Name}
 	seen := map[string]bool{}
 	var notes []string
-	names := make([]string, len(as))
-	for i, a := range as {
-		names[i] = a.Name
+	names := make([]string, 0, as.Len())
+	for a := range as.All() {
+		names = append(names, a.Name)
 	}
 	names = distinctNames(names, chartNameRunes)
-	for _, a := range as {
+	for a := range as.All() {
 		for _, r := range a.Compute {
 			if k := r.Key(); r.Peak > 0 && !seen[k] {
 				seen[k] = true
@@ -223,7 +236,9 @@ func NCUChart(as []ncu.Analysis, d devices.Device) (chart.Roofline, []string) {
 		}
 	}
 	noL2 := false
-	for i, a := range as {
+	i := -1
+	for a := range as.All() {
+		i++
 		rate := 0.0
 		if a.Duration > 0 {
 			rate = a.FLOPs / a.Duration
@@ -383,7 +398,7 @@ func cutRunes(s string, n int) string {
 
 // NCURecords is 'gpucalc ncu': kernels, compute, memory and occupancy, one
 // row per kernel (or per kernel and precision or level), keyed by ncu's ID.
-func NCURecords(as []ncu.Analysis, device string) []Table {
+func NCURecords(as *ncu.Analyses, device string) []Table {
 	k := Table{Key: "kernels", Header: []string{"id", "name", "full_name", "device", "compute_capability", "block_x", "block_y", "block_z",
 		"grid_x", "grid_y", "grid_z", "duration_seconds", "flops", "flops_per_second", "bound", "bound_share", "implausible"}}
 	c := Table{Key: "compute", Header: []string{"id", "dtype", "path", "flops", "flops_per_second", "peak_flops_per_second", "share_of_peak"}}
@@ -396,7 +411,7 @@ func NCURecords(as []ncu.Analysis, device string) []Table {
 		}
 		return num(*p)
 	}
-	k.Stream = rowsOf(as, func(a *ncu.Analysis, yield func([]string) bool) bool {
+	k.Stream = kernelRows(as, func(a *ncu.Analysis, yield func([]string) bool) bool {
 		dur, rate := "", ""
 		if a.Duration > 0 {
 			dur, rate = num(a.Duration), num(a.FLOPs/a.Duration)
@@ -408,7 +423,7 @@ func NCURecords(as []ncu.Analysis, device string) []Table {
 		return yield([]string{integer(a.ID), a.Name, a.FullName, device, a.CC.String(), integer(a.Block.X), integer(a.Block.Y), integer(a.Block.Z),
 			integer(a.Grid.X), integer(a.Grid.Y), integer(a.Grid.Z), dur, num(a.FLOPs), rate, a.Bound, share, strings.Join(a.Implausible, "; ")})
 	})
-	c.Stream = rowsOf(as, func(a *ncu.Analysis, yield func([]string) bool) bool {
+	c.Stream = kernelRows(as, func(a *ncu.Analysis, yield func([]string) bool) bool {
 		for _, r := range a.Compute {
 			rate, share := "", ""
 			if a.Duration > 0 {
@@ -423,7 +438,7 @@ func NCURecords(as []ncu.Analysis, device string) []Table {
 		}
 		return true
 	})
-	m.Stream = rowsOf(as, func(a *ncu.Analysis, yield func([]string) bool) bool {
+	m.Stream = kernelRows(as, func(a *ncu.Analysis, yield func([]string) bool) bool {
 		for _, l := range a.Memory {
 			rate, share, ai := "", "", ""
 			if a.Duration > 0 {
@@ -441,7 +456,7 @@ func NCURecords(as []ncu.Analysis, device string) []Table {
 		}
 		return true
 	})
-	o.Stream = rowsOf(as, func(a *ncu.Analysis, yield func([]string) bool) bool {
+	o.Stream = kernelRows(as, func(a *ncu.Analysis, yield func([]string) bool) bool {
 		regs, static, dyn, config := "", "", "", ""
 		if l := a.Launch; l != nil {
 			regs, static, dyn, config = integer(l.RegistersPerThread), integer(l.StaticSmem), integer(l.DynamicSmem), optInt(l.SmemConfig)
@@ -462,15 +477,16 @@ func NCURecords(as []ncu.Analysis, device string) []Table {
 
 // NCUView is 'gpucalc ncu': the device measured against and every kernel.
 type NCUView struct {
-	Device       string         `json:"device"`
-	DeviceOrigin string         `json:"device_origin"`
-	Kernels      []ncu.Analysis `json:"kernels"`
+	Device       string        `json:"device"`
+	DeviceOrigin string        `json:"device_origin"`
+	Kernels      *ncu.Analyses `json:"kernels"`
 }
 
 // jsonList: an export's kernels are written one at a time (a million
 // would take gigabytes encoded whole).
 func (v NCUView) jsonList() (any, string, int, func(int) any) {
 	rest := v
-	rest.Kernels = []ncu.Analysis{}
-	return rest, "kernels", len(v.Kernels), func(i int) any { return &v.Kernels[i] }
+	rest.Kernels = &ncu.Analyses{}
+	at := v.Kernels.Cursor()
+	return rest, "kernels", v.Kernels.Len(), func(i int) any { return at(i) }
 }

@@ -18,18 +18,15 @@ func TestNCUChart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	level := func(l ncu.Level, b float64) ncu.LevelRate {
-		return ncu.LevelRate{Traffic: ncu.Traffic{Level: l, Bytes: b}}
-	}
-	gemm := ncu.Analysis{Kernel: ncu.Kernel{ID: 0, Name: "nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_NNT", Duration: 179.456e-6},
-		FLOPs:   137438953472,
-		Compute: []ncu.Rate{{Work: ncu.Work{DType: devices.BF16, Path: devices.Tensor, FLOPs: 137438953472}, Peak: 989.4e12}},
-		Memory:  []ncu.LevelRate{level(ncu.DRAM, 178553088), level(ncu.L2, 1644191488), level(ncu.L1, 12160)}}
-	add := ncu.Analysis{Kernel: ncu.Kernel{ID: 10, Name: "add", Duration: 259.328e-6},
-		FLOPs:   134222648,
-		Compute: []ncu.Rate{{Work: ncu.Work{DType: devices.FP32, Path: devices.CUDACores, FLOPs: 134222648}, Peak: 66.9e12}},
-		Memory:  []ncu.LevelRate{level(ncu.DRAM, 788328448), level(ncu.L2, 805306368), level(ncu.L1, 805306368)}}
-	c, notes := NCUChart([]ncu.Analysis{gemm, add}, d)
+	level := func(l ncu.Level, b float64) ncu.Traffic { return ncu.Traffic{Level: l, Bytes: b} }
+	gemm := ncu.Kernel{ID: 0, Name: "nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_NNT", Duration: 179.456e-6,
+		Work:    []ncu.Work{{DType: devices.BF16, Path: devices.Tensor, FLOPs: 137438953472}},
+		Traffic: []ncu.Traffic{level(ncu.DRAM, 178553088), level(ncu.L2, 1644191488), level(ncu.L1, 12160)}}
+	add := ncu.Kernel{ID: 10, Name: "add", Duration: 259.328e-6,
+		Work:    []ncu.Work{{DType: devices.FP32, Path: devices.CUDACores, FLOPs: 134222648}},
+		Traffic: []ncu.Traffic{level(ncu.DRAM, 788328448), level(ncu.L2, 805306368), level(ncu.L1, 805306368)}}
+	gemmFLOPs := gemm.Work[0].FLOPs
+	c, notes := NCUChart(ncu.AnalyzeAll([]ncu.Kernel{gemm, add}, d), d)
 	if len(c.Devices) != 1 || len(c.Devices[0].Ceilings) != 2 || c.Devices[0].DRAM != 3.35e12 {
 		t.Fatalf("devices %+v", c.Devices)
 	}
@@ -43,10 +40,10 @@ func TestNCUChart(t *testing.T) {
 		t.Errorf("L2 slope %g (measured %v), want the measured %g", c.Devices[0].L2, c.Devices[0].L2Measured, l2)
 	}
 	if p := c.Points[0]; p.Label != "nvjet_sm90_tst_256x128_64x4_1x2…" || p.Key != "0" || p.Group != "DRAM bytes" || !p.Measured ||
-		p.Rate != gemm.FLOPs/gemm.Duration || p.Roof != math.Min(989.4e12, 3.35e12*gemm.FLOPs/178553088) {
+		p.Rate != gemmFLOPs/gemm.Duration || p.Roof != math.Min(989.4e12, 3.35e12*gemmFLOPs/178553088) {
 		t.Errorf("first point %+v", p)
 	}
-	if p := c.Points[1]; p.Group != "L2 bytes" || p.Roof != math.Min(989.4e12, l2*gemm.FLOPs/1644191488) {
+	if p := c.Points[1]; p.Group != "L2 bytes" || p.Roof != math.Min(989.4e12, l2*gemmFLOPs/1644191488) {
 		t.Errorf("L2 point %+v", p)
 	}
 	if p := c.Points[4]; p.Group != "L1 bytes" || p.Roof != 0 || p.Key != "10" {
@@ -70,7 +67,7 @@ func TestNCUChart(t *testing.T) {
 
 	// Without an L2 figure the L2 points are left out, with a note.
 	d.Measured, d.L2.BytesPerSecond = nil, 0
-	c, notes = NCUChart([]ncu.Analysis{gemm, add}, d)
+	c, notes = NCUChart(ncu.AnalyzeAll([]ncu.Kernel{gemm, add}, d), d)
 	for _, p := range c.Points {
 		if p.Group == "L2 bytes" {
 			t.Errorf("L2 point drawn without an L2 ceiling: %+v", p)

@@ -85,19 +85,26 @@ func TestLongTable(t *testing.T) {
 // entries, "[]".
 func TestJSONList(t *testing.T) {
 	theirs := 62.5
-	gemm := ncu.Analysis{Kernel: ncu.Kernel{ID: 0, Name: "nvjet<a & b>", FullName: "void nvjet<a & b>(\"q\")", Duration: 179.456e-6,
-		Launch: &ncu.Launch{RegistersPerThread: 168, DynamicSmem: 213188}, Occupancy: ncu.NCUOccupancy{Theoretical: &theirs}, Implausible: []string{"x"}},
-		FLOPs:   137438953472,
-		Compute: []ncu.Rate{{Work: ncu.Work{DType: devices.BF16, Path: devices.Tensor, FLOPs: 137438953472}, Peak: 989.4e12}},
-		Memory:  []ncu.LevelRate{{Traffic: ncu.Traffic{Level: ncu.DRAM, Bytes: 178553088}}}}
-	add := ncu.Analysis{Kernel: ncu.Kernel{ID: 10, Name: "add", Duration: 259.328e-6}}
-	for _, ks := range [][]ncu.Analysis{nil, {}, {gemm}, {gemm, add, gemm}} {
-		v := NCUView{Device: "H100 SXM", DeviceOrigin: "from the export", Kernels: ks}
+	gemm := ncu.Kernel{ID: 0, Name: "nvjet<a & b>", FullName: "void nvjet<a & b>(\"q\")", Duration: 179.456e-6,
+		Launch: &ncu.Launch{RegistersPerThread: 168, DynamicSmem: 213188}, Occupancy: ncu.NCUOccupancy{Theoretical: &theirs}, Implausible: []string{"x"},
+		Work:    []ncu.Work{{DType: devices.BF16, Path: devices.Tensor, FLOPs: 137438953472}},
+		Traffic: []ncu.Traffic{{Level: ncu.DRAM, Bytes: 178553088}}}
+	add := ncu.Kernel{ID: 10, Name: "add", Duration: 259.328e-6}
+	d, err := devices.Lookup("h100")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ks := range [][]ncu.Kernel{nil, {}, {gemm}, {gemm, add, gemm}} {
+		var as *ncu.Analyses
+		if ks != nil {
+			as = ncu.AnalyzeAll(ks, d)
+		}
+		v := NCUView{Device: "H100 SXM", DeviceOrigin: "from the export", Kernels: as}
 		var want, got bytes.Buffer
 		want.Write(mustJSON(t, v))
 		if ks == nil { // encoded whole, a nil list is null; streamed, []
 			want.Reset()
-			want.Write(mustJSON(t, NCUView{Device: v.Device, DeviceOrigin: v.DeviceOrigin, Kernels: []ncu.Analysis{}}))
+			want.Write(mustJSON(t, NCUView{Device: v.Device, DeviceOrigin: v.DeviceOrigin, Kernels: ncu.AnalyzeAll(nil, d)}))
 		}
 		if err := JSON(&got, v); err != nil {
 			t.Fatal(err)

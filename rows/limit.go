@@ -154,12 +154,15 @@ type Blocks[T any] struct {
 // Add keeps x.
 func (b *Blocks[T]) Add(x T) {
 	if len(b.blocks) == 0 || len(b.blocks[len(b.blocks)-1]) == cap(b.blocks[len(b.blocks)-1]) {
-		b.blocks = append(b.blocks, make([]T, 0, 4096))
+		b.blocks = append(b.blocks, make([]T, 0, blockLen))
 	}
 	last := &b.blocks[len(b.blocks)-1]
 	*last = append(*last, x)
 	b.n++
 }
+
+// blockLen is the records in a block.
+const blockLen = 4096
 
 // Len is how many records were kept.
 func (b *Blocks[T]) Len() int { return b.n }
@@ -175,21 +178,19 @@ func (b *Blocks[T]) Each(yield func(T) bool) {
 	}
 }
 
-// Drain yields the records in order, letting go of each block once its
-// records are yielded (a consumer that keeps what it makes of them holds
-// the records once, not twice); b is empty after.
-func (b *Blocks[T]) Drain(yield func(T) bool) {
-	blocks := b.blocks
-	*b = Blocks[T]{}
-	for i, x := range blocks {
-		blocks[i] = nil
-		for _, r := range x {
-			if !yield(r) {
+// Pointers yields a pointer to each record in order.
+func (b *Blocks[T]) Pointers(yield func(*T) bool) {
+	for _, x := range b.blocks {
+		for i := range x {
+			if !yield(&x[i]) {
 				return
 			}
 		}
 	}
 }
+
+// At returns a pointer to record i.
+func (b *Blocks[T]) At(i int) *T { return &b.blocks[i/blockLen][i%blockLen] }
 
 // All returns the records in order, in one slice (nil for none).
 func (b *Blocks[T]) All() []T {

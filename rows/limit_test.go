@@ -169,7 +169,15 @@ func TestBlocks(t *testing.T) {
 	if each := slices.Collect(b.Each); !slices.Equal(each, all) || b.Len() != 10000 {
 		t.Fatalf("Each: %d records, %d kept after", len(each), b.Len())
 	}
-	if drained := slices.Collect(b.Drain); !slices.Equal(drained, all) || b.Len() != 0 || b.All() != nil {
-		t.Fatalf("Drain: %d records, %d kept after", len(drained), b.Len())
+	n := 0
+	for p := range b.Pointers {
+		if *p != n || b.At(n) != p {
+			t.Fatalf("Pointers: record %d is %d, At gives %d", n, *p, *b.At(n))
+		}
+		*p = -n
+		n++
+	}
+	if n != 10000 || *b.At(9999) != -9999 || *b.At(4096) != -4096 {
+		t.Fatalf("Pointers: %d records, or writes through them lost", n)
 	}
 }

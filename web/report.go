@@ -124,7 +124,7 @@ func (s *server) checkReport(name string, data []byte, d devices.Device) (answer
 func (s *server) ncuReport(ctx context.Context, name string, in io.Reader, d devices.Device) (answer, error) {
 	cli := "gpucalc ncu " + query.Quote(name)
 	// The reader stops past the limit as the rows stream, before they pile up.
-	ks, err := ncu.ReadAtMost(in, maxRows)
+	ks, err := ncu.ReadLaunches(in, maxRows)
 	var many *ncu.TooManyError
 	if errors.As(err, &many) {
 		return answer{Errors: fieldErrors{"file": fmt.Sprintf("%s: line %d: the server reads exports of at most %d kernels; profile fewer launches, or run the command line%s", name, many.Line, maxRows, cliHint(cli))}}, nil
@@ -134,7 +134,7 @@ func (s *server) ncuReport(ctx context.Context, name string, in io.Reader, d dev
 	}
 	origin := "from --device"
 	if d.Name == "" {
-		c, err := ncu.ExportDevice(s.Catalog, ks)
+		c, err := ks.Device(s.Catalog)
 		if err != nil {
 			return answer{Errors: fieldErrors{"device": err.Error() + "; pick the device"}}, nil
 		}
@@ -148,13 +148,10 @@ func (s *server) ncuReport(ctx context.Context, name string, in io.Reader, d dev
 	if s.Datasheet {
 		cli += " --datasheet"
 	}
-	as := make([]ncu.Analysis, len(ks))
-	for i, k := range ks {
-		if err := ctx.Err(); err != nil {
-			return answer{CLI: cli}, err
-		}
-		as[i] = ncu.Analyze(k, d)
+	if err := ctx.Err(); err != nil {
+		return answer{CLI: cli}, err
 	}
+	as := ks.Analyze(d)
 	a := answer{View: reports.NCUView{Device: d.Name, DeviceOrigin: origin, Kernels: as}, Tables: tablesOf(reports.NCU(as, d.Name, origin)), CLI: cli}
 	c, skipped := reports.NCUChart(as, d)
 	fig, err := newFigure("ncu", c.Title, c, rooflineSize)

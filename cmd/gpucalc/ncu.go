@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 
 	"github.com/gpucalc/gpucalc/chart"
 	"github.com/gpucalc/gpucalc/devices"
@@ -60,7 +61,7 @@ func ncuRun(opts *ncuOptions) error {
 	if err != nil {
 		return err
 	}
-	ks, _, err := parseInput(f, opts.file, ncu.ReadLaunches)
+	ks, _, err := parseInput(f, opts.file, func(r io.Reader) (*ncu.Launches, error) { return ncu.ReadLaunches(r, ncu.MaxKernels) })
 	if err != nil {
 		return err
 	}
