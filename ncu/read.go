@@ -31,8 +31,10 @@ type export struct {
 
 	// index maps a column name to its position; sectioned does the same
 	// for metrics that appear under a section prefix only
-	// ("SM_B.TriageCompute.l1tex__t_sectors.sum").
-	index, sectioned map[string]int
+	// ("SM_B.TriageCompute.l1tex__t_sectors.sum"). columns holds what
+	// column found for each name asked for (-1: absent), so that each row
+	// looks a metric up once.
+	index, sectioned, columns map[string]int
 	// tensor lists the tensor-core operation counters.
 	tensor []tensorColumn
 	// scale is each column's unitScale, set with the units.
@@ -203,7 +205,7 @@ func readError(err error) error {
 }
 
 func newExport(header []string) *export {
-	e := &export{Columns: header, index: make(map[string]int, len(header)), sectioned: map[string]int{}}
+	e := &export{Columns: header, index: make(map[string]int, len(header)), sectioned: map[string]int{}, columns: map[string]int{}}
 	for i, c := range header {
 		if _, dup := e.index[c]; !dup {
 			e.index[c] = i
@@ -257,10 +259,17 @@ func (e *export) has(col string) bool { _, ok := e.index[col]; return ok }
 // column returns the index of a metric. A metric may also appear under a
 // section prefix only; the plain name wins.
 func (e *export) column(metric string) (int, bool) {
-	if i, ok := e.index[metric]; ok {
-		return i, true
+	if i, ok := e.columns[metric]; ok {
+		return i, i >= 0
 	}
-	i, ok := e.sectioned[metric]
+	i, ok := e.index[metric]
+	if !ok {
+		i, ok = e.sectioned[metric]
+	}
+	if !ok {
+		i = -1
+	}
+	e.columns[metric] = i
 	return i, ok
 }
 
@@ -298,6 +307,9 @@ func (e *export) Value(r Row, metric string) (v float64, ok bool, err error) {
 // refused: it is a decimal comma, which read as a separator would make
 // 1.5 into 15.
 func parseNumber(s string) (float64, bool, error) {
+	if v, ok := wholeNumber(s); ok {
+		return v, true, nil
+	}
 	t := strings.TrimSpace(s)
 	switch strings.ToLower(t) {
 	case "", "n/a", "nan", "-nan", "inf", "-inf", "-":
@@ -324,6 +336,38 @@ func parseNumber(s string) (float64, bool, error) {
 		return 0, false, fmt.Errorf("value %s is not a number", rows.Quote(s))
 	}
 	return v, true, nil
+}
+
+// wholeNumber reads the most common of ncu's numbers quickly: a whole
+// number of at most 15 digits, its thousands separated by commas
+// ("233,472"), which a float64 holds exactly. ok is false for anything
+// else, which parseNumber reads in full.
+func wholeNumber(s string) (float64, bool) {
+	if len(s) == 0 || len(s) > 19 || s[0] == ',' {
+		return 0, false
+	}
+	var n int64
+	group, digits := 0, 0 // digits since the last comma (or the start), and in all
+	comma := false
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c >= '0' && c <= '9' && digits < 15:
+			n = n*10 + int64(c-'0')
+			group++
+			digits++
+		case c == ',' && group <= 3 && (!comma || group == 3):
+			if !comma && group == 0 {
+				return 0, false
+			}
+			comma, group = true, 0
+		default:
+			return 0, false
+		}
+	}
+	if comma && group != 3 {
+		return 0, false
+	}
+	return float64(n), true
 }
 
 // thousands reports whether the commas of t separate groups of three

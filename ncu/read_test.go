@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -421,5 +422,27 @@ func TestLaunches(t *testing.T) {
 	}
 	if i != len(ks) || as.Len() != len(ks) || len(all) != len(ks) {
 		t.Errorf("%d analysed in order, %d in all, of %d", i, len(all), len(ks))
+	}
+}
+
+// TestWholeNumber: the quick path reads what parseNumber's full one reads,
+// and leaves everything else to it.
+func TestWholeNumber(t *testing.T) {
+	for _, s := range []string{"0", "7", "007", "1,024", "233,472", "1,234,567", "999,999,999,999,999", "123456789012345",
+		"1234567890123456", "9999999999999999999", "1,5", "1,2345", "1234,567", ",1", "1,", "1,,234", " 12", "12 ", "-1", "1.5", "1e3", "", "n/a", "1,000.5"} {
+		v, ok := wholeNumber(s)
+		if !ok {
+			continue
+		}
+		t2 := strings.ReplaceAll(s, ",", "")
+		want, err := strconv.ParseFloat(t2, 64)
+		if err != nil || v != want || !thousands(s) && strings.Contains(s, ",") {
+			t.Errorf("wholeNumber(%q) = %v; the full reading gives %v, %v", s, v, want, err)
+		}
+	}
+	for _, s := range []string{"1,5", "1,2345", "1234,567", ",1", "1,", "1,,234", "1234567890123456"} {
+		if _, ok := wholeNumber(s); ok {
+			t.Errorf("wholeNumber(%q) read it; it is the full path's to read or refuse", s)
+		}
 	}
 }
