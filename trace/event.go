@@ -97,36 +97,82 @@ func (s *scanner) number() (v []byte, ok bool, err error) {
 
 // integer reads a whole number; anything else reads as 0.
 func (s *scanner) integer() (int64, error) {
-	n, err := s.count()
-	if n == nil {
-		return 0, err
-	}
-	return *n, nil
+	n, _, err := s.count()
+	return n, err
 }
 
-// count reads a whole number that may be absent: nil for anything else.
-func (s *scanner) count() (*int64, error) {
+// count reads a whole number that may be absent: ok false for anything
+// else.
+func (s *scanner) count() (n int64, ok bool, err error) {
 	lit, ok, err := s.number()
 	if !ok {
-		return nil, err
+		return 0, false, err
 	}
 	n, perr := strconv.ParseInt(string(lit), 10, 64)
-	if perr != nil {
-		return nil, nil
+	return n, perr == nil, nil
+}
+
+// countTo reads a whole number that may be absent into *dst, nil for
+// anything else.
+func (s *scanner) countTo(dst **int64) error {
+	n, ok, err := s.count()
+	if ok {
+		*dst = &n
 	}
-	return &n, nil
+	return err
 }
 
-// ints reads a list of whole numbers ("grid", "block").
-func (s *scanner) ints() ([]int, error) {
-	return list(s, func() (int, error) {
+// dim3 reads a kernel's "grid" or "block": a list of whole numbers, of
+// which the first three are kept (anything else in their place reads as
+// 0); a dimension not given is 1.
+func (s *scanner) dim3() ([3]int, error) {
+	d := [3]int{1, 1, 1}
+	i := 0
+	_, err := list(s, func() (struct{}, error) {
 		n, err := s.integer()
-		return int(n), err
+		if i < 3 {
+			d[i] = int(n)
+		}
+		i++
+		return struct{}{}, err
 	})
+	return d, err
 }
 
-// texts reads a list of strings ("Input type", "Concrete Inputs").
-func (s *scanner) texts() ([]string, error) { return list(s, s.text) }
+// texts reads a list of strings ("Input type", "Concrete Inputs"); an
+// element of another kind reads as "". Each distinct list is read once and
+// shared by the ops that repeat it (up to maxShapes of them), as "Input
+// Dims" are: nothing changes them.
+func (s *scanner) texts() ([]string, error) {
+	c, err := s.space()
+	if err != nil {
+		return nil, fail(err)
+	}
+	if c != '[' {
+		return nil, s.skip(false)
+	}
+	if err := s.skip(true); err != nil {
+		return nil, err
+	}
+	if l, ok := s.lists[string(s.raw)]; ok {
+		return l, nil
+	}
+	var items []json.RawMessage
+	if err := json.Unmarshal(s.raw, &items); err != nil {
+		return nil, s.syntax("%v", err)
+	}
+	l := make([]string, len(items))
+	for i, it := range items {
+		var v string
+		if json.Unmarshal(it, &v) == nil {
+			l[i] = s.names.get(v)
+		}
+	}
+	if len(s.lists) < maxShapes {
+		s.lists[string(s.raw)] = l
+	}
+	return l, nil
+}
 
 // list reads a list, each element with elem; another kind is skipped
 // (nil).
@@ -282,9 +328,9 @@ func (s *scanner) arg(a *args, key []byte) error {
 	case "device":
 		err = s.intTo(&a.Device)
 	case "grid":
-		a.Grid, err = s.ints()
+		a.Grid, err = s.dim3()
 	case "block":
-		a.Block, err = s.ints()
+		a.Block, err = s.dim3()
 	case "input type":
 		a.Types, err = s.texts()
 	case "concrete inputs":
@@ -296,9 +342,9 @@ func (s *scanner) arg(a *args, key []byte) error {
 	case "collective name":
 		a.Collective, err = s.text()
 	case "in msg nelems":
-		a.InElems, err = s.count()
+		err = s.countTo(&a.InElems)
 	case "out msg nelems":
-		a.OutElems, err = s.count()
+		err = s.countTo(&a.OutElems)
 	case "dtype":
 		a.DType, err = s.text()
 	case "group size":
@@ -429,7 +475,7 @@ func (t *Trace) events(s *scanner, in interner, b *building) error {
 		if err != nil {
 			return err
 		}
-		var e event
+		e := event{Args: args{Grid: [3]int{1, 1, 1}, Block: [3]int{1, 1, 1}}} // a dimension not given is 1
 		if err := s.event(&e); err != nil {
 			var syn *errSyntax
 			switch {

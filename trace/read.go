@@ -281,8 +281,8 @@ type args struct {
 	Dims        inputDims
 	Types       []string
 	Concrete    []string
-	Grid        []int
-	Block       []int
+	Grid        [3]int
+	Block       [3]int
 	Registers   int
 	Smem        int
 	Stream      int
@@ -379,9 +379,9 @@ func (t *Trace) add(e *event, in interner, maxEvents int, b *building) error {
 	}
 	switch cat {
 	case "cpu_op", "operator":
-		types := make([]string, len(a.Types))
-		for i, s := range a.Types {
-			types[i] = in.get(s)
+		types := a.Types // interned by the scanner, shared by the ops that repeat them
+		if types == nil {
+			types = []string{}
 		}
 		b.ops.Add(Op{
 			Name: in.get(e.Name), Thread: in.get(string(e.Tid)), Start: e.Ts, Dur: e.Dur,
@@ -390,7 +390,7 @@ func (t *Trace) add(e *event, in interner, maxEvents int, b *building) error {
 	case "kernel":
 		b.kernels.Add(Kernel{
 			Name: in.get(e.Name), Start: e.Ts, Dur: e.Dur, ExternalID: a.ExternalID, Correlation: a.Correlation,
-			Device: a.Device, Stream: a.Stream, Grid: dim3(a.Grid), Block: dim3(a.Block),
+			Device: a.Device, Stream: a.Stream, Grid: a.Grid, Block: a.Block,
 			Registers: a.Registers, SharedMemory: a.Smem, EstOccupancy: a.Occupancy, Comm: a.comm(in),
 		})
 	case "cuda_runtime", "cuda_driver", "runtime":
@@ -404,12 +404,6 @@ func (t *Trace) add(e *event, in interner, maxEvents int, b *building) error {
 		})
 	}
 	return nil
-}
-
-func dim3(v []int) [3]int {
-	d := [3]int{1, 1, 1}
-	copy(d[:], v)
-	return d
 }
 
 // check rejects traces the analysis cannot use, saying why.

@@ -31,6 +31,7 @@ type scanner struct {
 	// names holds one copy of each string value read.
 	names interner
 	str   []byte // the last string read, unescaped
+	own   []byte // str's own array, when it does not lie in buf
 	esc   []byte // the same as written, escapes and all
 	lit   []byte // the last number or literal read
 	raw   []byte // a value kept whole by skip
@@ -38,13 +39,16 @@ type scanner struct {
 	// maxShapes of them: a step repeats a few hundred shapes over
 	// millions of ops.
 	shapes map[string]inputDims
+	// lists holds each distinct list of strings read ("Input type",
+	// "Concrete Inputs"), up to maxShapes of them.
+	lists map[string][]string
 }
 
 // maxShapes is the most distinct "Input Dims" the scanner keeps parsed.
 const maxShapes = 1 << 14
 
 func newScanner(r io.Reader, lim bounds) *scanner {
-	return &scanner{r: r, buf: make([]byte, 64<<10), lim: lim, line: 1, names: interner{}, shapes: map[string]inputDims{}}
+	return &scanner{r: r, buf: make([]byte, 64<<10), lim: lim, line: 1, names: interner{}, shapes: map[string]inputDims{}, lists: map[string][]string{}}
 }
 
 // discard consumes n buffered bytes.
@@ -183,7 +187,22 @@ func (s *scanner) string() ([]byte, error) {
 	if err := s.expect('"'); err != nil {
 		return nil, err
 	}
-	s.str = s.str[:0]
+	// Most strings lie whole in the buffer, plain ASCII: returned where
+	// they lie (the buffer is not refilled before the next read).
+	if b := s.buf[s.pos:s.end]; int64(len(b)) <= s.lim.event {
+		for i, c := range b {
+			if c == '"' {
+				s.discard(i + 1)
+				s.str, s.esc = b[:i:i], b[:i:i]
+				return s.str, s.over()
+			}
+			if c == '\\' || c < ' ' || c >= utf8.RuneSelf {
+				break
+			}
+		}
+	}
+	s.str = s.own[:0]
+	defer func() { s.own = s.str[:0] }()
 	for {
 		b, err := s.buffered()
 		if err != nil {
