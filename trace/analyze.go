@@ -173,7 +173,11 @@ func Analyze(t *Trace, m *roofline.Model, arch devices.Arch) (Analysis, error) {
 		Streams: []Stream{}, Transfers: []TransferRow{}, Findings: []review.Finding{}}
 	j := newJoiner(t)
 	rows := map[string]int{} // group key -> index in a.Ops
-	callsSeen := map[int]bool{}
+	// The row of each op seen by what it is made of: ops that share their
+	// name, shapes and type lists (as the reader shares them) share a row
+	// without their key being written out again.
+	same := map[opIdentity]int{}
+	callsSeen := make([]bool, len(t.Ops))
 	prev := map[int]int{} // stream -> row of the last call on it
 	unattr := map[Link]*Unattributed{}
 	compute := computeTypes(j.tr)
@@ -194,13 +198,19 @@ func Analyze(t *Trace, m *roofline.Model, arch devices.Arch) (Analysis, error) {
 			u.Time += dur
 			continue
 		}
-		key := groupKey(&t.Ops[op])
-		ri, ok := rows[key]
+		id := identity(&t.Ops[op])
+		ri, ok := same[id]
 		if !ok {
-			ri = len(a.Ops)
-			rows[key] = ri
-			a.Ops = append(a.Ops, newRow(call{op: &t.Ops[op], compute: compute[op]}))
-			a.Ops[ri].order = ri
+			key := groupKey(&t.Ops[op])
+			if ri, ok = rows[key]; !ok {
+				ri = len(a.Ops)
+				rows[key] = ri
+				a.Ops = append(a.Ops, newRow(call{op: &t.Ops[op], compute: compute[op]}))
+				a.Ops[ri].order = ri
+			}
+			if len(same) < maxSame {
+				same[id] = ri
+			}
 		}
 		a.kernelOp[ki] = ri
 		r := &a.Ops[ri]
@@ -273,8 +283,8 @@ var linkReason = map[Link]string{
 
 // computeTypes finds, for each top-level op, the narrowest floating type
 // among its own and its descendants' tensors.
-func computeTypes(tr *tree) map[int]devices.DType {
-	out := map[int]devices.DType{}
+func computeTypes(tr *tree) []devices.DType {
+	out := make([]devices.DType, len(tr.t.Ops))
 	for i := range tr.t.Ops {
 		top := tr.top[i]
 		if top < 0 {
@@ -287,6 +297,32 @@ func computeTypes(tr *tree) map[int]devices.DType {
 		}
 	}
 	return out
+}
+
+// opIdentity is an op by its name and the arrays of its shapes and type
+// lists: ops alike in these have one groupKey.
+type opIdentity struct {
+	name                   string
+	inputs                 *Input
+	types, concrete        *string
+	nIn, nTypes, nConcrete int
+}
+
+// maxSame is the most opIdentity entries Analyze keeps.
+const maxSame = 1 << 16
+
+func identity(o *Op) opIdentity {
+	id := opIdentity{name: o.Name, nIn: len(o.Inputs), nTypes: len(o.Types), nConcrete: len(o.Concrete)}
+	if len(o.Inputs) > 0 {
+		id.inputs = &o.Inputs[0]
+	}
+	if len(o.Types) > 0 {
+		id.types = &o.Types[0]
+	}
+	if len(o.Concrete) > 0 {
+		id.concrete = &o.Concrete[0]
+	}
+	return id
 }
 
 // groupKey identifies an op's row: name, shapes, types and the arguments
