@@ -23,6 +23,9 @@ import (
 // bytes that are not UTF-8. A name with ESC ] 52 becomes "\x1b]52;...",
 // printed, not obeyed. Text without such characters is returned as is.
 func Terminal(s string) string {
+	if printableASCII(s) { // most text: every byte a character a terminal prints
+		return s
+	}
 	i := strings.IndexFunc(s, unsafeRune)
 	if i < 0 && utf8.ValidString(s) {
 		return s
@@ -43,6 +46,16 @@ func Terminal(s string) string {
 		j += n
 	}
 	return b.String()
+}
+
+// printableASCII reports whether every byte of s is printable ASCII.
+func printableASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f {
+			return false
+		}
+	}
+	return true
 }
 
 // unsafeRune reports whether a terminal would act on r rather than print it.
