@@ -84,10 +84,19 @@ func ReviewTables(rv Review) []Table {
 		out = append(out, t)
 	}
 	for _, r := range rv.Reports {
-		out = append(out, reviewSummary(r, rv.Origin), reviewOps(r), reviewFindings(r))
+		out = append(out, reviewSummary(r, rv.Origin))
+		if !noOps(r) {
+			out = append(out, reviewOps(r))
+		}
+		out = append(out, reviewFindings(r))
 	}
 	return out
 }
+
+// noOps reports whether r has no ops because it has no time (a training
+// step that does not fit): its op counts, bytes and tables are "none",
+// not zero and empty.
+func noOps(r review.Report) bool { return r.NoTime != "" && len(r.Ops) == 0 }
 
 func reviewSummary(r review.Report, origin string) Table {
 	dev := r.Device
@@ -97,9 +106,13 @@ func reviewSummary(r review.Report, origin string) Table {
 	t := Table{Title: "Check: " + r.Workload, Header: []string{"Item", "Value"}}
 	add := func(k, v string) { t.Rows = append(t.Rows, []string{k, v}) }
 	add("Device", dev)
-	add("Ops", strconv.Itoa(len(r.Ops)))
-	add("FLOPs", reviewCount(r.FLOPs))
-	add("Bytes (ideal)", units.FormatDecimal(r.Bytes, "B"))
+	if noOps(r) {
+		add("Ops", "none: "+r.NoTime)
+	} else {
+		add("Ops", strconv.Itoa(len(r.Ops)))
+		add("FLOPs", reviewCount(r.FLOPs))
+		add("Bytes (ideal)", units.FormatDecimal(r.Bytes, "B"))
+	}
 	lower, expected := reviewTimes(r)
 	add("Lower bound (datasheet peaks)", lower)
 	add("Expected", expected)
@@ -172,7 +185,11 @@ func ReviewRecords(rv Review) []Table {
 		if r.NoTime != "" {
 			lower, expected = "", ""
 		}
-		sum.Rows = append(sum.Rows, []string{r.Device, r.Workload, integer(len(r.Ops)), num(r.FLOPs), num(r.Bytes), lower, expected,
+		n, flops, bytes := integer(len(r.Ops)), num(r.FLOPs), num(r.Bytes)
+		if noOps(r) {
+			n, flops, bytes = "", "", ""
+		}
+		sum.Rows = append(sum.Rows, []string{r.Device, r.Workload, n, flops, bytes, lower, expected,
 			num(r.Transfer), speedup, integer(r.Count(review.Error)), integer(r.Count(review.Warning)), integer(r.Count(review.Info))})
 		for _, o := range r.Ops {
 			ops.Rows = append(ops.Rows, []string{r.Device, o.Name, o.Spec, integer(o.Count), string(o.Point.Bound), o.Point.ExpectedBound,

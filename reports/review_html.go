@@ -28,12 +28,14 @@ func ReviewHTML(w io.Writer, rv Review) error {
 	}
 	for _, r := range rv.Reports {
 		s := htmlSection{Report: r, ID: anchor(r.Device), Summary: reviewSummary(r, rv.Origin), Ops: reviewOps(r)}
-		var err error
-		if s.TimeChart, err = timeChart(r); err != nil {
-			return err
-		}
-		if s.RooflineChart, err = rooflineChart(r); err != nil {
-			return err
+		if !noOps(r) {
+			var err error
+			if s.TimeChart, err = timeChart(r); err != nil {
+				return err
+			}
+			if s.RooflineChart, err = rooflineChart(r); err != nil {
+				return err
+			}
 		}
 		page.Sections = append(page.Sections, s)
 	}
@@ -145,7 +147,7 @@ footer { color: #8a94a6; font-size: 12px; margin-top: 40px; }
 </div>
 {{else}}<p>No findings.</p>
 {{end}}
-<h3>Expected time per op</h3>
+{{if .TimeChart}}<h3>Expected time per op</h3>
 <div class="chart">{{.TimeChart}}</div>
 <h3>Roofline</h3>
 <div class="chart">{{.RooflineChart}}</div>
@@ -154,6 +156,10 @@ footer { color: #8a94a6; font-size: 12px; margin-top: 40px; }
 {{range .Ops.Rows}}<tr>{{range $i, $c := .}}{{if or (eq $i 0) (eq $i 1) (eq $i 3)}}<td>{{if eq $i 1}}<code>{{$c}}</code>{{else}}{{$c}}{{end}}</td>{{else}}<td class="num">{{$c}}</td>{{end}}{{end}}</tr>
 {{end}}</table>
 <ul class="notes">{{range .Ops.Notes}}<li>{{.}}</li>{{end}}{{range .Summary.Notes}}<li>{{.}}</li>{{end}}</ul>
+{{else}}<h3>Ops</h3>
+<p>No ops and no times: {{.NoTime}}.</p>
+<ul class="notes">{{range .Summary.Notes}}<li>{{.}}</li>{{end}}</ul>
+{{end}}
 {{end}}
 <footer>gpucalc check · self-contained page: inline CSS and SVG, no scripts, no network.</footer>
 </main>

@@ -52,7 +52,7 @@ func Review(c model.Config, r Request, m *roofline.Model) (review.Report, error)
 			return review.Report{}, err
 		}
 	} else {
-		rep.NoTime = "the step does not fit"
+		rep.NoTime, rep.Ops = "the step does not fit", []review.Op{} // JSON's [], not null
 	}
 	rep.Findings = Findings(c, res)
 	return rep, nil
