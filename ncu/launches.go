@@ -285,6 +285,9 @@ func (l *Launches) Analyze(d devices.Device) *Analyses {
 		o := theoretical(k, d)
 		r.occ = occRecord{theoretical: o.Theoretical, blocks: o.BlocksPerSM, limiters: o.Limiters, match: o.Match, by: o.By, err: l.text(o.Error)}
 	}
+	for _, w := range l.keys {
+		c.peak(w) // looked up now: the Analyses only read c, from any goroutine
+	}
 	return &Analyses{l: l, c: c}
 }
 
@@ -324,7 +327,7 @@ func (as *Analyses) All() iter.Seq[*Analysis] {
 }
 
 // Cursor returns a function that makes the Analysis of kernel i in one
-// value, valid until the next call.
+// value, valid until the next call. Each goroutine needs its own.
 func (as *Analyses) Cursor() func(i int) *Analysis {
 	var a Analysis
 	b := buffers{reuse: true}

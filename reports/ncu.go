@@ -484,9 +484,11 @@ type NCUView struct {
 
 // jsonList: an export's kernels are written one at a time (a million
 // would take gigabytes encoded whole).
-func (v NCUView) jsonList() (any, string, int, func(int) any) {
+func (v NCUView) jsonList() (any, string, int, func() func(int) any) {
 	rest := v
 	rest.Kernels = &ncu.Analyses{}
-	at := v.Kernels.Cursor()
-	return rest, "kernels", v.Kernels.Len(), func(i int) any { return at(i) }
+	return rest, "kernels", v.Kernels.Len(), func() func(int) any {
+		at := v.Kernels.Cursor()
+		return func(i int) any { return at(i) }
+	}
 }

@@ -94,7 +94,17 @@ func TestJSONList(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, ks := range [][]ncu.Kernel{nil, {}, {gemm}, {gemm, add, gemm}} {
+	// More than a run of entries: encoded on several goroutines, written in order.
+	var many []ncu.Kernel
+	for i := range 3*listRunLen + 5 {
+		k := add
+		if i%3 == 0 {
+			k = gemm
+		}
+		k.ID = i
+		many = append(many, k)
+	}
+	for _, ks := range [][]ncu.Kernel{nil, {}, {gemm}, {gemm, add, gemm}, many} {
 		var as *ncu.Analyses
 		if ks != nil {
 			as = ncu.AnalyzeAll(ks, d)

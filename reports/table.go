@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"iter"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -528,15 +529,18 @@ func newJSONEncoder(w io.Writer, prefix string) *json.Encoder {
 // a million long (an export's kernels).
 type listView interface {
 	// jsonList returns the view with the list empty (not nil), the list's
-	// key in the view's JSON object, its length and its entries.
-	jsonList() (rest any, key string, n int, entry func(int) any)
+	// key in the view's JSON object, its length, and a maker of functions
+	// that give its entries: each function is used by one goroutine, and
+	// the value it returns is encoded before its next call.
+	jsonList() (rest any, key string, n int, entries func() func(int) any)
 }
 
 // jsonList writes a listView as JSON writes any view, byte for byte: the
 // view without its list, then each entry, encoded one at a time, in the
-// empty list's place, written to w as they fill 64 KiB.
+// empty list's place, written to w as they fill 64 KiB. Runs of entries
+// are encoded on up to listWorkers goroutines at once and written in order.
 func jsonList(w io.Writer, lv listView) error {
-	rest, key, n, entry := lv.jsonList()
+	rest, key, n, entries := lv.jsonList()
 	var b bytes.Buffer
 	if err := newJSONEncoder(&b, "").Encode(rest); err != nil {
 		return err
@@ -551,25 +555,99 @@ func jsonList(w io.Writer, lv listView) error {
 		_, err := io.WriteString(w, head)
 		return err
 	}
-	b.Reset()
-	b.WriteString(head[:at+len(mark)-1])
-	enc := newJSONEncoder(&b, "    ")
-	for i := range n {
+	if _, err := io.WriteString(w, head[:at+len(mark)-1]); err != nil {
+		return err
+	}
+	if err := listEntries(w, n, entries); err != nil {
+		return err
+	}
+	_, err := io.WriteString(w, "\n  ]"+head[at+len(mark):])
+	return err
+}
+
+// listRun is a run of a list's entries, encoded by one goroutine.
+type listRun struct {
+	from, to int
+	b        bytes.Buffer
+	err      error
+	done     chan struct{}
+}
+
+// listRunLen is the entries in a run; listWorkers the most goroutines
+// that encode runs.
+const (
+	listRunLen  = 256
+	listWorkers = 4
+)
+
+// encode writes entries from to to of a list, each after its comma and
+// indent, as jsonList places them.
+func (r *listRun) encode(entry func(int) any) {
+	enc := newJSONEncoder(&r.b, "    ")
+	for i := r.from; i < r.to; i++ {
 		if i > 0 {
-			b.WriteByte(',')
+			r.b.WriteByte(',')
 		}
-		b.WriteString("\n    ")
-		if err := enc.Encode(entry(i)); err != nil {
-			return err
+		r.b.WriteString("\n    ")
+		if r.err = enc.Encode(entry(i)); r.err != nil {
+			return
 		}
-		b.Truncate(b.Len() - 1) // the encoder's newline
-		if b.Len() >= 64<<10 {
-			if _, err := b.WriteTo(w); err != nil {
-				return err
+		r.b.Truncate(r.b.Len() - 1) // the encoder's newline
+	}
+}
+
+// listEntries writes a list's n entries to w, encoded in runs on up to
+// listWorkers goroutines (as many as the processors allow) and written in
+// order as each run is done.
+func listEntries(w io.Writer, n int, entries func() func(int) any) error {
+	workers := min(runtime.GOMAXPROCS(0), listWorkers)
+	if workers < 2 || n <= listRunLen {
+		r := listRun{from: 0, to: n}
+		r.encode(entries())
+		if r.err != nil {
+			return r.err
+		}
+		_, err := r.b.WriteTo(w)
+		return err
+	}
+	stop := make(chan struct{})
+	defer close(stop)
+	todo := make(chan *listRun)
+	inOrder := make(chan *listRun, 2*workers) // runs handed out, in order: at most this many in flight
+	for range workers {
+		entry := entries()
+		go func() {
+			for r := range todo {
+				r.encode(entry)
+				close(r.done)
+			}
+		}()
+	}
+	go func() {
+		defer close(todo)
+		defer close(inOrder)
+		for from := 0; from < n; from += listRunLen {
+			r := &listRun{from: from, to: min(from+listRunLen, n), done: make(chan struct{})}
+			select {
+			case inOrder <- r:
+			case <-stop:
+				return
+			}
+			select {
+			case todo <- r:
+			case <-stop:
+				return
 			}
 		}
+	}()
+	for r := range inOrder {
+		<-r.done
+		if r.err != nil {
+			return r.err
+		}
+		if _, err := r.b.WriteTo(w); err != nil {
+			return err
+		}
 	}
-	b.WriteString("\n  ]" + head[at+len(mark):])
-	_, err := b.WriteTo(w)
-	return err
+	return nil
 }
