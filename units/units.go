@@ -11,6 +11,7 @@
 package units
 
 import (
+	"bytes"
 	"fmt"
 	"math"
 	"strconv"
@@ -215,34 +216,62 @@ func decimal(v float64, unit string) string {
 	if unit == "FLOP/s" || unit == "OP/s" {
 		ps = ps[1:]
 	}
+	prefix := ""
 	for _, p := range ps {
 		if math.Abs(v) >= p.m {
-			return sig(v/p.m) + " " + p.p + unit
+			v, prefix = v/p.m, p.p
+			break
 		}
 	}
-	return sig(v) + " " + unit
+	return withUnit(v, prefix, unit)
+}
+
+// withUnit is sig(v), a space, prefix and unit, made in one string (a
+// table of a million rows formats millions of them).
+func withUnit(v float64, prefix, unit string) string {
+	var buf [48]byte
+	b := append(appendSig(buf[:0], v), ' ')
+	return string(append(append(b, prefix...), unit...))
 }
 
 // sig formats with about four significant digits, without trailing zeros.
 func sig(v float64) string {
+	var buf [32]byte
+	return string(appendSig(buf[:0], v))
+}
+
+// appendSig appends sig(v) to b.
+func appendSig(b []byte, v float64) []byte {
+	prec := 3
 	switch a := math.Abs(v); {
 	case a >= 1000:
-		return trim(v, 0)
+		prec = 0
 	case a >= 100:
-		return trim(v, 1)
+		prec = 1
 	case a >= 10:
-		return trim(v, 2)
-	default:
-		return trim(v, 3)
+		prec = 2
 	}
+	return appendTrim(b, v, prec)
 }
 
 func trim(v float64, prec int) string {
-	s := strconv.FormatFloat(v, 'f', prec, 64)
-	if strings.Contains(s, ".") {
-		s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
+	var buf [32]byte
+	return string(appendTrim(buf[:0], v, prec))
+}
+
+// appendTrim appends v with prec decimals, without trailing zeros.
+func appendTrim(b []byte, v float64, prec int) []byte {
+	start := len(b)
+	b = strconv.AppendFloat(b, v, 'f', prec, 64)
+	if bytes.IndexByte(b[start:], '.') >= 0 {
+		for b[len(b)-1] == '0' {
+			b = b[:len(b)-1]
+		}
+		if b[len(b)-1] == '.' {
+			b = b[:len(b)-1]
+		}
 	}
-	return s
+	return b
 }
 
 // FormatBandwidth formats bytes per second: "3.35 TB/s".
@@ -268,12 +297,12 @@ func FormatDuration(s float64) string {
 	case a == 0:
 		return "0 s"
 	case a < 1e-6:
-		return sig(s*1e9) + " ns"
+		return withUnit(s*1e9, "", "ns")
 	case a < 1e-3:
-		return sig(s*1e6) + " µs"
+		return withUnit(s*1e6, "", "µs")
 	case a < 1:
-		return sig(s*1e3) + " ms"
+		return withUnit(s*1e3, "", "ms")
 	default:
-		return sig(s) + " s"
+		return withUnit(s, "", "s")
 	}
 }
