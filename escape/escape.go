@@ -88,7 +88,7 @@ func hex2(c byte) string {
 // break as <br> (a newline would end the row), and the remaining controls
 // as Terminal writes them, since Markdown is read in terminals too.
 func Markdown(s string) string {
-	if strings.IndexAny(s, "\\|<>&\r\n") < 0 { // most text: nothing Markdown or HTML reads
+	if !strings.ContainsAny(s, "\\|<>&\r\n") { // most text: nothing Markdown or HTML reads
 		return Terminal(s)
 	}
 	s = strings.ReplaceAll(strings.ReplaceAll(s, "\r\n", "\n"), "\r", "\n")

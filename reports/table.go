@@ -103,18 +103,6 @@ func (t Table) Collected() Table {
 	return t
 }
 
-// rowsOf is a Stream of the rows that rows gives for each of xs in turn
-// (rows returns false once yield has).
-func rowsOf[T any](xs []T, rows func(x *T, yield func([]string) bool) bool) iter.Seq[[]string] {
-	return func(yield func([]string) bool) {
-		for i := range xs {
-			if !rows(&xs[i], yield) {
-				return
-			}
-		}
-	}
-}
-
 // Section returns the table of tables whose Key is name, or the first for
 // "". ok is false when none has that key.
 func Section(tables []Table, name string) (Table, bool) {

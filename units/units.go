@@ -226,7 +226,7 @@ func decimal(v float64, unit string) string {
 	return withUnit(v, prefix, unit)
 }
 
-// withUnit is sig(v), a space, prefix and unit, made in one string (a
+// withUnit is v as appendSig writes it, a space, prefix and unit, made in one string (a
 // table of a million rows formats millions of them).
 func withUnit(v float64, prefix, unit string) string {
 	var buf [48]byte
@@ -234,13 +234,8 @@ func withUnit(v float64, prefix, unit string) string {
 	return string(append(append(b, prefix...), unit...))
 }
 
-// sig formats with about four significant digits, without trailing zeros.
-func sig(v float64) string {
-	var buf [32]byte
-	return string(appendSig(buf[:0], v))
-}
-
-// appendSig appends sig(v) to b.
+// appendSig appends v with about four significant digits, without
+// trailing zeros.
 func appendSig(b []byte, v float64) []byte {
 	prec := 3
 	switch a := math.Abs(v); {
