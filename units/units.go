@@ -226,8 +226,8 @@ func decimal(v float64, unit string) string {
 	return withUnit(v, prefix, unit)
 }
 
-// withUnit is v as appendSig writes it, a space, prefix and unit, made in one string (a
-// table of a million rows formats millions of them).
+// withUnit is v as appendSig writes it, a space, prefix and unit, made in
+// one string (a table of a million rows formats millions of them).
 func withUnit(v float64, prefix, unit string) string {
 	var buf [48]byte
 	b := append(appendSig(buf[:0], v), ' ')
