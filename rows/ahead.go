@@ -6,12 +6,15 @@ import "sync"
 // time, while the caller makes sense of those already read: on two cores
 // the reading and the work on the rows overlap. It stops at the first
 // error, which Read returns after the records before it. Stop ends the
-// reading early; a reader that does not read to the end must call it.
+// reading and waits for the goroutine to be done with the input (it
+// finishes the record it is reading): a reader that does not read to the
+// end must call it before it lets go of the input.
 type Ahead struct {
 	c    *CSV
 	out  chan *batch
 	free chan *batch
 	stop chan struct{}
+	gone chan struct{} // closed when the goroutine returns
 	once sync.Once
 	cur  *batch
 	i    int
@@ -35,7 +38,7 @@ const (
 
 // NewAhead starts reading c ahead.
 func NewAhead(c *CSV) *Ahead {
-	a := &Ahead{c: c, out: make(chan *batch, batches), free: make(chan *batch, batches), stop: make(chan struct{})}
+	a := &Ahead{c: c, out: make(chan *batch, batches), free: make(chan *batch, batches), stop: make(chan struct{}), gone: make(chan struct{})}
 	for range batches {
 		a.free <- &batch{}
 	}
@@ -44,6 +47,7 @@ func NewAhead(c *CSV) *Ahead {
 }
 
 func (a *Ahead) read() {
+	defer close(a.gone)
 	for {
 		var b *batch
 		select {
@@ -98,5 +102,8 @@ func (a *Ahead) Read() ([]string, error) {
 // Line is the input line on which the record Read returned last starts.
 func (a *Ahead) Line() int { return a.line }
 
-// Stop ends the reading ahead.
-func (a *Ahead) Stop() { a.once.Do(func() { close(a.stop) }) }
+// Stop ends the reading ahead and waits for it to end.
+func (a *Ahead) Stop() {
+	a.once.Do(func() { close(a.stop) })
+	<-a.gone
+}
