@@ -122,10 +122,10 @@ func (j *joiner) commOf(k *Kernel) *Comm {
 	}
 	t := j.tr.t
 	var starts []int
-	if op, ok := j.tr.byExtID[k.ExternalID]; ok && k.ExternalID != 0 {
+	if op, ok := j.tr.byExtID.get(k.ExternalID); ok && k.ExternalID != 0 {
 		starts = append(starts, op)
 	}
-	if li, ok := j.launch[k.Correlation]; ok {
+	if li, ok := j.launch.get(k.Correlation); ok {
 		l := &t.Launches[li]
 		if op := j.tr.enclosing(l.Thread, l.Start); op >= 0 {
 			starts = append(starts, op)

@@ -18,7 +18,7 @@ type tree struct {
 	// byThread lists each thread's ops by start time (longest first on
 	// ties), for placing a launch inside the op that made it.
 	byThread map[string][]int
-	byExtID  map[int64]int
+	byExtID  ids // the first op with each External id (0 left out)
 }
 
 // slack absorbs the rounding of the trace's microsecond times (three
@@ -27,13 +27,10 @@ const slack = 0.002
 
 func newTree(t *Trace) *tree {
 	tr := &tree{t: t, parent: make([]int, len(t.Ops)), top: make([]int, len(t.Ops)),
-		byThread: map[string][]int{}, byExtID: make(map[int64]int, len(t.Ops))}
+		byThread: map[string][]int{}}
+	tr.byExtID = newIDs(len(t.Ops), func(i int) int64 { return t.Ops[i].ExternalID }, func(i int) bool { return t.Ops[i].ExternalID == 0 }, false)
 	for i := range t.Ops {
-		o := &t.Ops[i]
-		tr.byThread[o.Thread] = append(tr.byThread[o.Thread], i)
-		if _, dup := tr.byExtID[o.ExternalID]; !dup && o.ExternalID != 0 {
-			tr.byExtID[o.ExternalID] = i
-		}
+		tr.byThread[t.Ops[i].Thread] = append(tr.byThread[t.Ops[i].Thread], i)
 	}
 	for _, idx := range tr.byThread {
 		slices.SortStableFunc(idx, func(a, b int) int {
@@ -111,26 +108,22 @@ const (
 // joiner ties GPU activity to top-level ops.
 type joiner struct {
 	tr     *tree
-	launch map[int64]int // correlation -> launch index
+	launch ids // correlation -> launch index (the last launch of each)
 }
 
 func newJoiner(t *Trace) *joiner {
-	j := &joiner{tr: newTree(t), launch: make(map[int64]int, len(t.Launches))}
-	for i, l := range t.Launches {
-		j.launch[l.Correlation] = i
-	}
-	return j
+	return &joiner{tr: newTree(t), launch: newIDs(len(t.Launches), func(i int) int64 { return t.Launches[i].Correlation }, func(int) bool { return false }, true)}
 }
 
 // op returns the top-level aten op of the activity with this External id
 // and correlation, or -1 and why not.
 func (j *joiner) op(ext, corr int64) (int, Link) {
 	t := j.tr.t
-	li, launched := j.launch[corr]
+	li, launched := j.launch.get(corr)
 	if launched && t.Launches[li].Name == "cudaGraphLaunch" {
 		return -1, Graph
 	}
-	op, ok := j.tr.byExtID[ext]
+	op, ok := j.tr.byExtID.get(ext)
 	if !ok || ext == 0 {
 		if !launched {
 			return -1, NoOp
