@@ -105,16 +105,30 @@ func occupancyRow(k Kernel, arch devices.Arch) KernelRow {
 // intervals) over the GPU window.
 func streams(t *Trace) ([]Stream, float64) {
 	type span struct{ s, e float64 }
-	by := map[int][]span{}
+	// Each stream's spans are counted first and given their array at once:
+	// grown a span at a time, millions of them are copied again and again.
+	count := map[int]int{}
+	for i := range t.Kernels {
+		count[t.Kernels[i].Stream]++
+	}
+	for i := range t.Transfers {
+		count[t.Transfers[i].Stream]++
+	}
+	by := make(map[int][]span, len(count))
+	for id, n := range count {
+		by[id] = make([]span, 0, n)
+	}
 	lo, hi := math.Inf(1), math.Inf(-1)
 	add := func(stream int, start, dur float64) {
 		by[stream] = append(by[stream], span{start, start + dur})
 		lo, hi = math.Min(lo, start), math.Max(hi, start+dur)
 	}
-	for _, k := range t.Kernels {
+	for i := range t.Kernels {
+		k := &t.Kernels[i]
 		add(k.Stream, k.Start, k.Dur)
 	}
-	for _, x := range t.Transfers {
+	for i := range t.Transfers {
+		x := &t.Transfers[i]
 		add(x.Stream, x.Start, x.Dur)
 	}
 	if len(by) == 0 {
