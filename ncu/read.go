@@ -135,12 +135,13 @@ func ReadLaunches(r io.Reader, maxKernels int) (*Launches, error) {
 	if err := e.checkPage(); err != nil {
 		return nil, err
 	}
-	cr := rows.FromLines(lines, func(l []byte) []byte {
+	cr := rows.NewAhead(rows.FromLines(lines, func(l []byte) []byte {
 		if bytes.HasPrefix(l, []byte("==")) {
 			return nil // ncu's own messages, interleaved
 		}
 		return l
-	})
+	}))
+	defer cr.Stop()
 	l := newLaunches()
 	for {
 		rec, err := cr.Read()
