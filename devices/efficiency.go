@@ -3,6 +3,8 @@ package devices
 import (
 	"bytes"
 	"fmt"
+	"math"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -51,6 +53,32 @@ type Efficiency struct {
 	// kernels replay back to back in a CUDA graph: the graph's kernel
 	// period and the kernel's ramp, in seconds.
 	GraphKernel float64 `json:"graph_kernel_seconds"`
+	// GraphRamp is a tensor-core kernel's start-up and drain when kernels
+	// replay back to back in a CUDA graph (its pipeline fills and its
+	// epilogue drains; no launch), in seconds.
+	GraphRamp float64 `json:"graph_ramp_seconds"`
+	// QuantFixed is the fixed time of a quantized GEMM's activation path
+	// besides its kernels' periods and work, by scheme (a per-tensor
+	// scale's zeroing and grid-wide maximum), in seconds.
+	QuantFixed map[string]float64 `json:"quant_fixed_seconds,omitempty"`
+	// AttentionCTA is the SM time a serving engine's paged attention
+	// kernel spends on each CTA besides its blocks (the page table read,
+	// the query loaded, the output and its log-sum-exp written), in
+	// seconds; CTAs resident together share an SM, so n CTAs cost n times
+	// this over the SMs.
+	AttentionCTA float64 `json:"attention_cta_seconds"`
+	// KVDequant is the KV-cache elements per SM per clock a paged
+	// attention kernel converts from a narrower cache type (fp8) to its
+	// compute type.
+	KVDequant float64 `json:"kv_dequant_per_sm_per_clock"`
+	// AllReduce is NCCL's all-reduce over the device's peer link, fitted
+	// for the link's kind (NVLink generation, PCIe); nil where the catalog
+	// has none for it.
+	AllReduce *AllReduceFit `json:"allreduce,omitempty"`
+	// StreamK says the family's GEMM libraries run persistent stream-K
+	// kernels, which share the last wave's tiles among all SMs: a GEMM
+	// costs its tiles' work spread over the SMs, with no wave tail.
+	StreamK bool `json:"stream_k"`
 	// PagedAttention is a serving engine's attention layer's fixed cost
 	// besides its kernels' work and periods (metadata, the cache append's
 	// bookkeeping), in seconds.
@@ -67,6 +95,24 @@ type Efficiency struct {
 	Sources map[string]string `json:"sources"`
 	// Notes say where a default stood in for a missing figure.
 	Notes []string `json:"notes,omitempty"`
+}
+
+// AllReduceFit is NCCL's all-reduce on one kind of link as two protocols,
+// the faster taken, as NCCL's tuner takes it: LL (low latency, half the
+// bus bandwidth: each 8-byte store carries a 4-byte flag), LLLatency + 2(n−1)
+// steps of Hop + bus bytes at half the rate; and Simple, pipelined over
+// chunks, SimpleLatency + (√(2(n−1)·Hop) + √(bus bytes / rate))². The rate
+// is LinkFraction of the link's per-direction bandwidth, divided by
+// (n/2)^RankExponent where every rank's traffic shares one path (PCIe
+// without peer access: through host memory).
+type AllReduceFit struct {
+	Link          string  `json:"link"`
+	LLLatency     float64 `json:"ll_latency_seconds"`
+	Hop           float64 `json:"hop_seconds"`
+	SimpleLatency float64 `json:"simple_latency_seconds"`
+	LinkFraction  float64 `json:"link_fraction"`
+	RankExponent  float64 `json:"rank_exponent"`
+	Source        string  `json:"source"`
 }
 
 // Tile is a GEMM CTA tile and its throughput relative to the largest.
@@ -93,22 +139,43 @@ type efficiencyFile struct {
 		N          int     `yaml:"n"`
 		Efficiency sourced `yaml:"efficiency"`
 	} `yaml:"gemm_tiles"`
+	Collectives map[string]struct {
+		LLLatency     string `yaml:"ll_latency"`
+		Hop           string `yaml:"hop"`
+		SimpleLatency string `yaml:"simple_latency"`
+		LinkFraction  string `yaml:"link_fraction"`
+		RankExponent  string `yaml:"rank_exponent"`
+		Source        string `yaml:"source"`
+	} `yaml:"collectives"`
 	Archs map[string]struct {
 		SFU         sourced            `yaml:"sfu_per_sm_per_clock"`
 		L2          sourced            `yaml:"l2_per_sm_per_clock"`
 		GraphKernel sourced            `yaml:"graph_kernel"`
+		StreamK     *sourcedBool       `yaml:"stream_k"`
+		GraphRamp   sourced            `yaml:"graph_ramp"`
+		AttnCTA     sourced            `yaml:"attention_cta"`
+		KVDequant   sourced            `yaml:"kv_dequant_per_sm_per_clock"`
+		QuantFixed  map[string]sourced `yaml:"quant_fixed"`
 		Paged       sourced            `yaml:"paged_attention"`
 		GEMM        map[string]sourced `yaml:"gemm"`
 		Quant       map[string]sourced `yaml:"quant"`
 	} `yaml:"archs"`
 }
 
+// sourcedBool is a yes-or-no figure and the key of its source.
+type sourcedBool struct {
+	Value  bool   `yaml:"value"`
+	Source string `yaml:"source"`
+}
+
 // efficiencyTable is the parsed file, with each figure resolved to a number
 // and a source text.
 type efficiencyTable struct {
-	base   Efficiency // kernel classes, launch, tiles
-	memory map[string]figure
-	archs  map[string]Efficiency
+	base Efficiency // kernel classes, launch, tiles
+	// collectives are the all-reduce fits by link kind, longest kind first.
+	collectives []AllReduceFit
+	memory      map[string]figure
+	archs       map[string]Efficiency
 }
 
 var efficiencies = sync.OnceValues(func() (*efficiencyTable, error) {
@@ -182,6 +249,31 @@ func parseEfficiency(data []byte) (*efficiencyTable, error) {
 	if _, ok := t.memory["default"]; !ok {
 		return nil, fmt.Errorf("memory: missing default")
 	}
+	for link, c := range f.Collectives {
+		src, ok := f.Sources[c.Source]
+		if !ok {
+			return nil, fmt.Errorf("collectives.%s: source %q is not in the file's sources", link, c.Source)
+		}
+		fit := AllReduceFit{Link: link, Source: src}
+		for _, x := range []struct {
+			name, s string
+			dst     *float64
+			parse   func(string) (float64, error)
+		}{{"ll_latency", c.LLLatency, &fit.LLLatency, units.ParseDuration}, {"hop", c.Hop, &fit.Hop, units.ParseDuration},
+			{"simple_latency", c.SimpleLatency, &fit.SimpleLatency, units.ParseDuration}, {"link_fraction", c.LinkFraction, &fit.LinkFraction, frac},
+			{"rank_exponent", c.RankExponent, &fit.RankExponent, frac}} {
+			v, err := x.parse(x.s)
+			if err != nil || v < 0 || math.IsNaN(v) {
+				return nil, fmt.Errorf("collectives.%s.%s: %q is not a non-negative number", link, x.name, x.s)
+			}
+			*x.dst = v
+		}
+		if fit.LinkFraction <= 0 || fit.LinkFraction > 1 {
+			return nil, fmt.Errorf("collectives.%s.link_fraction: %s is not in (0, 1]", link, c.LinkFraction)
+		}
+		t.collectives = append(t.collectives, fit)
+	}
+	sort.Slice(t.collectives, func(i, j int) bool { return len(t.collectives[i].Link) > len(t.collectives[j].Link) })
 	for fam, a := range f.Archs {
 		e := Efficiency{Family: fam, GEMM: map[string]float64{}, Sources: map[string]string{}}
 		v, err := num("archs."+fam+".sfu_per_sm_per_clock", a.SFU, frac)
@@ -208,6 +300,40 @@ func parseEfficiency(data []byte) (*efficiencyTable, error) {
 				return nil, err
 			}
 			e.GraphKernel, e.Sources["graph_kernel"] = v.v, v.src
+		}
+		if a.GraphRamp.Value != "" {
+			if v, err = num("archs."+fam+".graph_ramp", a.GraphRamp, units.ParseDuration); err != nil {
+				return nil, err
+			}
+			e.GraphRamp, e.Sources["graph_ramp"] = v.v, v.src
+		}
+		if a.AttnCTA.Value != "" {
+			if v, err = num("archs."+fam+".attention_cta", a.AttnCTA, units.ParseDuration); err != nil {
+				return nil, err
+			}
+			e.AttentionCTA, e.Sources["attention_cta"] = v.v, v.src
+		}
+		if a.KVDequant.Value != "" {
+			if v, err = num("archs."+fam+".kv_dequant_per_sm_per_clock", a.KVDequant, frac); err != nil {
+				return nil, err
+			}
+			e.KVDequant, e.Sources["kv_dequant_per_sm_per_clock"] = v.v, v.src
+		}
+		for k, s := range a.QuantFixed {
+			v, err := num("archs."+fam+".quant_fixed."+k, s, units.ParseDuration)
+			if err != nil {
+				return nil, err
+			}
+			if e.QuantFixed == nil {
+				e.QuantFixed = map[string]float64{}
+			}
+			e.QuantFixed[k], e.Sources["quant_fixed."+k] = v.v, v.src
+		}
+		if a.StreamK != nil {
+			if _, ok := f.Sources[a.StreamK.Source]; !ok {
+				return nil, fmt.Errorf("archs.%s.stream_k: unknown source %q", fam, a.StreamK.Source)
+			}
+			e.StreamK, e.Sources["stream_k"] = a.StreamK.Value, f.Sources[a.StreamK.Source]
 		}
 		for k, s := range a.GEMM {
 			if !validPeakKey(k) {
@@ -274,9 +400,19 @@ func (d Device) Efficiency() (Efficiency, error) {
 		e.Notes = append(e.Notes, fmt.Sprintf("no GEMM efficiency figures for the %s family; the default (H100-measured) figures are used", d.Architecture))
 	}
 	e.Family, e.GEMM, e.Quant, e.SFUPerSMPerClock = a.Family, a.GEMM, a.Quant, a.SFUPerSMPerClock
-	e.L2PerSMPerClock, e.GraphKernel, e.PagedAttention = a.L2PerSMPerClock, a.GraphKernel, a.PagedAttention
+	e.L2PerSMPerClock, e.GraphKernel, e.PagedAttention, e.StreamK = a.L2PerSMPerClock, a.GraphKernel, a.PagedAttention, a.StreamK
+	e.QuantFixed, e.GraphRamp, e.AttentionCTA, e.KVDequant = a.QuantFixed, a.GraphRamp, a.AttentionCTA, a.KVDequant
+	if e.GraphRamp == 0 {
+		e.GraphRamp, e.Sources["graph_ramp"] = e.Ramp, e.Sources["kernels.ramp"]
+	}
 	for k, v := range a.Sources {
 		e.Sources[k] = v
+	}
+	for i, c := range t.collectives {
+		if strings.HasPrefix(d.Peer().Type, c.Link) {
+			e.AllReduce = &t.collectives[i]
+			break
+		}
 	}
 	m, ok := t.memory[strings.ToLower(d.Memory.Type)]
 	if !ok {

@@ -56,6 +56,9 @@ const (
 	ImplSplit = "split"
 	ImplRows  = "rows"
 	ImplHeads = "heads"
+	// ImplNCCL prices an all-reduce as NCCL's own collective, as
+	// nccl-tests times it (Op.Impl of an allreduce).
+	ImplNCCL = "nccl"
 )
 
 // Kinds lists every operation, for help text and errors.

@@ -20,7 +20,8 @@ const SpecHelp = `An op spec is the op's name followed by key=value pairs and fl
   gelu n= [erf|tanh]   gelu_tanh n=   relu n=   silu n=   add n=   mul n=   copy n= [repeat=]
   attention b= h= [kv=] s= | sq= sk= d= [causal|full] [flash|naive] [impl=split|rows|heads] [kv_dtype=] [paged]
   conv2d    n= c= h= w= k= r= s= [stride=1] [pad=0|same] [groups=1]
-  allreduce n= | bytes= ranks=   a sum over tensor-parallel GPUs (NCCL)
+  allreduce n= | bytes= ranks= [impl=nccl]   a sum over tensor-parallel GPUs; impl=nccl: NCCL's own
+            collective as nccl-tests times it (LL or Simple protocol), not calls back to back in a graph
   alltoall  n= | bytes= ranks=   each GPU's n elements in equal parts to every GPU (EP dispatch)
   moe       tokens= hidden= inter= topk= experts= [tp=1] [ep=1] [dtype=|quant=]
             [dist=balanced|uniform|power_law:A] [gated|ungated]   a mixture-of-experts layer on one GPU
@@ -185,7 +186,7 @@ func parse(spec string, dtype devices.DType) (Op, error) {
 				o.KVType, err = devices.ParseDType(val)
 			}
 		case "impl":
-			if kind != Attention {
+			if kind != Attention && kind != AllReduce {
 				err = fmt.Errorf("unknown key %s for %s", rows.Quote(key), kind)
 			} else if err = once("impl", f); err == nil {
 				err = o.setImpl(val)
@@ -348,6 +349,13 @@ func (o *Op) flag(w string) error {
 // setImpl sets flash attention's schedule; split, the default, is stored
 // as "".
 func (o *Op) setImpl(val string) error {
+	if o.Kind == AllReduce {
+		if !strings.EqualFold(val, ImplNCCL) {
+			return fmt.Errorf("impl=%s: expected nccl (or no impl=: calls back to back as engines make them)", rows.Quote(val))
+		}
+		o.Impl = ImplNCCL
+		return nil
+	}
 	switch strings.ToLower(val) {
 	case ImplSplit:
 		o.Impl = ""
@@ -509,6 +517,9 @@ func (o Op) String() string {
 	case AllReduce, AllToAll:
 		kv("n", o.Elems)
 		kv("ranks", o.Ranks)
+		if o.Impl != "" {
+			b.WriteString(" impl=" + o.Impl)
+		}
 	case Attention:
 		kv("b", o.B)
 		kv("h", o.Heads)

@@ -2,6 +2,7 @@ package roofline
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/gpucalc/gpucalc/devices"
 	"github.com/gpucalc/gpucalc/ops"
@@ -79,8 +80,27 @@ func (m *Model) allReduce(op ops.Op, c ops.Cost) Point {
 		p.Attainable = p.AI * link.BytesPerSecond
 	}
 	p.Expected = curve.Time(c.Bytes)
-	if curve.Latency > p.Expected/2 {
+	latency := curve.Latency
+	if f := m.eff.AllReduce; op.Impl == ops.ImplNCCL && f != nil && link.BytesPerSecond > 0 {
+		p.Expected, latency = allReduceFit(*f, c.Bytes, float64(op.Ranks), link.BytesPerSecond)
+		p.Notes = append(p.Notes[:0], fmt.Sprintf("NCCL's all-reduce on %s as fitted on aiconfigurator's nccl tables (LL or Simple protocol, the faster)", f.Link))
+	}
+	if latency > p.Expected/2 {
 		p.ExpectedBound = "latency"
 	}
 	return p
+}
+
+// allReduceFit is the time of an all-reduce that moves busBytes per rank
+// among ranks GPUs on a link of linkRate bytes per second per direction,
+// by the link kind's fit (devices.AllReduceFit), and its latency part.
+func allReduceFit(f devices.AllReduceFit, busBytes, ranks, linkRate float64) (t, latency float64) {
+	rate := f.LinkFraction * linkRate / math.Pow(ranks/2, f.RankExponent)
+	steps := 2 * (ranks - 1) * f.Hop
+	ll := f.LLLatency + steps + busBytes/(rate/2)
+	simple := f.SimpleLatency + math.Pow(math.Sqrt(steps)+math.Sqrt(busBytes/rate), 2)
+	if ll <= simple {
+		return ll, f.LLLatency + steps
+	}
+	return simple, f.SimpleLatency + steps
 }

@@ -68,7 +68,8 @@ func (m *Model) flashForward(op ops.Op, c ops.Cost, rate float64) estimate {
 	sms := float64(m.dev.SMs)
 	perBlock, cols := m.keyBlocks(op)
 	ctas := float64(op.B*op.Heads) * ceilDiv(op.SeqQ, flashBlock)
-	compute := math.Ceil(ctas/sms) * perBlock * m.flashBlockTime(flashBlock, cols, op.HeadDim, rate)
+	compute := math.Ceil(ctas/sms)*perBlock*m.flashBlockTime(flashBlock, cols, op.HeadDim, rate) +
+		m.pagedCost(op, ctas, 2*float64(op.B*op.KVHeads*op.SeqK*op.HeadDim))
 	memory := c.Bytes / (m.stream * m.eff.GEMMMemory * m.active(ctas))
 	return m.kernel(compute, memory)
 }
@@ -105,6 +106,23 @@ func (m *Model) keyBlocks(op ops.Op) (perBlock, cols float64) {
 func (m *Model) flashBlockTime(rows, cols float64, d int64, rate float64) float64 {
 	sms := float64(m.dev.SMs)
 	return 4*rows*cols*float64(d)/(rate/sms) + rows*cols/(m.sfu/sms)
+}
+
+// pagedCost is the SM time a serving engine's paged kernel adds to its
+// blocks, spread over the SMs: each CTA's own fixed cost (AttentionCTA),
+// and converting kv cache elements read from a narrower cache type (an
+// fp8 cache under bf16 attention) at the family's KVDequant rate. Plain
+// attention has neither.
+func (m *Model) pagedCost(op ops.Op, ctas, kv float64) float64 {
+	if !op.Paged {
+		return 0
+	}
+	sms := float64(m.dev.SMs)
+	t := ctas * m.eff.AttentionCTA / sms
+	if op.KVSize() < op.DType.Size() && m.eff.KVDequant > 0 {
+		t += kv / (m.eff.KVDequant * sms * m.dev.BoostClockHz)
+	}
+	return t
 }
 
 // tiling is how a split-KV kernel lays out its query rows: tiles of rows
@@ -156,7 +174,8 @@ func (m *Model) splitKVAt(op ops.Op, rate float64, t tiling, splits float64) est
 	}
 	perBlock, cols := m.keyBlocks(op)
 	ctas := t.tiles * splits
-	compute := math.Ceil(ctas/sms) * math.Ceil(2*perBlock/splits) / 2 * m.flashBlockTime(t.rows, cols, op.HeadDim, rate)
+	compute := math.Ceil(ctas/sms)*math.Ceil(2*perBlock/splits)/2*m.flashBlockTime(t.rows, cols, op.HeadDim, rate) +
+		m.pagedCost(op, ctas, 2*float64(op.B*t.reads*op.SeqK*op.HeadDim))
 	queries := float64(op.B*op.Heads*op.SeqQ) * float64(op.HeadDim)
 	kv := 2 * float64(op.B*t.reads*op.SeqK*op.HeadDim) * op.KVSize()
 	// A CTA keeps two stages of a K and a V block in flight.

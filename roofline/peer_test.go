@@ -85,7 +85,12 @@ func gemmSpec(quantized bool) func(get func(string) string) (string, string) {
 		if q == "" {
 			return "", ""
 		}
-		return "gemm " + dt, fmt.Sprintf("matmul m=%s n=%s k=%s %s", get("m"), get("n"), get("k"), q)
+		op := "matmul"
+		if quantized {
+			// The tables time TensorRT-LLM's Linear layer.
+			op = "linear"
+		}
+		return "gemm " + dt, fmt.Sprintf("%s m=%s n=%s k=%s %s", op, get("m"), get("n"), get("k"), q)
 	}
 }
 
@@ -117,8 +122,9 @@ func attentionSpec(decode, engine bool) func(get func(string) string) (string, s
 	}
 }
 
-// ncclSpec is an all-reduce of message_size fp16 elements; the tables'
-// other collectives are not scored.
+// ncclSpec is an all-reduce of message_size fp16 elements as NCCL's own
+// collective (impl=nccl: the tables are nccl-tests'); the tables' other
+// collectives are not scored.
 func ncclSpec(get func(string) string) (string, string) {
 	if get("op_name") != "all_reduce" {
 		return "", ""
@@ -128,7 +134,7 @@ func ncclSpec(get func(string) string) (string, string) {
 	if 2*n >= 1<<20 {
 		kind = "all-reduce ≥ 1 MiB"
 	}
-	return kind, fmt.Sprintf("allreduce n=%d ranks=%s dtype=fp16", n, get("num_gpus"))
+	return kind, fmt.Sprintf("allreduce n=%d ranks=%s dtype=fp16 impl=nccl", n, get("num_gpus"))
 }
 
 // peerScore is one GPU × op kind's figures: the median and p90 of
@@ -201,27 +207,44 @@ func logPeer(t *testing.T, title string, s []peerScore) {
 }
 
 // peerDefault is the default condition's figures (median and p90 of
-// |error|, in %) as they stood before measurement conditions existed.
+// |error|, in %), recorded when GEMMs on Hopper and Blackwell became
+// stream-K (no wave tail) and all-reduces took their link kind's fit.
 var peerDefault = map[string][2]float64{
-	"a100_sxm all-reduce < 1 MiB": {34.9, 57.4}, "a100_sxm all-reduce ≥ 1 MiB": {19.4, 43.2},
-	"a100_sxm decode attention": {60.5, 91.6}, "a100_sxm gemm bfloat16": {9.7, 35.8}, "a100_sxm prefill attention": {38.0, 70.8},
-	"h100_sxm all-reduce < 1 MiB": {35.4, 49.2}, "h100_sxm all-reduce ≥ 1 MiB": {18.4, 40.2},
-	"h100_sxm decode attention": {53.1, 78.9}, "h100_sxm gemm bfloat16": {16.4, 69.0}, "h100_sxm gemm fp8": {43.3, 63.9},
-	"h100_sxm gemm fp8_block": {22.8, 53.5}, "h100_sxm prefill attention": {45.4, 70.6},
-	"b200_sxm all-reduce < 1 MiB": {38.4, 63.6}, "b200_sxm all-reduce ≥ 1 MiB": {25.8, 52.3},
-	"b200_sxm decode attention": {58.1, 79.8}, "b200_sxm gemm bfloat16": {17.1, 97.6}, "b200_sxm gemm fp8": {58.1, 70.7},
-	"b200_sxm gemm fp8_block": {21.4, 46.8}, "b200_sxm gemm nvfp4": {45.5, 74.2}, "b200_sxm prefill attention": {58.9, 84.4},
-	"l40s all-reduce < 1 MiB": {53.8, 88.4}, "l40s all-reduce ≥ 1 MiB": {72.5, 92.2},
-	"l40s decode attention": {44.3, 172.4}, "l40s gemm bfloat16": {25.5, 157.0}, "l40s gemm fp8": {22.9, 55.6},
-	"l40s gemm fp8_block": {37.8, 66.3}, "l40s prefill attention": {33.0, 65.6},
+	"a100_sxm all-reduce < 1 MiB": {5.3, 19.3},
+	"a100_sxm all-reduce ≥ 1 MiB": {4.9, 14.3},
+	"a100_sxm decode attention": {60.5, 91.6},
+	"a100_sxm gemm bfloat16": {9.7, 35.8},
+	"a100_sxm prefill attention": {38.0, 70.8},
+	"h100_sxm all-reduce < 1 MiB": {6.6, 12.9},
+	"h100_sxm all-reduce ≥ 1 MiB": {10.2, 23.1},
+	"h100_sxm decode attention": {53.1, 78.9},
+	"h100_sxm gemm bfloat16": {10.2, 65.6},
+	"h100_sxm gemm fp8": {46.2, 64.6},
+	"h100_sxm gemm fp8_block": {27.4, 59.1},
+	"h100_sxm prefill attention": {45.4, 70.6},
+	"b200_sxm all-reduce < 1 MiB": {3.3, 8.2},
+	"b200_sxm all-reduce ≥ 1 MiB": {8.5, 20.9},
+	"b200_sxm decode attention": {58.1, 79.8},
+	"b200_sxm gemm bfloat16": {12.8, 96.7},
+	"b200_sxm gemm fp8": {60.0, 71.5},
+	"b200_sxm gemm fp8_block": {25.3, 49.5},
+	"b200_sxm gemm nvfp4": {48.1, 75.2},
+	"b200_sxm prefill attention": {58.9, 84.4},
+	"l40s all-reduce < 1 MiB": {7.9, 35.6},
+	"l40s all-reduce ≥ 1 MiB": {7.5, 13.4},
+	"l40s decode attention": {44.3, 172.4},
+	"l40s gemm bfloat16": {25.5, 157.0},
+	"l40s gemm fp8": {22.9, 55.6},
+	"l40s gemm fp8_block": {37.8, 66.3},
+	"l40s prefill attention": {33.0, 65.6},
 }
 
 // TestPeerDefault scores the default figures (cold L2, eager launch) of
 // today's ops (fp8 blocks and nvfp4 as plain fp8 and fp4 matmuls) against
 // the peer tables. The tables were measured warm in CUDA graphs, so these
 // figures say how far the default condition is from a serving engine's,
-// not how good the model is; the test holds them where they stood before
-// measurement conditions were added, so the defaults keep their meaning.
+// not how good the model is; the test holds them where they were
+// recorded, so the defaults move only on purpose.
 func TestPeerDefault(t *testing.T) {
 	s := scorePeer(t, Conditions{}, false)
 	logPeer(t, "cold L2, eager launch (defaults) against aiconfigurator's warm CUDA-graph tables", s)
@@ -238,37 +261,39 @@ func TestPeerDefault(t *testing.T) {
 
 // peerWarmGraph is what gpucalc reaches under the tables' conditions
 // (median and p90 of |error|, share of lower bounds more than 2% above the
-// measured time, in percent), recorded when measurement conditions,
-// quantized GEMMs, kv_dtype= and paged attention were added. The test holds
-// every cell to it (0.5 points of slack); the goals are logged.
+// measured time, in percent, rounded up), recorded with linear layers'
+// weights read from DRAM, stream-K GEMMs, the quantized activation path's
+// fixed cost, paged attention's per-CTA and fp8-KV costs and the
+// all-reduce fits by link kind. A cell that met the goal is held
+// to the goal; every other cell to its figures (0.5 points of slack).
 var peerWarmGraph = map[string][3]float64{
-	"a100_sxm all-reduce < 1 MiB": {34.9, 57.4, 0.0},
-	"a100_sxm all-reduce ≥ 1 MiB": {19.4, 43.2, 0.0},
-	"a100_sxm decode attention":   {26.8, 86.3, 5.7},
-	"a100_sxm gemm bfloat16":      {17.1, 41.2, 0.0},
-	"a100_sxm prefill attention":  {25.3, 53.6, 0.0},
-	"h100_sxm all-reduce < 1 MiB": {35.4, 49.2, 0.0},
-	"h100_sxm all-reduce ≥ 1 MiB": {18.4, 40.2, 0.0},
-	"h100_sxm decode attention":   {23.2, 67.6, 0.0},
-	"h100_sxm gemm bfloat16":      {12.5, 35.3, 0.0},
-	"h100_sxm gemm fp8":           {34.9, 48.7, 0.0},
-	"h100_sxm gemm fp8_block":     {20.1, 47.6, 0.0},
-	"h100_sxm prefill attention":  {16.1, 55.7, 0.0},
-	"b200_sxm all-reduce < 1 MiB": {38.4, 63.6, 0.0},
-	"b200_sxm all-reduce ≥ 1 MiB": {25.8, 52.3, 0.0},
-	"b200_sxm decode attention":   {26.4, 66.1, 0.0},
-	"b200_sxm gemm bfloat16":      {15.5, 42.7, 0.0},
-	"b200_sxm gemm fp8":           {38.7, 53.2, 0.0},
-	"b200_sxm gemm fp8_block":     {22.8, 43.5, 0.0},
-	"b200_sxm gemm nvfp4":         {36.7, 67.7, 0.0},
-	"b200_sxm prefill attention":  {32.3, 75.5, 0.0},
-	"l40s all-reduce < 1 MiB":     {53.8, 88.4, 0.0},
-	"l40s all-reduce ≥ 1 MiB":     {72.5, 92.2, 0.0},
-	"l40s decode attention":       {22.4, 69.0, 0.0},
-	"l40s gemm bfloat16":          {17.6, 60.0, 0.0},
-	"l40s gemm fp8":               {33.8, 57.3, 0.0},
-	"l40s gemm fp8_block":         {25.0, 74.5, 0.0},
-	"l40s prefill attention":      {19.9, 51.2, 0.0},
+	"a100_sxm all-reduce < 1 MiB": {5.35, 19.35, 0.05},
+	"a100_sxm all-reduce ≥ 1 MiB": {4.95, 14.35, 0.05},
+	"a100_sxm decode attention": {24.75, 95.15, 5.75},
+	"a100_sxm gemm bfloat16": {15.65, 38.15, 0.05},
+	"a100_sxm prefill attention": {17.75, 36.65, 0.05},
+	"h100_sxm all-reduce < 1 MiB": {6.65, 12.95, 0.05},
+	"h100_sxm all-reduce ≥ 1 MiB": {10.25, 23.15, 0.05},
+	"h100_sxm decode attention": {13.25, 33.55, 0.05},
+	"h100_sxm gemm bfloat16": {7.85, 25.05, 0.05},
+	"h100_sxm gemm fp8": {7.05, 24.45, 0.05},
+	"h100_sxm gemm fp8_block": {16.65, 45.15, 0.05},
+	"h100_sxm prefill attention": {16.85, 50.85, 0.05},
+	"b200_sxm all-reduce < 1 MiB": {3.35, 8.25, 0.05},
+	"b200_sxm all-reduce ≥ 1 MiB": {8.55, 20.95, 0.05},
+	"b200_sxm decode attention": {27.15, 64.35, 0.05},
+	"b200_sxm gemm bfloat16": {12.55, 39.05, 0.05},
+	"b200_sxm gemm fp8": {12.55, 28.25, 0.05},
+	"b200_sxm gemm fp8_block": {16.25, 33.05, 0.05},
+	"b200_sxm gemm nvfp4": {22.95, 60.85, 0.05},
+	"b200_sxm prefill attention": {33.25, 74.55, 0.05},
+	"l40s all-reduce < 1 MiB": {7.95, 35.65, 0.05},
+	"l40s all-reduce ≥ 1 MiB": {7.55, 13.45, 0.05},
+	"l40s decode attention": {17.45, 53.35, 0.05},
+	"l40s gemm bfloat16": {16.25, 69.05, 0.05},
+	"l40s gemm fp8": {16.05, 46.05, 0.05},
+	"l40s gemm fp8_block": {24.45, 71.85, 0.05},
+	"l40s prefill attention": {18.25, 47.65, 0.05},
 }
 
 // peerGoal is the goal for an op kind: median and p90 of |error|,
@@ -294,17 +319,23 @@ func TestPeerWarmGraph(t *testing.T) {
 	if len(s) != len(peerWarmGraph) {
 		t.Errorf("%d GPU × op kind cells, want %d", len(s), len(peerWarmGraph))
 	}
-	met, goals := 0, 0
+	met, goals, recorded := 0, 0, 0
 	for _, x := range s {
 		want, ok := peerWarmGraph[x.gpu+" "+x.kind]
 		got := [3]float64{100 * x.median, 100 * x.p90, 100 * x.lowAbove}
+		limit := [3]float64{want[0] + 0.5, want[1] + 0.5, want[2] + 0.5}
+		gm, gp, hasGoal := peerGoal(x.kind)
+		if hasGoal && want[0] <= gm && want[1] <= gp && want[2] <= 1 {
+			// A cell that met its goal when recorded is held to the goal.
+			limit, recorded = [3]float64{gm, gp, 1}, recorded+1
+		}
 		for i := range got {
-			if !ok || got[i] > want[i]+0.5 {
-				t.Errorf("%s %s: median %.1f%%, p90 %.1f%%, lower bounds above %.1f%%; recorded %v", x.gpu, x.kind, got[0], got[1], got[2], want)
+			if !ok || got[i] > limit[i] {
+				t.Errorf("%s %s: median %.1f%%, p90 %.1f%%, lower bounds above %.1f%%; held to %v", x.gpu, x.kind, got[0], got[1], got[2], limit)
 				break
 			}
 		}
-		if gm, gp, ok := peerGoal(x.kind); ok {
+		if hasGoal {
 			goals++
 			if got[0] <= gm && got[1] <= gp && got[2] <= 1 {
 				met++
@@ -312,4 +343,7 @@ func TestPeerWarmGraph(t *testing.T) {
 		}
 	}
 	t.Logf("%d of %d GPU × op kind cells meet the issue's goals", met, goals)
+	if met < recorded {
+		t.Errorf("%d cells meet the goals; %d did when recorded", met, recorded)
+	}
 }

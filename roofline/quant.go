@@ -32,7 +32,7 @@ func (m *Model) quantGEMM(op ops.Op, key string, peak float64) estimate {
 	}
 	qc := op.Quant.Quantize(b*mm, k, op.DType)
 	q := m.kernel(m.vector(qc, "fp32", m.vectorPeak()), qc.Bytes/m.stream)
-	e.work += q.work
+	e.work += q.work + m.eff.QuantFixed[string(op.Quant)]
 	e.kernels += op.Quant.Scheme().Kernels
 	return e
 }

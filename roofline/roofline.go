@@ -224,8 +224,15 @@ func (m *Model) Analyze(op ops.Op) (Point, error) {
 		FLOPs: c.FLOPs(), MatrixFLOPs: c.MatrixFLOPs, Transcendentals: c.Transcendentals, Bytes: c.Bytes, AI: c.AI(),
 		PeakKey: key, ComputeCeiling: peak, MemoryLevel: devices.DRAM, MemoryCeiling: m.dram, Notes: notes,
 	}
-	inL2 := m.fitsL2(c.Bytes)
-	if inL2 && m.l2 > 0 {
+	// Under a warm L2 a layer's weight still comes from DRAM (see
+	// weightBytes); the rest of the working set may be in L2.
+	cold := 0.0
+	if m.cond.warm() {
+		cold = weightBytes(op)
+	}
+	warm := c.Bytes - cold
+	inL2 := m.fitsL2(warm)
+	if inL2 && m.l2 > 0 && cold == 0 {
 		p.MemoryLevel, p.MemoryCeiling = devices.L2, m.l2
 	}
 	p.Ridge = peak / p.MemoryCeiling
@@ -235,16 +242,19 @@ func (m *Model) Analyze(op ops.Op) (Point, error) {
 		p.Bound = MemoryBound
 	}
 	p.LowerBound = math.Max(p.FLOPs/peak, c.Bytes/p.MemoryCeiling)
-	if !inL2 && m.cond.warm() {
-		// A warm L2 may hold up to its size of the working set: only the
-		// rest must come from DRAM.
-		p.LowerBound = math.Max(p.FLOPs/peak, (c.Bytes-float64(m.dev.L2.Bytes))/m.dram)
+	if m.cond.warm() {
+		// A warm L2 may hold up to its size of the working set, a
+		// weight included (a replayed layer may find part of it there):
+		// only the rest must come from DRAM. Where the datasheet gives L2
+		// no rate, what L2 holds costs nothing.
+		fromL2 := 0.0
+		if m.fitsL2(c.Bytes) && m.l2 > 0 {
+			fromL2 = c.Bytes / m.l2
+		}
+		p.LowerBound = math.Max(p.FLOPs/peak, fromL2+math.Max(0, c.Bytes-float64(m.dev.L2.Bytes))/m.dram)
 	}
-	if inL2 && m.l2 == 0 && m.cond.warm() {
-		// A warm working set is read from L2, whose rate the
-		// datasheet does not give: compute alone bounds it.
+	if inL2 && m.l2 == 0 && m.cond.warm() && cold == 0 {
 		p.MemoryLevel, p.MemoryCeiling, p.Ridge, p.Attainable, p.Bound = devices.L2, 0, 0, peak, ComputeBound
-		p.LowerBound = p.FLOPs / peak
 		p.Notes = append(p.Notes, "the working set is in a warm L2, for which the datasheet gives no bandwidth: the lower bound is the compute time alone")
 	}
 	pricing := m
@@ -254,13 +264,14 @@ func (m *Model) Analyze(op ops.Op) (Point, error) {
 		inL2 = m.fitsL2(op.MoEWorkingSet())
 	}
 	if inL2 && m.cond.warm() {
-		pricing = m.warmed()
+		pricing = m.warmed(cold, warm)
 	}
 	e := pricing.estimate(op, c, key, peak)
 	if m.cond.graph() && op.Path() == devices.Tensor {
 		// In a graph a tensor-core kernel still fills its pipeline
-		// and drains its epilogue: the kernel ramp, once per op.
-		e.work += m.eff.Ramp
+		// and drains its epilogue: the family's graph ramp, once per
+		// op.
+		e.work += m.eff.GraphRamp
 	}
 	p.Expected, p.ExpectedBound, p.Kernels, p.work = m.opTime(e), e.bound, e.kernels, e.work
 	if p.Expected-e.work > e.work {
@@ -282,12 +293,38 @@ func (m *Model) fitsL2(bytes float64) bool {
 	return m.cond.warm() || m.l2 > 0
 }
 
-// warmed is the model whose memory traffic comes from L2: streaming and
-// reading at the achievable L2 rate.
-func (m *Model) warmed() *Model {
+// warmed is the model of an op that reads warm bytes from L2 at the
+// achievable L2 rate and cold bytes (a layer's weight) from DRAM: its
+// streaming and read rates are the blend that moves both in their time.
+func (m *Model) warmed(cold, warm float64) *Model {
 	w := *m
 	w.stream, w.read = m.l2read, m.l2read
+	if cold > 0 {
+		w.stream = (cold + warm) / (cold/m.stream + warm/m.l2read)
+		w.read = (cold + warm) / (cold/m.read + warm/m.l2read)
+	}
 	return &w
+}
+
+// weightBytes is the part of an op's bytes that is a layer's weight: a
+// linear's, quantized or not, with its scales. A serving engine reads each
+// layer's weight once per step, and a model's layers together exceed L2,
+// so even under a warm L2 the weight comes from DRAM (aiconfigurator's GEMM
+// tables cycle through copies of the weight that together exceed L2 for
+// that reason); a matmul's operands are both activations.
+func weightBytes(op ops.Op) float64 {
+	if op.Kind != ops.Linear {
+		return 0
+	}
+	b := float64(max(op.Batch, 1))
+	if op.Quant != ops.QuantNone {
+		return b * op.Quant.WeightBytes(op.K, op.N)
+	}
+	w := op.DType.Size()
+	if op.Weight != "" {
+		w = op.Weight.Size()
+	}
+	return b * float64(op.K) * float64(op.N) * w
 }
 
 // rate is the achievable rate of the peak key: measured where the device
@@ -459,6 +496,11 @@ func (m *Model) gemm(batch, M, N, K int64, bytes, rate float64) (compute, memory
 			kk := ceilDiv(K, split)
 			n := tiles * float64(split)
 			waves := math.Ceil(n / sms)
+			if m.eff.StreamK {
+				// Persistent stream-K kernels share the last wave's
+				// work among all SMs: no tail.
+				waves = n / sms
+			}
 			tc := waves * 2 * tm * tn * kk / (perSM * tl.Efficiency)
 			extra := 0.0
 			if split > 1 {
