@@ -20,11 +20,11 @@ func builtinDevices(t *testing.T) []Device {
 }
 
 // TestCatalogHasTheIssueList checks that the catalog holds every GPU issues
-// 2 and 24 ask for.
+// 2, 24 and 37 ask for.
 func TestCatalogHasTheIssueList(t *testing.T) {
 	want := []string{"V100 SXM2 16GB", "V100 SXM2 32GB", "A100 SXM4 40GB", "A100 SXM4 80GB", "A100 PCIe 80GB",
 		"H100 SXM", "H100 PCIe", "H100 NVL", "H200 SXM", "B200", "L4", "L40S", "A10", "T4", "RTX 4090", "RTX 5090", "MI300X",
-		"A40", "RTX A6000", "RTX 3090", "L40", "GH200", "H20", "B300", "GB200"}
+		"A40", "RTX A6000", "RTX 3090", "L40", "GH200", "H20", "B300", "GB200", "GB300", "RTX PRO 6000 Blackwell Server Edition"}
 	have := map[string]bool{}
 	for _, d := range builtinDevices(t) {
 		have[d.Name] = true

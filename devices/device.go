@@ -41,6 +41,10 @@ type Device struct {
 	// see Peer.
 	PeerLink Link    `json:"peer_link"`
 	TDPWatts float64 `json:"tdp_watts"`
+	// SFUPerSMPerClock is the part's own transcendental (exp) rate where it
+	// differs from its family's (Blackwell Ultra doubles Blackwell's);
+	// zero: the family's.
+	SFUPerSMPerClock float64 `json:"sfu_per_sm_per_clock,omitempty"`
 	// Dense peak rates in operations per second, by PeakKey.
 	Dense map[string]Peak `json:"dense_peaks"`
 	// Sparse holds 2:4 structured-sparsity rates, by PeakKey; never mixed

@@ -402,6 +402,9 @@ func (d Device) Efficiency() (Efficiency, error) {
 	e.Family, e.GEMM, e.Quant, e.SFUPerSMPerClock = a.Family, a.GEMM, a.Quant, a.SFUPerSMPerClock
 	e.L2PerSMPerClock, e.GraphKernel, e.PagedAttention, e.StreamK = a.L2PerSMPerClock, a.GraphKernel, a.PagedAttention, a.StreamK
 	e.QuantFixed, e.GraphRamp, e.AttentionCTA, e.KVDequant = a.QuantFixed, a.GraphRamp, a.AttentionCTA, a.KVDequant
+	if d.SFUPerSMPerClock > 0 {
+		e.SFUPerSMPerClock, e.Sources["sfu_per_sm_per_clock"] = d.SFUPerSMPerClock, d.Sources["sfu_per_sm_per_clock"]
+	}
 	if e.GraphRamp == 0 {
 		e.GraphRamp, e.Sources["graph_ramp"] = e.Ramp, e.Sources["kernels.ramp"]
 	}

@@ -276,6 +276,7 @@ func (l *loader) apply(f *deviceFile) error {
 		{"peer_link.bandwidth", f.PeerLink.Bandwidth, units.ParseBandwidth, linkSpan, &d.PeerLink.BytesPerSecond},
 		{"peer_link.latency", f.PeerLink.Latency, units.ParseDuration, linkLatSpan, &d.PeerLink.LatencySeconds},
 		{"tdp", f.TDP, units.ParsePower, tdpSpan, &d.TDPWatts},
+		{"sfu_per_sm_per_clock", f.SFU, func(s string) (float64, error) { return strconv.ParseFloat(s, 64) }, sfuSpan, &d.SFUPerSMPerClock},
 	}); err != nil {
 		return err
 	}

@@ -35,6 +35,7 @@ type deviceFile struct {
 	HostLink     linkFile      `yaml:"host_link"`
 	PeerLink     linkFile      `yaml:"peer_link"`
 	TDP          quantity      `yaml:"tdp"`
+	SFU          quantity      `yaml:"sfu_per_sm_per_clock"`
 	Dense        entries       `yaml:"dense"`
 	Sparse       entries       `yaml:"sparse"`
 	Measured     *measuredFile `yaml:"measured"`
@@ -124,6 +125,7 @@ var (
 	linkSpan      = span{100e6, 10e12, units.FormatBandwidth}
 	linkLatSpan   = span{1e-9, 1e-3, units.FormatDuration}
 	tdpSpan       = span{1, 10e3, func(v float64) string { return units.FormatDecimal(v, "W") }}
+	sfuSpan       = span{1, 256, func(v float64) string { return units.FormatDecimal(v, "") }}
 	peakSpan      = span{1e9, 1e17, units.FormatFLOPS}
 	perSMSpan     = span{1, 65536, plain}
 	launchSpan    = span{100e-9, 100e-3, units.FormatDuration}

@@ -281,16 +281,12 @@ func (m *Model) Analyze(op ops.Op) (Point, error) {
 }
 
 // fitsL2 reports whether a working set of bytes is bounded by L2 rather
-// than DRAM: the same rule on every GPU. Under a warm L2, one that fits in
-// L2 is read from it; under a cold L2 the inputs come from DRAM, except
-// on GPUs whose datasheet gives an L2 bandwidth, whose lower bound has
-// always used it for a working set that fits (kept so that the default
-// figures do not move).
+// than DRAM: the same rule on every GPU. Under a cold L2 the inputs come
+// from DRAM, whatever the catalog says of L2; under a warm L2 one that fits
+// in L2 is read from it (at the datasheet's L2 bandwidth where the catalog
+// has one, else bounded by compute alone).
 func (m *Model) fitsL2(bytes float64) bool {
-	if bytes > float64(m.dev.L2.Bytes) {
-		return false
-	}
-	return m.cond.warm() || m.l2 > 0
+	return m.cond.warm() && bytes <= float64(m.dev.L2.Bytes)
 }
 
 // warmed is the model of an op that reads warm bytes from L2 at the

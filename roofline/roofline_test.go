@@ -90,21 +90,36 @@ func mustNew(t *testing.T, d devices.Device) *Model {
 	return m
 }
 
-// TestL2Ceiling: on a device with an L2 bandwidth, an op whose working set
-// fits in L2 is placed against L2; a larger one against DRAM.
+// TestL2Ceiling: the one rule on every GPU. Under a cold L2 (the default)
+// every op is placed against DRAM, even on a device whose catalog gives an
+// L2 bandwidth; under a warm L2 an op whose working set fits in L2 is
+// placed against L2, a larger one against DRAM.
 func TestL2Ceiling(t *testing.T) {
 	a := device(t, "a100", "a100.yaml")
-	small := analyze(t, a, "add n=1048576 dtype=fp32") // 12 MiB < 40 MiB
-	big := analyze(t, a, "add n=67108864 dtype=fp32")  // 768 MiB
-	if small.MemoryLevel != devices.L2 || !near(small.MemoryCeiling, 5.4e12) || !near(small.LowerBound, 12*1048576/5.4e12) {
-		t.Errorf("small add: %s %g", small.MemoryLevel, small.MemoryCeiling)
-	}
-	if big.MemoryLevel != devices.DRAM || !near(big.MemoryCeiling, 2039e9) {
-		t.Errorf("big add: %s %g", big.MemoryLevel, big.MemoryCeiling)
-	}
-	// Expected time is from DRAM either way (a cold L2, as benchmarks flush it).
-	if small.Expected < 12*1048576/2039e9 {
-		t.Errorf("small add expected %g is faster than DRAM", small.Expected)
+	for _, c := range []struct {
+		cond  Conditions
+		op    string
+		level devices.Level
+		bw    float64
+	}{
+		{Conditions{}, "add n=1048576 dtype=fp32", devices.DRAM, 2039e9}, // 12 MiB < 40 MiB
+		{Conditions{L2: L2Warm}, "add n=1048576 dtype=fp32", devices.L2, 5.4e12},
+		{Conditions{L2: L2Warm}, "add n=67108864 dtype=fp32", devices.DRAM, 2039e9}, // 768 MiB
+	} {
+		o, err := ops.Parse(c.op)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := mustNew(t, a).Under(c.cond).Analyze(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.MemoryLevel != c.level || !near(p.MemoryCeiling, c.bw) {
+			t.Errorf("%s under %s: %s at %g B/s, want %s at %g", c.op, c.cond, p.MemoryLevel, p.MemoryCeiling, c.level, c.bw)
+		}
+		if c.cond == (Conditions{}) && p.Expected < p.LowerBound {
+			t.Errorf("%s: expected %g below the lower bound %g", c.op, p.Expected, p.LowerBound)
+		}
 	}
 }
 
