@@ -461,6 +461,14 @@ func (m *Model) vector(c ops.Cost, key string, peak float64) float64 {
 	return t
 }
 
+// streamKChunk is the least K a stream-K GEMM gives one SM of a tile: 8
+// k-blocks of 64, over which a split repays its fix-up (its fp32 partial
+// tile written and read back) and its pipeline's fill. One constant, chosen
+// on aiconfigurator's H100 GEMM table and gpucalc's own H100 runs
+// (tools/conditions): 256 gives the table's bf16 p90 25.0%, 512 24.9%
+// (1024 23.3%, but 41% over the 128x1024x1024 GEMM measured warm).
+const streamKChunk = 512
+
 // gemm models batch × (M×N×K) on CTA tiles: for each tile shape (and split
 // of K when tiles are too few to fill the SMs) the compute time is the
 // number of waves times one tile's time at the SM's share of the
@@ -494,8 +502,10 @@ func (m *Model) gemm(batch, M, N, K int64, bytes, rate float64) (compute, memory
 			waves := math.Ceil(n / sms)
 			if m.eff.StreamK {
 				// Persistent stream-K kernels share the last wave's
-				// work among all SMs: no tail.
-				waves = n / sms
+				// work among all SMs: no tail; but a tile's K is
+				// shared in chunks of at least streamKChunk, so a few
+				// tiles spread over no more SMs than their chunks.
+				waves = n / math.Min(sms, tiles*ceilDiv(K, streamKChunk))
 			}
 			tc := waves * 2 * tm * tn * kk / (perSM * tl.Efficiency)
 			extra := 0.0
