@@ -53,9 +53,9 @@ type Efficiency struct {
 	// kernels replay back to back in a CUDA graph: the graph's kernel
 	// period and the kernel's ramp, in seconds.
 	GraphKernel float64 `json:"graph_kernel_seconds"`
-	// GraphRamp is a tensor-core kernel's start-up and drain when kernels
+	// GraphRamp is a tensor-core GEMM's start-up and drain when kernels
 	// replay back to back in a CUDA graph (its pipeline fills and its
-	// epilogue drains; no launch), in seconds.
+	// epilogue drains; no launch), in seconds; other kernels keep Ramp.
 	GraphRamp float64 `json:"graph_ramp_seconds"`
 	// QuantFixed is the fixed time of a quantized GEMM's activation path
 	// besides its kernels' periods and work, by scheme (a per-tensor

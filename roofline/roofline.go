@@ -269,9 +269,14 @@ func (m *Model) Analyze(op ops.Op) (Point, error) {
 	e := pricing.estimate(op, c, key, peak)
 	if m.cond.graph() && op.Path() == devices.Tensor {
 		// In a graph a tensor-core kernel still fills its pipeline
-		// and drains its epilogue: the family's graph ramp, once per
-		// op.
-		e.work += m.eff.GraphRamp
+		// and drains its epilogue, once per op: a GEMM the family's
+		// graph ramp (fitted on the fastest GEMMs of aiconfigurator's
+		// tables), other kernels the ramp gpucalc measured.
+		ramp := m.eff.Ramp
+		if _, _, _, _, ok := op.GEMM(); ok && op.Kind != ops.Attention {
+			ramp = m.eff.GraphRamp
+		}
+		e.work += ramp
 	}
 	p.Expected, p.ExpectedBound, p.Kernels, p.work = m.opTime(e), e.bound, e.kernels, e.work
 	if p.Expected-e.work > e.work {
