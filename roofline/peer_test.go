@@ -288,9 +288,9 @@ func TestPeerDefault(t *testing.T) {
 // the datasheet's DRAM bandwidth, never 2×) are the table's, not the
 // bound's: no kernel reads distinct K and V tensors faster than DRAM
 // gives them. Its TensorRT-LLM collector builds the KV cache as
-// CacheType.SELFKONLY (one K pool, kv_factor 1, MLA's layout), so the
-// likely reason is that V has no pool of its own and its reads hit what
-// K's brought into L2. The B200's decode rows at
+// CacheType.SELFKONLY (MLA's layout: TensorRT-LLM's block manager then
+// sizes each block for K alone, kv_factor 1), so V has no blocks of its
+// own and, likely, its reads hit what K's brought into L2. The B200's decode rows at
 // head dims 192 and 256 that run far slower than the split-KV price (224
 // of the ~1000 rows over 20 MB run below 1 TB/s, about 60 GB/s per
 // sequence × KV head: one CTA each, unsplit) follow no shape a kernel's
