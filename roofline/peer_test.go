@@ -284,7 +284,7 @@ func TestPeerDefault(t *testing.T) {
 // to the goal; every other cell to its figures (0.5 points of slack).
 //
 // The A100's decode lower bounds above the measured time (5.7% of its
-// rows, 0.27–4.3 GB of K and V each, most of them GQA, read at up to 1.69×
+// rows, 0.27–4.3 GB of K and V, most of them GQA, read at up to 1.69×
 // the datasheet's DRAM bandwidth, never 2×) are the table's, not the
 // bound's: no kernel reads distinct K and V tensors faster than DRAM
 // gives them. Its TensorRT-LLM collector builds the KV cache as
@@ -292,7 +292,7 @@ func TestPeerDefault(t *testing.T) {
 // sizes each block for K alone, kv_factor 1), so V has no blocks of its
 // own and, likely, its reads hit what K's brought into L2. The B200's decode rows at
 // head dims 192 and 256 that run far slower than the split-KV price (224
-// of the ~1000 rows over 20 MB run below 1 TB/s, about 60 GB/s per
+// of the ~1000 rows over 20 MB run below 1 TB/s, 40–80 GB/s per
 // sequence × KV head: one CTA each, unsplit) follow no shape a kernel's
 // heuristic could choose: b=1 kv=1 d=256 bf16 runs at 82 GB/s with h=4
 // and 2.5 TB/s with h=8 over 65536 keys, and at 61 GB/s with h=8 over
