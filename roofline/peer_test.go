@@ -290,8 +290,10 @@ func TestPeerDefault(t *testing.T) {
 // gives them. Its TensorRT-LLM collector builds the KV cache as
 // CacheType.SELFKONLY (MLA's layout: TensorRT-LLM's block manager then
 // sizes each block for K alone, kv_factor 1), so V has no blocks of its
-// own and, likely, its reads hit what K's brought into L2. The B200's decode rows at
-// head dims 192 and 256 that run far slower than the split-KV price (224
+// own and, likely, its reads hit what K's brought into L2.
+//
+// The B200's decode rows at head dims 192 and 256 that run far slower
+// than the split-KV price (224
 // of the ~1000 rows over 20 MB run below 1 TB/s, 40–80 GB/s per
 // sequence × KV head: one CTA each, unsplit) follow no shape a kernel's
 // heuristic could choose: b=1 kv=1 d=256 bf16 runs at 82 GB/s with h=4
