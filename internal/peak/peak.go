@@ -8,8 +8,8 @@ import (
 )
 
 // Heap runs f and returns the most heap in use above the start while it
-// ran, sampled every 50 ms (after a GC, so garbage from before does not
-// count).
+// ran, sampled every 50 ms and once as f returns (after a GC, so garbage
+// from before does not count).
 func Heap(f func()) uint64 {
 	runtime.GC()
 	var ms runtime.MemStats
@@ -20,16 +20,20 @@ func Heap(f func()) uint64 {
 	go func() {
 		var peak uint64
 		var ms runtime.MemStats
+		sample := func() {
+			runtime.ReadMemStats(&ms)
+			if ms.HeapInuse > base {
+				peak = max(peak, ms.HeapInuse-base)
+			}
+		}
 		for {
 			select {
 			case <-stop:
+				sample()
 				done <- peak
 				return
 			case <-time.After(50 * time.Millisecond):
-				runtime.ReadMemStats(&ms)
-				if ms.HeapInuse > base {
-					peak = max(peak, ms.HeapInuse-base)
-				}
+				sample()
 			}
 		}
 	}()
