@@ -101,26 +101,33 @@ func ReadBatch(r io.Reader, reserved []string) (Batch, error) {
 		return Batch{}, fmt.Errorf("batch input: give ms or measured_us, not both")
 	}
 	b := Batch{Header: header}
+	// Rows gather in blocks, joined once: a slice of ops grown a row at a
+	// time copied most of a 100,000-row batch's time.
+	var kept rows.Blocks[BatchRow]
+	done := func(err error) (Batch, error) {
+		b.Rows = kept.All()
+		return b, err
+	}
 	cr.Fields = len(header)
 	for {
 		rec, err := cr.Read()
 		if errors.Is(err, io.EOF) {
 			break
 		}
-		if len(b.Rows) == MaxBatchRows && err == nil {
-			return b, fmt.Errorf("batch input: more than %d rows; split the file", MaxBatchRows)
+		if kept.Len() == MaxBatchRows && err == nil {
+			return done(fmt.Errorf("batch input: more than %d rows; split the file", MaxBatchRows))
 		}
 		var re *rows.RowError
 		if errors.As(err, &re) {
-			b.Rows = append(b.Rows, BatchRow{Line: re.Line, Fields: slices.Clone(rec), Err: re})
+			kept.Add(BatchRow{Line: re.Line, Fields: slices.Clone(rec), Err: re})
 			continue
 		}
 		var se *rows.SizeError
 		if errors.As(err, &se) {
-			return b, fmt.Errorf("batch input: %w; split the file", err)
+			return done(fmt.Errorf("batch input: %w; split the file", err))
 		}
 		if err != nil {
-			return b, fmt.Errorf("batch input: %w", err)
+			return done(fmt.Errorf("batch input: %w", err))
 		}
 		row := BatchRow{Line: cr.Line(), Fields: slices.Clone(rec)}
 		row.Op, row.Measured, err = batchRow(rec, cols)
@@ -128,12 +135,12 @@ func ReadBatch(r io.Reader, reserved []string) (Batch, error) {
 			row.Err = fmt.Errorf("line %d: %w", row.Line, err)
 			cr.Bad()
 		}
-		b.Rows = append(b.Rows, row)
+		kept.Add(row)
 	}
-	if len(b.Rows) == 0 {
+	if kept.Len() == 0 {
 		return Batch{}, fmt.Errorf("batch input has a header but no rows")
 	}
-	return b, nil
+	return done(nil)
 }
 
 // batchRow reads one row's op (from its spec, or roof_bench's four
