@@ -291,6 +291,7 @@ func (rd *reader) int(metric string) int {
 
 func (e *export) kernel(r Row) (Kernel, error) {
 	rd := &reader{e: e, r: r, missing: e.missing[:0]}
+	e.next = 0
 	full := e.Text(r, "Kernel Name")
 	if full == "" {
 		full = e.Text(r, "launch__kernel_name")

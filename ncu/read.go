@@ -35,6 +35,13 @@ type export struct {
 	// column found for each name asked for (-1: absent), so that each row
 	// looks a metric up once.
 	index, sectioned, columns map[string]int
+	// asked is the metrics a row asked column for, in order, with what
+	// it found; next is how many of them this row has asked. Every row
+	// asks for its metrics in much the same order, so column answers
+	// most from asked, where the same constant name compares at once,
+	// and hashes a name only where the order differs.
+	asked []columnOf
+	next  int
 	// tensor lists the tensor-core operation counters.
 	tensor []tensorColumn
 	// scale is each column's unitScale, set with the units.
@@ -260,6 +267,34 @@ func (e *export) has(col string) bool { _, ok := e.index[col]; return ok }
 // column returns the index of a metric. A metric may also appear under a
 // section prefix only; the plain name wins.
 func (e *export) column(metric string) (int, bool) {
+	if e.next < len(e.asked) && e.asked[e.next].metric == metric {
+		e.next++
+		i := e.asked[e.next-1].index
+		return i, i >= 0
+	}
+	i, ok := e.lookup(metric)
+	switch {
+	case e.next < len(e.asked):
+		e.asked[e.next] = columnOf{metric, i}
+		e.next++
+	case e.next < maxAsked:
+		e.asked = append(e.asked, columnOf{metric, i})
+		e.next++
+	}
+	return i, ok
+}
+
+// columnOf is a metric column asked for and its index (-1: absent).
+type columnOf struct {
+	metric string
+	index  int
+}
+
+// maxAsked bounds the metrics a row's order is kept of.
+const maxAsked = 256
+
+// lookup is column's answer from the header.
+func (e *export) lookup(metric string) (int, bool) {
 	if i, ok := e.columns[metric]; ok {
 		return i, i >= 0
 	}

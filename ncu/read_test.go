@@ -446,3 +446,24 @@ func TestWholeNumber(t *testing.T) {
 		}
 	}
 }
+
+// TestColumnOrder: column answers alike whether a row asks for metrics in
+// the order the previous row did, in another, or more of them.
+func TestColumnOrder(t *testing.T) {
+	e := newExport([]string{"Kernel Name", "a__x.sum", "SM.Sec.b__y.sum", "b__y.sum", "c__z.sum"})
+	want := map[string]int{"a__x.sum": 1, "b__y.sum": 3, "c__z.sum": 4, "d__w.sum": -1, "Kernel Name": 0}
+	for _, order := range [][]string{
+		{"a__x.sum", "b__y.sum", "c__z.sum"},
+		{"a__x.sum", "b__y.sum", "c__z.sum"},
+		{"c__z.sum", "d__w.sum", "a__x.sum", "b__y.sum", "Kernel Name"},
+		{"a__x.sum", "d__w.sum"},
+		{"a__x.sum", "b__y.sum", "c__z.sum", "d__w.sum", "Kernel Name", "a__x.sum"},
+	} {
+		e.next = 0
+		for _, m := range order {
+			if i, ok := e.column(m); i != want[m] || ok != (want[m] >= 0) {
+				t.Errorf("order %v: column(%s) = %d, %v; want %d", order, m, i, ok, want[m])
+			}
+		}
+	}
+}
