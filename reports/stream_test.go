@@ -137,3 +137,26 @@ func mustJSON(t *testing.T, v any) []byte {
 	}
 	return b.Bytes()
 }
+
+// TestIndent: indent writes compact JSON as encoding/json indents it, with
+// brackets, quotes and backslashes inside strings and empty lists.
+func TestIndent(t *testing.T) {
+	v := map[string]any{
+		"a": []any{}, "b": map[string]any{}, "c": `q"{[,:]}\"`, "d": []any{1.5, "x\\", nil, true, map[string]any{"e": []int{1, 2}}},
+		"f": "漢字 <b>\u2028", "g": [][]int{{}, {3}},
+	}
+	var compact bytes.Buffer
+	enc := json.NewEncoder(&compact)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		t.Fatal(err)
+	}
+	var want, got bytes.Buffer
+	if err := json.Indent(&want, compact.Bytes()[:compact.Len()-1], "    ", "  "); err != nil {
+		t.Fatal(err)
+	}
+	indent(&got, compact.Bytes()[:compact.Len()-1], "    ")
+	if got.String() != want.String() {
+		t.Errorf("indent:\n%s\nwant\n%s", got.String(), want.String())
+	}
+}
