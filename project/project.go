@@ -221,7 +221,7 @@ func Project(t *trace.Trace, a *trace.Analysis, source devices.Device, srcArch d
 // kernel ramp (a trace of long kernels only says nothing about the floor).
 func floor(t *trace.Trace, ramp float64) float64 {
 	f := ramp
-	for _, k := range t.Kernels {
+	for k := range t.Kernels.Pointers {
 		if d := k.Dur * usec; d > 0 && d < f {
 			f = d
 		}
@@ -253,7 +253,8 @@ func classify(t *trace.Trace, a *trace.Analysis, fl float64) []opClass {
 	}
 	cs[len(a.Ops)].name, cs[len(a.Ops)].why = "unattributed", "no op claims these kernels"
 	generic := map[string]bool{}
-	for i, k := range t.Kernels {
+	for i := range t.Kernels.Len() {
+		k := t.Kernels.At(i)
 		c := &cs[classOf(a, i, len(a.Ops))]
 		w := max(0, k.Dur*usec-fl)
 		c.work += w
@@ -456,7 +457,8 @@ func project(t *trace.Trace, a *trace.Analysis, classes []opClass, src, tgt Ceil
 	cache := map[launchShape]waves{}
 	unlaunchable := 0
 	floorRatio := tgt.Launch / src.Launch
-	for i, k := range t.Kernels {
+	for i := range t.Kernels.Len() {
+		k := t.Kernels.At(i)
 		ci := classOf(a, i, len(a.Ops))
 		c, v := &classes[ci], verdicts[ci]
 		s := launchShape{k.Grid[0] * k.Grid[1] * k.Grid[2], k.Block[0] * k.Block[1] * k.Block[2], k.Registers, k.SharedMemory}
@@ -553,16 +555,16 @@ func project(t *trace.Trace, a *trace.Analysis, classes []opClass, src, tgt Ceil
 // streams, and its kernels at the launch floor.
 func step(t *trace.Trace, fl float64) Step {
 	type span struct{ s, e float64 }
-	sp := make([]span, 0, len(t.Kernels)+len(t.Transfers))
+	sp := make([]span, 0, t.Kernels.Len()+t.Transfers.Len())
 	var s Step
-	for _, k := range t.Kernels {
+	for k := range t.Kernels.Pointers {
 		sp = append(sp, span{k.Start, k.Start + k.Dur})
 		if k.Dur*usec-fl <= fl {
 			s.FloorKernels++
 			s.FloorTime += k.Dur * usec
 		}
 	}
-	for _, x := range t.Transfers {
+	for x := range t.Transfers.Pointers {
 		sp = append(sp, span{x.Start, x.Start + x.Dur})
 		s.Transfers += x.Dur * usec
 	}

@@ -142,10 +142,11 @@ func (l *limited) Read(p []byte) (int, error) {
 // takes: the longest C++ template kernel names are a few KiB.
 const MaxName = 64 << 10
 
-// Blocks gathers the records a reader keeps, in blocks joined into one
-// slice once at the end: a slice grown a record at a time copies its array
-// again at every growth (for millions of records full of pointers, while
-// the collector scans them), and holds the old and new arrays at once.
+// Blocks gathers the records a reader keeps, in blocks read in place (Each,
+// Pointers, At) or joined into one slice once at the end (All): a slice
+// grown a record at a time copies its array again at every growth (for
+// millions of records full of pointers, while the collector scans them),
+// and holds the old and new arrays at once.
 type Blocks[T any] struct {
 	blocks [][]T
 	n      int

@@ -143,8 +143,8 @@ func (t *Trace) DeviceName() string {
 // gpu is the deviceProperties entry of the GPU the kernels ran on (Read
 // refuses kernels on GPUs that differ), else the first entry.
 func (t *Trace) gpu() (DeviceProps, bool) {
-	if len(t.Kernels) > 0 {
-		if p, ok := t.props(t.Kernels[0].Device); ok {
+	if t.Kernels.Len() > 0 {
+		if p, ok := t.props(t.Kernels.At(0).Device); ok {
 			return p, true
 		}
 	}
@@ -177,12 +177,13 @@ func Analyze(t *Trace, m *roofline.Model, arch devices.Arch) (Analysis, error) {
 	// name, shapes and type lists (as the reader shares them) share a row
 	// without their key being written out again.
 	same := map[opIdentity]int{}
-	callsSeen := make([]bool, len(t.Ops))
+	callsSeen := make([]bool, t.Ops.Len())
 	prev := map[int]int{} // stream -> row of the last call on it
 	unattr := map[Link]*Unattributed{}
 	compute := computeTypes(j.tr)
-	a.kernelOp = make([]int, len(t.Kernels))
-	for ki, k := range t.Kernels {
+	a.kernelOp = make([]int, t.Kernels.Len())
+	for ki := range t.Kernels.Len() {
+		k := t.Kernels.At(ki)
 		dur := k.Dur * usec
 		a.Summary.KernelTime += dur
 		a.Summary.Kernels++
@@ -198,14 +199,14 @@ func Analyze(t *Trace, m *roofline.Model, arch devices.Arch) (Analysis, error) {
 			u.Time += dur
 			continue
 		}
-		id := identity(&t.Ops[op])
+		id := identity(t.Ops.At(op))
 		ri, ok := same[id]
 		if !ok {
-			key := groupKey(&t.Ops[op])
+			key := groupKey(t.Ops.At(op))
 			if ri, ok = rows[key]; !ok {
 				ri = len(a.Ops)
 				rows[key] = ri
-				a.Ops = append(a.Ops, newRow(call{op: &t.Ops[op], compute: compute[op]}))
+				a.Ops = append(a.Ops, newRow(call{op: t.Ops.At(op), compute: compute[op]}))
 				a.Ops[ri].order = ri
 			}
 			if len(same) < maxSame {
@@ -255,15 +256,15 @@ func Analyze(t *Trace, m *roofline.Model, arch devices.Arch) (Analysis, error) {
 	}
 	slices.SortStableFunc(a.Ops, func(x, y OpRow) int { return cmp.Compare(y.Measured, x.Measured) })
 	a.renumberKernelOps()
-	a.Kernels = kernelRows(t.Kernels, arch)
+	a.Kernels = kernelRows(&t.Kernels, arch)
 	a.Streams, a.Summary.Window = streams(t)
-	a.Transfers = transferRows(t.Transfers)
+	a.Transfers = transferRows(&t.Transfers)
 	for _, tr := range a.Transfers {
 		a.Summary.TransferTime += tr.Time
 		a.Summary.TransferBytes += tr.Bytes
 	}
 	a.Summary.LaunchOverhead = launch
-	for _, k := range t.Kernels {
+	for k := range t.Kernels.Pointers {
 		if k.Dur*usec < a.Summary.LaunchOverhead {
 			a.Summary.ShortKernels++
 			a.Summary.ShortTime += k.Dur * usec
@@ -284,13 +285,13 @@ var linkReason = map[Link]string{
 // computeTypes finds, for each top-level op, the narrowest floating type
 // among its own and its descendants' tensors.
 func computeTypes(tr *tree) []devices.DType {
-	out := make([]devices.DType, len(tr.t.Ops))
-	for i := range tr.t.Ops {
+	out := make([]devices.DType, tr.t.Ops.Len())
+	for i := range tr.t.Ops.Len() {
 		top := tr.top[i]
 		if top < 0 {
 			continue
 		}
-		for _, s := range tr.t.Ops[i].Types {
+		for _, s := range tr.t.Ops.At(i).Types {
 			if d, ok := dtypeOf(s); ok {
 				out[top] = narrower(out[top], d)
 			}

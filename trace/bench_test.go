@@ -26,7 +26,7 @@ func BenchmarkRead2MKernels(b *testing.B) {
 	for b.Loop() {
 		most = max(most, peak.Heap(func() {
 			tr, err := Read(synth.Trace(n))
-			if err != nil || len(tr.Kernels) != n {
+			if err != nil || tr.Kernels.Len() != n {
 				b.Fatalf("%v", err)
 			}
 			arch, _ := Arch(tr, d)

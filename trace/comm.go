@@ -126,14 +126,14 @@ func (j *joiner) commOf(k *Kernel) *Comm {
 		starts = append(starts, op)
 	}
 	if li, ok := j.launch.get(k.Correlation); ok {
-		l := &t.Launches[li]
+		l := t.Launches.At(li)
 		if op := j.tr.enclosing(l.Thread, l.Start); op >= 0 {
 			starts = append(starts, op)
 		}
 	}
 	for _, op := range starts {
 		for p := op; p >= 0; p = j.tr.parent[p] {
-			if c := t.Ops[p].Comm; c != nil {
+			if c := t.Ops.At(p).Comm; c != nil {
 				return c
 			}
 		}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/gpucalc/gpucalc/devices"
 	"github.com/gpucalc/gpucalc/occupancy"
+	"github.com/gpucalc/gpucalc/rows"
 )
 
 // What the GPU did over the step, apart from the ops: each kernel launch
@@ -58,7 +59,7 @@ type TransferRow struct {
 
 // kernelRows groups kernels by launch configuration and computes each
 // one's theoretical occupancy.
-func kernelRows(ks []Kernel, arch devices.Arch) []KernelRow {
+func kernelRows(ks *rows.Blocks[Kernel], arch devices.Arch) []KernelRow {
 	type key struct {
 		name        string
 		grid, block [3]int
@@ -66,13 +67,13 @@ func kernelRows(ks []Kernel, arch devices.Arch) []KernelRow {
 	}
 	idx := map[key]int{}
 	var out []KernelRow
-	for _, k := range ks {
+	for k := range ks.Pointers {
 		kk := key{k.Name, k.Grid, k.Block, k.Registers, k.SharedMemory}
 		i, ok := idx[kk]
 		if !ok {
 			i = len(out)
 			idx[kk] = i
-			out = append(out, occupancyRow(k, arch))
+			out = append(out, occupancyRow(*k, arch))
 		}
 		out[i].Launches++
 		out[i].Time += k.Dur * usec
@@ -108,11 +109,11 @@ func streams(t *Trace) ([]Stream, float64) {
 	// Each stream's spans are counted first and given their array at once:
 	// grown a span at a time, millions of them are copied again and again.
 	count := map[int]int{}
-	for i := range t.Kernels {
-		count[t.Kernels[i].Stream]++
+	for i := range t.Kernels.Len() {
+		count[t.Kernels.At(i).Stream]++
 	}
-	for i := range t.Transfers {
-		count[t.Transfers[i].Stream]++
+	for i := range t.Transfers.Len() {
+		count[t.Transfers.At(i).Stream]++
 	}
 	by := make(map[int][]span, len(count))
 	for id, n := range count {
@@ -123,12 +124,12 @@ func streams(t *Trace) ([]Stream, float64) {
 		by[stream] = append(by[stream], span{start, start + dur})
 		lo, hi = math.Min(lo, start), math.Max(hi, start+dur)
 	}
-	for i := range t.Kernels {
-		k := &t.Kernels[i]
+	for i := range t.Kernels.Len() {
+		k := t.Kernels.At(i)
 		add(k.Stream, k.Start, k.Dur)
 	}
-	for i := range t.Transfers {
-		x := &t.Transfers[i]
+	for i := range t.Transfers.Len() {
+		x := t.Transfers.At(i)
 		add(x.Stream, x.Start, x.Dur)
 	}
 	if len(by) == 0 {
@@ -154,10 +155,10 @@ func streams(t *Trace) ([]Stream, float64) {
 	return out, window
 }
 
-func transferRows(ts []Transfer) []TransferRow {
+func transferRows(ts *rows.Blocks[Transfer]) []TransferRow {
 	idx := map[string]int{}
 	var out []TransferRow
-	for _, x := range ts {
+	for x := range ts.Pointers {
 		i, ok := idx[x.Name]
 		if !ok {
 			i = len(out)

@@ -26,15 +26,15 @@ type tree struct {
 const slack = 0.002
 
 func newTree(t *Trace) *tree {
-	tr := &tree{t: t, parent: make([]int, len(t.Ops)), top: make([]int, len(t.Ops)),
+	tr := &tree{t: t, parent: make([]int, t.Ops.Len()), top: make([]int, t.Ops.Len()),
 		byThread: map[string][]int{}}
-	tr.byExtID = newIDs(len(t.Ops), func(i int) int64 { return t.Ops[i].ExternalID }, func(i int) bool { return t.Ops[i].ExternalID == 0 }, false)
-	for i := range t.Ops {
-		tr.byThread[t.Ops[i].Thread] = append(tr.byThread[t.Ops[i].Thread], i)
+	tr.byExtID = newIDs(t.Ops.Len(), func(i int) int64 { return t.Ops.At(i).ExternalID }, func(i int) bool { return t.Ops.At(i).ExternalID == 0 }, false)
+	for i := range t.Ops.Len() {
+		tr.byThread[t.Ops.At(i).Thread] = append(tr.byThread[t.Ops.At(i).Thread], i)
 	}
 	for _, idx := range tr.byThread {
 		slices.SortStableFunc(idx, func(a, b int) int {
-			oa, ob := &t.Ops[a], &t.Ops[b]
+			oa, ob := t.Ops.At(a), t.Ops.At(b)
 			if c := cmp.Compare(oa.Start, ob.Start); c != 0 {
 				return c
 			}
@@ -42,8 +42,8 @@ func newTree(t *Trace) *tree {
 		})
 		var stack []int
 		for _, i := range idx {
-			o := &t.Ops[i]
-			for len(stack) > 0 && t.Ops[stack[len(stack)-1]].End()+slack < o.End() {
+			o := t.Ops.At(i)
+			for len(stack) > 0 && t.Ops.At(stack[len(stack)-1]).End()+slack < o.End() {
 				stack = stack[:len(stack)-1]
 			}
 			tr.parent[i] = -1
@@ -53,10 +53,10 @@ func newTree(t *Trace) *tree {
 			stack = append(stack, i)
 		}
 	}
-	for i := range t.Ops {
+	for i := range t.Ops.Len() {
 		tr.top[i] = -1
 		for j := i; j >= 0; j = tr.parent[j] {
-			if isAten(t.Ops[j].Name) {
+			if isAten(t.Ops.At(j).Name) {
 				tr.top[i] = j
 			}
 		}
@@ -72,7 +72,7 @@ func (tr *tree) enclosing(thread string, ts float64) int {
 	// The last op starting at or before ts, then up its ancestors until
 	// one spans ts.
 	n, _ := slices.BinarySearchFunc(idx, ts, func(i int, ts float64) int {
-		if tr.t.Ops[i].Start <= ts {
+		if tr.t.Ops.At(i).Start <= ts {
 			return -1
 		}
 		return 1
@@ -81,7 +81,7 @@ func (tr *tree) enclosing(thread string, ts float64) int {
 		return -1
 	}
 	for j := idx[n-1]; j >= 0; j = tr.parent[j] {
-		if tr.t.Ops[j].End()+slack >= ts {
+		if tr.t.Ops.At(j).End()+slack >= ts {
 			return j
 		}
 	}
@@ -112,7 +112,7 @@ type joiner struct {
 }
 
 func newJoiner(t *Trace) *joiner {
-	return &joiner{tr: newTree(t), launch: newIDs(len(t.Launches), func(i int) int64 { return t.Launches[i].Correlation }, func(int) bool { return false }, true)}
+	return &joiner{tr: newTree(t), launch: newIDs(t.Launches.Len(), func(i int) int64 { return t.Launches.At(i).Correlation }, func(int) bool { return false }, true)}
 }
 
 // op returns the top-level aten op of the activity with this External id
@@ -120,7 +120,7 @@ func newJoiner(t *Trace) *joiner {
 func (j *joiner) op(ext, corr int64) (int, Link) {
 	t := j.tr.t
 	li, launched := j.launch.get(corr)
-	if launched && t.Launches[li].Name == "cudaGraphLaunch" {
+	if launched && t.Launches.At(li).Name == "cudaGraphLaunch" {
 		return -1, Graph
 	}
 	op, ok := j.tr.byExtID.get(ext)
@@ -128,7 +128,7 @@ func (j *joiner) op(ext, corr int64) (int, Link) {
 		if !launched {
 			return -1, NoOp
 		}
-		l := &t.Launches[li]
+		l := t.Launches.At(li)
 		if op = j.tr.enclosing(l.Thread, l.Start); op < 0 {
 			return -1, NoOp
 		}

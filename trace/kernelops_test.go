@@ -14,7 +14,8 @@ func TestKernelOp(t *testing.T) {
 		a := analyze(t, tr)
 		sums := make([]float64, len(a.Ops))
 		var none float64
-		for i, k := range tr.Kernels {
+		for i := range tr.Kernels.Len() {
+			k := tr.Kernels.At(i)
 			if r := a.KernelOp(i); r >= 0 {
 				sums[r] += k.Dur * usec
 			} else {
@@ -29,7 +30,7 @@ func TestKernelOp(t *testing.T) {
 		if math.Abs(none-a.Summary.UnattributedTime) > 1e-12 {
 			t.Errorf("%s: kernels of no op %g s, unattributed %g s", file, none, a.Summary.UnattributedTime)
 		}
-		if a.KernelOp(-1) != -1 || a.KernelOp(len(tr.Kernels)) != -1 {
+		if a.KernelOp(-1) != -1 || a.KernelOp(tr.Kernels.Len()) != -1 {
 			t.Errorf("%s: KernelOp out of range is not -1", file)
 		}
 	}

@@ -283,8 +283,8 @@ func TestMultiGPUCommOf(t *testing.T) {
 			tr := read(t, f)
 			j := newJoiner(tr)
 			n := 0
-			for i := range tr.Kernels {
-				k := &tr.Kernels[i]
+			for i := range tr.Kernels.Len() {
+				k := tr.Kernels.At(i)
 				if _, ok := commKind(k.Name); !ok {
 					continue
 				}

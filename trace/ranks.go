@@ -302,8 +302,8 @@ func analyzeRank(rt RankTrace, rank int) (Rank, []commKernel) {
 	var compute, comm []span
 	var ks []commKernel
 	j := newJoiner(t)
-	for i := range t.Kernels {
-		k := &t.Kernels[i]
+	for i := range t.Kernels.Len() {
+		k := t.Kernels.At(i)
 		kind, isComm := commKind(k.Name)
 		if !isComm {
 			compute = append(compute, span{k.Start, k.Start + k.Dur})
@@ -320,8 +320,8 @@ func analyzeRank(rt RankTrace, rank int) (Rank, []commKernel) {
 		ks = append(ks, commKernel{rank: rank, k: k, kind: kind, comm: c})
 	}
 	slices.SortStableFunc(ks, func(a, b commKernel) int { return cmp.Compare(a.k.Start, b.k.Start) })
-	for i := range t.Ops {
-		if strings.HasPrefix(t.Ops[i].Name, "ProfilerStep#") {
+	for i := range t.Ops.Len() {
+		if strings.HasPrefix(t.Ops.At(i).Name, "ProfilerStep#") {
 			r.Steps++
 		}
 	}

@@ -32,10 +32,13 @@ type Trace struct {
 	Distributed *Distributed
 	// RecordShapes is the trace's record_shapes flag (false when absent).
 	RecordShapes bool
-	Ops          []Op
-	Kernels      []Kernel
-	Launches     []Launch
-	Transfers    []Transfer
+	// Ops, Kernels, Launches and Transfers are kept in the blocks they were
+	// read into: joining millions of records into one slice copied them
+	// all again (with the collector's write barriers) for nothing.
+	Ops       rows.Blocks[Op]
+	Kernels   rows.Blocks[Kernel]
+	Launches  rows.Blocks[Launch]
+	Transfers rows.Blocks[Transfer]
 	// Events counts the events read, of every kind.
 	Events int
 }
@@ -346,7 +349,7 @@ type building struct {
 
 // done moves what was kept into t.
 func (b *building) done(t *Trace) {
-	t.Ops, t.Kernels, t.Launches, t.Transfers = b.ops.All(), b.kernels.All(), b.launches.All(), b.transfers.All()
+	t.Ops, t.Kernels, t.Launches, t.Transfers = b.ops, b.kernels, b.launches, b.transfers
 }
 
 // add keeps what the analysis needs of one event; it refuses one that
@@ -408,10 +411,10 @@ func (t *Trace) add(e *event, in interner, maxEvents int, b *building) error {
 
 // check rejects traces the analysis cannot use, saying why.
 func (t *Trace) check() error {
-	if len(t.Ops) == 0 && len(t.Kernels) == 0 {
+	if t.Ops.Len() == 0 && t.Kernels.Len() == 0 {
 		return fmt.Errorf("%w: no cpu_op or kernel events among its %d events; export one with torch.profiler.profile(activities=[CPU, CUDA], record_shapes=True) and prof.export_chrome_trace(\"trace.json\")", ErrNotTorch, t.Events)
 	}
-	if len(t.Kernels) == 0 {
+	if t.Kernels.Len() == 0 {
 		return fmt.Errorf("the trace has no GPU kernels: profile with activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]")
 	}
 	if err := t.oneGPU(); err != nil {
@@ -438,8 +441,8 @@ func (t *Trace) oneGPU() error {
 	}
 	first, seen := -1, map[int]bool{}
 	var want DeviceProps
-	for i := range t.Kernels {
-		id := t.Kernels[i].Device
+	for i := range t.Kernels.Len() {
+		id := t.Kernels.At(i).Device
 		if seen[id] {
 			continue
 		}
@@ -466,12 +469,12 @@ func gpuName(p DeviceProps) string {
 
 // hasShapes reports whether any aten op recorded its input dims.
 func (t *Trace) hasShapes() bool {
-	for i := range t.Ops {
-		if len(t.Ops[i].Inputs) > 0 {
+	for i := range t.Ops.Len() {
+		if len(t.Ops.At(i).Inputs) > 0 {
 			return true
 		}
 	}
-	return t.RecordShapes && len(t.Ops) == 0
+	return t.RecordShapes && t.Ops.Len() == 0
 }
 
 var errTruncated = errors.New("the trace is truncated: the JSON ends before it is complete (was the export interrupted, or the file cut?)")

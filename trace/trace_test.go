@@ -107,8 +107,8 @@ func TestMatmulFLOPs(t *testing.T) {
 	n := 0
 	for _, file := range traces {
 		tr := read(t, file)
-		for i := range tr.Ops {
-			o := &tr.Ops[i]
+		for i := range tr.Ops.Len() {
+			o := tr.Ops.At(i)
 			var a, b []int64
 			switch o.Name {
 			case "aten::mm", "aten::bmm":
