@@ -112,6 +112,10 @@ func (s *scanner) space() (byte, error) {
 	if s.pos < s.end && s.buf[s.pos] > ' ' { // most tokens follow another at once
 		return s.buf[s.pos], nil
 	}
+	if s.pos+1 < s.end && s.buf[s.pos] == ' ' && s.buf[s.pos+1] > ' ' { // or one space (", ", ": ")
+		s.discard(1)
+		return s.buf[s.pos], nil
+	}
 	for {
 		b, err := s.buffered()
 		if err != nil {
