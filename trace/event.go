@@ -261,17 +261,12 @@ func (s *scanner) event(e *event) error {
 			e.Name, err = s.text()
 		case "tid":
 			e.Tid, err = s.id()
-		case "ts", "dur":
-			var v float64
-			v, err = s.time(string(key))
-			if te := (timeError{}); errors.As(err, &te) {
-				timeErr, err = cmp.Or(timeErr, err), nil
-			}
-			if key[0] == 't' {
-				e.Ts = v
-			} else {
-				e.Dur = v
-			}
+		case "ts":
+			e.Ts, err = s.time("ts")
+			timeErr, err = timeLater(timeErr, err)
+		case "dur":
+			e.Dur, err = s.time("dur")
+			timeErr, err = timeLater(timeErr, err)
 		case "args":
 			err = s.fields(func(key []byte) error { return s.arg(&e.Args, key) })
 		default:
@@ -283,6 +278,19 @@ func (s *scanner) event(e *event) error {
 		return err
 	}
 	return timeErr
+}
+
+// timeLater sets a timeError aside, the first of an event's, to be said
+// once the event is read; other errors stop at once. (errors.As is called
+// only on an error: its target escapes, an allocation per time read.)
+func timeLater(first, err error) (error, error) {
+	if err == nil {
+		return first, nil
+	}
+	if te := (timeError{}); errors.As(err, &te) {
+		return cmp.Or(first, err), nil
+	}
+	return first, err
 }
 
 // id reads a pid or tid: a number (its text), or a string.
