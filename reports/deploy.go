@@ -73,11 +73,11 @@ func originNote(origin string) string {
 // DeployRecords is 'gpucalc deploy' as one CSV record.
 func DeployRecords(r deploy.Result) []Table {
 	q, m := r.Query, r.Memory
-	t := Table{Key: "deploy", Header: []string{"model", "device", "engine", "tp", "dp", "gpus", "isl", "osl", "concurrency", "rate",
+	t := Table{Key: "deploy", Header: []string{"model", "device", "engine", "tp", "dp", "ep", "moe_tp", "gpus", "isl", "osl", "concurrency", "rate",
 		"weights_bytes", "workspace_bytes", "kv_bytes", "kv_tokens", "kv_sequences", "fits",
 		"ttft_mean_ms", "ttft_p90_ms", "tpot_mean_ms", "tpot_p90_ms", "e2e_mean_ms", "e2e_p90_ms",
 		"tokens_per_s", "tokens_per_s_per_gpu", "tokens_per_s_per_user", "steps", "preemptions"}}
-	row := []string{r.Model, r.Device, r.Engine.Name, i64(q.TP), i64(q.DP), i64(r.GPUs), i64(q.ISL), i64(q.OSL), i64(q.Concurrency), num(q.Rate),
+	row := []string{r.Model, r.Device, r.Engine.Name, i64(q.TP), i64(q.DP), i64(q.EP), i64(q.MoETP), i64(r.GPUs), i64(q.ISL), i64(q.OSL), i64(q.Concurrency), num(q.Rate),
 		num(m.Weights), num(m.Workspace), num(m.KV), i64(m.KVTokens), i64(m.KVSequences), boolean(m.Fits)}
 	if m.Fits {
 		row = append(row, num(r.TTFT.Mean*1e3), num(r.TTFT.P90*1e3), num(r.TPOT.Mean*1e3), num(r.TPOT.P90*1e3), num(r.E2E.Mean*1e3), num(r.E2E.P90*1e3),
