@@ -224,19 +224,16 @@ func (q Query) Args() query.Args {
 	if q.Name != "" {
 		a.Add("name", q.Name)
 	}
-	for _, f := range []struct {
-		flag   string
-		v, def int64
-	}{{"tp", q.TP, DefaultTP}, {"batch", q.Batch, DefaultBatch}, {"prompt", q.Prompt, DefaultPrompt}, {"ctx", q.Ctx, DefaultCtx}, {"gen", q.Gen, DefaultGen}} {
-		if f.v != f.def {
-			a.Add(f.flag, strconv.FormatInt(f.v, 10))
-		}
-	}
-	for _, f := range []struct{ flag, v, def string }{{"dtype", q.DType, DefaultDType}, {"weights", q.Weights, ""}, {"kv", q.KV, ""}, {"engine", q.Engine, string(DefaultEngine)}, {"fail-on", q.FailOn, ""}} {
-		if f.v != f.def {
-			a.Add(f.flag, f.v)
-		}
-	}
+	query.Changed(&a, "tp", q.TP, DefaultTP)
+	query.Changed(&a, "batch", q.Batch, DefaultBatch)
+	query.Changed(&a, "prompt", q.Prompt, DefaultPrompt)
+	query.Changed(&a, "ctx", q.Ctx, DefaultCtx)
+	query.Changed(&a, "gen", q.Gen, DefaultGen)
+	query.Changed(&a, "dtype", q.DType, DefaultDType)
+	query.Changed(&a, "weights", q.Weights, "")
+	query.Changed(&a, "kv", q.KV, "")
+	query.Changed(&a, "engine", q.Engine, string(DefaultEngine))
+	query.Changed(&a, "fail-on", q.FailOn, "")
 	a.Bool("full-cache", q.FullCache)
 	a.Bool("ops", q.Ops)
 	a.Bool("datasheet", q.Datasheet)

@@ -275,14 +275,8 @@ func (q Query) Args() query.Args {
 
 // KernelArgs adds the kernel flags that differ from their defaults.
 func (q Query) KernelArgs(a *query.Args) {
-	for _, f := range []struct {
-		flag   string
-		v, def int
-	}{{"threads", q.Threads, DefaultThreads}, {"regs", q.Regs, DefaultRegs}} {
-		if f.v != f.def {
-			a.Add(f.flag, strconv.Itoa(f.v))
-		}
-	}
+	query.Changed(a, "threads", q.Threads, DefaultThreads)
+	query.Changed(a, "regs", q.Regs, DefaultRegs)
 	if q.Smem != "" && q.Smem != DefaultSmem {
 		a.Add("smem", q.Smem)
 	}

@@ -12,6 +12,7 @@ package query
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 )
 
@@ -98,6 +99,14 @@ type Args []string
 
 // Add appends a flag with a value.
 func (a *Args) Add(flag, value string) { *a = append(*a, "--"+flag, value) }
+
+// Changed appends a flag with v (as fmt prints it) when v differs from
+// def, the flag's default.
+func Changed[T comparable](a *Args, flag string, v, def T) {
+	if v != def {
+		a.Add(flag, fmt.Sprint(v))
+	}
+}
 
 // Bool appends a flag that takes no value, when on is true.
 func (a *Args) Bool(flag string, on bool) {

@@ -65,3 +65,15 @@ func TestArgsString(t *testing.T) {
 		t.Errorf("String() =\n%s\nwant\n%s", got, want)
 	}
 }
+
+func TestChanged(t *testing.T) {
+	var a Args
+	Changed(&a, "tp", int64(8), 1)
+	Changed(&a, "batch", int64(1), 1)
+	Changed(&a, "dtype", "fp16", "bf16")
+	Changed(&a, "kv", "", "")
+	Changed(&a, "rate", 2.5, 0)
+	if got, want := a.String(), "gpucalc --tp 8 --dtype fp16 --rate 2.5"; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}

@@ -192,14 +192,8 @@ func (q Query) Args() query.Args {
 	if q.FlopsGiven {
 		a.Add("flops-per-byte", strconv.FormatFloat(q.FlopsPerByte, 'g', -1, 64))
 	}
-	for _, f := range []struct {
-		flag   string
-		v, def int
-	}{{"threads", q.Threads, DefaultThreads}, {"regs", q.Regs, DefaultRegs}} {
-		if f.v != f.def {
-			a.Add(f.flag, strconv.Itoa(f.v))
-		}
-	}
+	query.Changed(&a, "threads", q.Threads, DefaultThreads)
+	query.Changed(&a, "regs", q.Regs, DefaultRegs)
 	if q.Smem != DefaultSmem {
 		a.Add("smem", q.Smem)
 	}

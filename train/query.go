@@ -152,22 +152,15 @@ func (q Query) Args() query.Args {
 	if q.Name != "" {
 		a.Add("name", q.Name)
 	}
-	for _, f := range []struct{ flag, v, def string }{
-		{"method", q.Method, string(DefaultMethod)}, {"precision", q.Precision, string(DefaultPrecision)},
-		{"optimizer", q.Optimizer, string(DefaultOptimizer)}, {"ckpt", q.Ckpt, string(DefaultCkpt)},
-	} {
-		if f.v != f.def {
-			a.Add(f.flag, f.v)
-		}
-	}
-	for _, f := range []struct {
-		flag   string
-		v, def int64
-	}{{"batch", q.Batch, DefaultBatch}, {"seq", q.Seq, DefaultSeq}, {"gpus", q.GPUs, DefaultGPUs}, {"tp", q.TP, DefaultTP}, {"zero", q.ZeRO, DefaultZeRO}} {
-		if f.v != f.def {
-			a.Add(f.flag, strconv.FormatInt(f.v, 10))
-		}
-	}
+	query.Changed(&a, "method", q.Method, string(DefaultMethod))
+	query.Changed(&a, "precision", q.Precision, string(DefaultPrecision))
+	query.Changed(&a, "optimizer", q.Optimizer, string(DefaultOptimizer))
+	query.Changed(&a, "ckpt", q.Ckpt, string(DefaultCkpt))
+	query.Changed(&a, "batch", q.Batch, DefaultBatch)
+	query.Changed(&a, "seq", q.Seq, DefaultSeq)
+	query.Changed(&a, "gpus", q.GPUs, DefaultGPUs)
+	query.Changed(&a, "tp", q.TP, DefaultTP)
+	query.Changed(&a, "zero", q.ZeRO, DefaultZeRO)
 	a.Bool("bucket-view", q.BucketView)
 	if Method(q.Method) == LoRA {
 		if q.LoRARank != DefaultRank {
