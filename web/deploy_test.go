@@ -1,7 +1,6 @@
 package web
 
 import (
-	"net/http"
 	"strings"
 	"testing"
 )
@@ -18,10 +17,7 @@ func TestDeployAPI(t *testing.T) {
 		{"devices=h100&ttft=&tpot=", "ttft", "give --ttft, --tpot or both"},
 		{"devices=", "devices", "pick one or more"},
 	} {
-		w := get(h, "localhost", "/api/deploy?"+tc.query)
-		if a := decode(t, w); w.Code != http.StatusUnprocessableEntity || !strings.Contains(a.Errors[tc.field], tc.want) {
-			t.Errorf("%s: status %d, errors %q; want %q in field %s", tc.query, w.Code, a.Errors, tc.want, tc.field)
-		}
+		refuses(t, h, "/api/deploy?"+tc.query, tc.field, tc.want)
 	}
 	w := get(h, "localhost", "/api/deploy?model=llama-3.1-8b&devices=h100&ttft=1s&tpot=12ms&isl=512&osl=64&weights=")
 	a := decode(t, w)

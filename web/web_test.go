@@ -46,6 +46,16 @@ func decode(t *testing.T, w *httptest.ResponseRecorder) answer {
 	return a
 }
 
+// refuses checks that a GET of path is refused (422) with want in the
+// error under field, the form's field the CLI's flag is named as.
+func refuses(t *testing.T, h http.Handler, path, field, want string) {
+	t.Helper()
+	w := get(h, "localhost", path)
+	if a := decode(t, w); w.Code != http.StatusUnprocessableEntity || !strings.Contains(a.Errors[field], want) {
+		t.Errorf("%.60s: status %d, errors %.300q; want 422 and %q in field %s", path, w.Code, a.Errors, want, field)
+	}
+}
+
 // TestHostCheck: in the default (loopback) mode a page on another site that
 // points its own name at 127.0.0.1 (DNS rebinding) is refused.
 func TestHostCheck(t *testing.T) {
@@ -133,11 +143,7 @@ func TestOccupancyAPI(t *testing.T) {
 		{"device=sm_80&cluster=2", "cluster", "give --device instead of --arch"},
 		{"device=a100&cluster=2", "cluster", "9.0"},
 	} {
-		w := get(h, "localhost", "/api/occupancy?"+tc.query)
-		a := decode(t, w)
-		if w.Code != http.StatusUnprocessableEntity || !strings.Contains(a.Errors[tc.field], tc.want) {
-			t.Errorf("%s: status %d, errors %q; want 422 and %q in field %s", tc.query, w.Code, a.Errors, tc.want, tc.field)
-		}
+		refuses(t, h, "/api/occupancy?"+tc.query, tc.field, tc.want)
 	}
 }
 
@@ -175,10 +181,7 @@ func TestModelAPI(t *testing.T) {
 		{"devices=h100&source=config&config=%7B", "config", "config.json"},
 		{"devices=", "devices", "--devices '': empty"},
 	} {
-		w := get(h, "localhost", "/api/model?"+tc.query)
-		if a := decode(t, w); w.Code != http.StatusUnprocessableEntity || !strings.Contains(a.Errors[tc.field], tc.want) {
-			t.Errorf("%s: status %d, errors %q; want %q in field %s", tc.query, w.Code, a.Errors, tc.want, tc.field)
-		}
+		refuses(t, h, "/api/model?"+tc.query, tc.field, tc.want)
 	}
 	w := get(h, "localhost", "/api/model?devices=h100")
 	a := decode(t, w)
