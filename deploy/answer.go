@@ -187,6 +187,11 @@ func (p *Planner) prepare(q Query, l layout) (replica, error) {
 	} else if c.Experts%l.ep != 0 {
 		return replica{}, fmt.Errorf("ep %d does not divide %s's %d routed experts", l.ep, c.Name, c.Experts)
 	}
+	instance := l.tp
+	if mo.ranks > 1 {
+		instance *= mo.ranks
+	}
+	e = e.onDevice(m.Device(), instance, mo.ranks > 1, q)
 	r := replica{c: c, m: m, e: e, shape: s}
 	key := pricerKey{c.Name, m.Device().Name, s, mo}
 	if q.Config != nil {

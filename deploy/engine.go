@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"embed"
 	"fmt"
+	"math"
 	"sort"
 	"strings"
+
+	"github.com/gpucalc/gpucalc/devices"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -45,6 +48,14 @@ type Engine struct {
 	// arrives during a step joins the step after next, and a step's
 	// tokens reach the clients after the following step.
 	Overlap bool `yaml:"overlap_schedule" json:"overlap_schedule"`
+	// GraphTokens is the most tokens of a step carrying prefill chunks
+	// that the engine replays as a CUDA graph (vLLM's piecewise graphs up
+	// to its largest capture size; 0: such a step never is, as SGLang's
+	// extend batches and TensorRT-LLM's context iterations). A larger one
+	// launches its kernels one by one from the host and takes at least
+	// their launches (hostKernelSeconds a kernel). Decode-only steps
+	// replay a graph.
+	GraphTokens int64 `yaml:"prefill_graph_tokens" json:"prefill_graph_tokens"`
 	// Reserve is what admission holds blocks for: "prompt" (and a sequence
 	// that finds no block for its next token preempts the newest running
 	// one) or "request" (prompt and every output token: no preemption).
@@ -52,12 +63,55 @@ type Engine struct {
 	// StepOverhead is the host's time per engine step besides the GPU's:
 	// scheduling, input preparation, sampling, the API server.
 	StepOverhead float64 `yaml:"step_overhead_s" json:"step_overhead_seconds"`
-	// RequestOverhead is a request's latency outside the engine's step
-	// loop, added to its time to first token: the HTTP request, the
-	// tokenizer, the API server's queue and the first token's way back to
-	// the client.
-	RequestOverhead float64 `yaml:"request_overhead_s" json:"request_overhead_seconds"`
-	Source          string  `yaml:"source" json:"source"`
+	// Tiers are defaults the engine sets by the GPU it runs on (the first
+	// that matches); DPAttentionReserveGiB is what a tier's reserve grows
+	// by under attention data parallelism.
+	Tiers                 []Tier  `yaml:"memory_tiers" json:"-"`
+	DPAttentionReserveGiB float64 `yaml:"dp_attention_reserve_gib" json:"-"`
+	Source                string  `yaml:"source" json:"source"`
+}
+
+// Tier is an engine's defaults on GPUs of less than BelowGiB of memory
+// (0: any) whose name contains NameContains (empty: any): its budget and
+// sequences where set, and where ReserveGiB or ReserveGiBPerGPU is set the
+// memory share that leaves ReserveGiB + ReserveGiBPerGPU × the GPUs of a
+// model instance unused (SGLang's mem_fraction_static).
+type Tier struct {
+	BelowGiB         float64 `yaml:"below_gib"`
+	NameContains     string  `yaml:"name_contains"`
+	MaxTokens        int64   `yaml:"max_num_batched_tokens"`
+	MaxSeqs          int64   `yaml:"max_num_seqs"`
+	ReserveGiB       float64 `yaml:"reserve_gib"`
+	ReserveGiBPerGPU float64 `yaml:"reserve_gib_per_gpu"`
+}
+
+// onDevice is e with the defaults of its tier for d, a model instance of
+// gpus GPUs (dpAttention: its attention data parallel); q's overrides
+// win.
+func (e Engine) onDevice(d devices.Device, gpus int64, dpAttention bool, q Query) Engine {
+	gib := float64(d.Memory.Bytes) / (1 << 30)
+	name := strings.ToLower(d.Name)
+	for _, t := range e.Tiers {
+		if t.BelowGiB > 0 && gib >= t.BelowGiB || t.NameContains != "" && !strings.Contains(name, t.NameContains) {
+			continue
+		}
+		if t.MaxTokens > 0 && q.MaxTokens == 0 {
+			e.MaxTokens = t.MaxTokens
+		}
+		if t.MaxSeqs > 0 && q.MaxSeqs == 0 {
+			e.MaxSeqs = t.MaxSeqs
+		}
+		if (t.ReserveGiB > 0 || t.ReserveGiBPerGPU > 0) && q.MemoryShare == 0 {
+			r := t.ReserveGiB + t.ReserveGiBPerGPU*float64(gpus)
+			if dpAttention {
+				r += e.DPAttentionReserveGiB
+			}
+			e.MemoryShare = math.Round((gib-r)/gib*1000) / 1000
+		}
+		break
+	}
+	e.Tiers = nil
+	return e
 }
 
 // Reserve policies.
@@ -108,12 +162,21 @@ func parseEngine(file string, data []byte) (Engine, error) {
 		return Engine{}, fmt.Errorf("%s: memory_of %q: expected total or free", file, e.MemoryOf)
 	case e.Reserve != ReservePrompt && e.Reserve != ReserveRequest:
 		return Engine{}, fmt.Errorf("%s: reserve %q: expected prompt or request", file, e.Reserve)
+	case !tiersValid(e.Tiers) || e.DPAttentionReserveGiB < 0:
+		return Engine{}, fmt.Errorf("%s: memory_tiers: below_gib, the budget, the sequences and the reserves must not be negative", file)
 	case e.StepOverhead < 0 || e.StepOverhead > 0.1:
 		return Engine{}, fmt.Errorf("%s: step_overhead_s %g: expected 0 to 0.1 s", file, e.StepOverhead)
-	case e.RequestOverhead < 0 || e.RequestOverhead > 2:
-		return Engine{}, fmt.Errorf("%s: request_overhead_s %g: expected 0 to 2 s", file, e.RequestOverhead)
 	}
 	return e, nil
+}
+
+func tiersValid(ts []Tier) bool {
+	for _, t := range ts {
+		if t.BelowGiB < 0 || t.MaxTokens < 0 || t.MaxSeqs < 0 || t.ReserveGiB < 0 || t.ReserveGiBPerGPU < 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // Engines lists the engine names, sorted.

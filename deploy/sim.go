@@ -104,6 +104,8 @@ type simulator struct {
 	// emitted.
 	pending []*seq
 	firsts  int64
+	// last is the previous step's time.
+	last float64
 	// dbuf and cbuf are schedule's slices, reused step after step.
 	dbuf []*seq
 	cbuf []chunk
@@ -269,16 +271,14 @@ func inChunks(chunks []chunk, s *seq) bool {
 	return false
 }
 
-// cycle estimates one request's time at the load's concurrency, over
-// which the clients spread. Where prefill chunks ride in the decode steps
-// (a mixed engine), a cycle is the GPU's work between a client's requests:
-// every client's prompt prefilled once and the output's decode steps of
-// every client; spread over less, the clients' prompts outrun the engine
-// and pile into one queue that then moves in lockstep, which measured runs
-// of vLLM and TensorRT-LLM do not show. An engine that runs prefill batches
-// on their own (SGLang) takes every waiting prompt into one batch, and its
-// measured runs show clients moving together (TTFT many times a prefill):
-// its cycle is one prompt prefilled alone, then the output's steps.
+// cycle estimates the GPU's work between a client's requests at the
+// load's concurrency, over which the clients of a mixed engine (prefill
+// chunks riding in the decode steps) spread: every client's prompt
+// prefilled once and the output's decode steps of every client. Spread
+// over less, the clients' prompts outrun the engine and pile into one
+// queue that then moves in lockstep, which measured runs of vLLM and
+// TensorRT-LLM do not show: their chunks spread a wave of prompts over
+// the steps that follow it.
 func (sim *simulator) cycle() (float64, error) {
 	l := sim.l
 	n := min(l.clients, sim.e.MaxSeqs)
@@ -292,9 +292,6 @@ func (sim *simulator) cycle() (float64, error) {
 		ds[i] = &seq{gen: l.osl / 2}
 	}
 	step, err := sim.stepTime(ds, nil)
-	if !sim.e.Mixed {
-		return prefill + float64(l.osl)*step, err
-	}
 	return float64(n)*prefill + float64(l.osl)*step, err
 }
 
@@ -331,20 +328,35 @@ func (sim *simulator) stepTime(decodes []*seq, chunks []chunk) (float64, error) 
 			return 0, err
 		}
 	}
-	return t + d + h + a + sim.e.StepOverhead, nil
+	gpu := t + d + h + a
+	if len(chunks) > 0 && tokens > sim.e.GraphTokens {
+		// No CUDA graph: the GPU waits for the host's launches, which an
+		// overlap scheduler starts as the previous step starts.
+		host := sim.p.launches * hostKernelSeconds
+		if sim.e.Overlap {
+			host -= sim.last
+		}
+		gpu = max(gpu, host)
+	}
+	return gpu + sim.e.StepOverhead, nil
 }
 
 // simulate serves l on one engine replica with kvBlocks blocks of KV.
 func simulate(e Engine, p *pricer, kvBlocks int64, l load) (run, error) {
 	sim := &simulator{e: e, p: p, l: l, free: kvBlocks}
 	var arrivals []float64
-	if l.burst {
+	if l.burst || l.clients > 0 && !e.Mixed && !l.prefilled {
+		// Every client at once, as a benchmark starts. An engine that
+		// runs prefill batches on their own (SGLang) takes every waiting
+		// prompt into one batch: prompts that arrive together start
+		// decoding together and, their outputs of one length, end
+		// together, so its clients stay in waves (its measured runs show
+		// TTFTs many times a prefill).
 		arrivals = make([]float64, min(l.clients, l.requests))
 	} else if l.clients > 0 {
-		// Clients start a cycle apart over one request's duration, as
-		// they are in a benchmark's steady state: requests of one length
-		// started together would stay in lockstep, every prefill
-		// colliding, which measured runs do not show.
+		// Clients start a cycle apart, as they are in a benchmark's
+		// steady state on an engine that chunks prompts into its decode
+		// steps.
 		cycle, err := sim.cycle()
 		if err != nil {
 			return run{}, err
@@ -420,7 +432,7 @@ func simulate(e Engine, p *pricer, kvBlocks int64, l load) (run, error) {
 			}
 			s.gen++
 			if !s.started {
-				s.started, s.first = true, sim.now+sim.e.RequestOverhead
+				s.started, s.first = true, sim.now
 				if sim.e.Overlap {
 					sim.pending = append(sim.pending, s)
 				} else {
@@ -452,6 +464,7 @@ func simulate(e Engine, p *pricer, kvBlocks int64, l load) (run, error) {
 // formed (at this step's start under an overlap scheduler).
 func (sim *simulator) advance(dt float64) {
 	start := sim.now
+	sim.last = dt
 	sim.now += dt
 	sim.emit()
 	sim.formed = sim.now
@@ -470,10 +483,9 @@ func (sim *simulator) emit() {
 	sim.pending = sim.pending[:0]
 }
 
-// emitFirst records s's first token reaching its client now, after the
-// engine's latency outside the step loop.
+// emitFirst records s's first token reaching its client now.
 func (sim *simulator) emitFirst(s *seq) {
-	s.emitted, s.ttft = true, sim.now+sim.e.RequestOverhead-s.arrival
+	s.emitted, s.ttft = true, sim.now-s.arrival
 	sim.firsts++
 	if sim.l.burst {
 		sim.out.ttft = append(sim.out.ttft, s.ttft)
@@ -645,11 +657,7 @@ func (sim *simulator) finish(s *seq) {
 	o := &sim.out
 	o.ttft = append(o.ttft, s.ttft)
 	if sim.l.osl > 1 {
-		shift := sim.e.RequestOverhead // first was moved by it
-		if sim.l.prefilled {
-			shift = 0
-		}
-		o.tpot = append(o.tpot, (sim.now-s.first+shift)/float64(sim.l.osl-1))
+		o.tpot = append(o.tpot, (sim.now-s.first)/float64(sim.l.osl-1))
 	}
 	o.e2e = append(o.e2e, max(sim.now, s.first)-s.arrival)
 	o.outTokens += sim.l.osl

@@ -54,13 +54,21 @@ func DeployTables(r deploy.Result, origin string) []Table {
 		row("tokens/s", fmt.Sprintf("%.0f for the deployment, %.0f per GPU, %.1f per user", r.TokensPerSecond, r.PerGPU, r.PerUser))
 		row("engine steps", fmt.Sprintf("%d (mean batch %.1f sequences), %d preemptions", r.Steps, r.MeanBatch, r.Preemptions))
 	}
-	t.Notes = append(t.Notes, fmt.Sprintf("%s: budget %d tokens a step, at most %d sequences, KV blocks of %d tokens, %s per step and %s per request outside the GPU; %s%s.",
-		e.Title, e.MaxTokens, e.MaxSeqs, e.BlockSize, units.FormatDuration(e.StepOverhead), units.FormatDuration(e.RequestOverhead), simulated(r), originNote(origin)))
+	t.Notes = append(t.Notes, fmt.Sprintf("%s: budget %d tokens a step, at most %d sequences, KV blocks of %d tokens, %s per step outside the GPU, %s; %s%s.",
+		e.Title, e.MaxTokens, e.MaxSeqs, e.BlockSize, units.FormatDuration(e.StepOverhead), graphNote(e), simulated(r), originNote(origin)))
 	t.Notes = append(t.Notes, "Reproduce: "+q.Args().String())
 	for _, n := range r.Notes {
 		t.Notes[0] += " " + n + "."
 	}
 	return []Table{t}
+}
+
+// graphNote says which steps run without a CUDA graph.
+func graphNote(e deploy.Engine) string {
+	if e.GraphTokens == 0 {
+		return "prefill steps launched from the host"
+	}
+	return fmt.Sprintf("prefill steps of more than %d tokens launched from the host", e.GraphTokens)
 }
 
 func originNote(origin string) string {
