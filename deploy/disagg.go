@@ -221,5 +221,6 @@ func (p *Planner) answerDisagg(q Query) (Result, error) {
 		res.PerUser = 1 / res.TPOT.Mean
 	}
 	res.Steps, res.Preemptions, res.MeanBatch = runD.steps, runD.preemptions, runD.batch
+	res.Simulated = int64(len(runD.e2e)) * dRanks
 	return res, nil
 }

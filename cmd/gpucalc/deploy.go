@@ -42,14 +42,16 @@ that finds no block for its next token preempts the newest (recomputed).
 A step's time is model's op list priced by roofline over the step's tokens
 (CUDA-graph decode, the kernels serving engines fuse), decode attention at
 the sequences' contexts, each prefill chunk's attention against its prefix,
-plus the engine's per-step CPU time. A MoE model's experts split over
+plus the engine's per-step CPU time; a prefill step the engine does not
+replay as a CUDA graph takes at least its kernels' launches from the host.
+A MoE model's experts split over
 --ep GPUs (each --moe-tp ways) see every attention rank's tokens, sent to
 them and back over NVLink (beyond a host's NVLink domain, its NICs).
 Closed-loop clients send their first requests at once, as benchmarks do
 (that first wave is weighed as one of --requests' 10 per client), then
-drift apart and send their next request when the last ends; TTFT adds the
-engine's per-request latency outside the step loop (HTTP, tokenizer, the
-API server). Engine profiles and their sources: the docs.`
+drift apart (SGLang's stay in the waves its prefill batches make) and send
+their next request when the last ends. Engine profiles, their defaults by
+GPU and their sources: the docs.`
 
 func newCmdDeploy(f *factory, runF func(*deployOptions) error) *cobra.Command {
 	opts := &deployOptions{f: f}
