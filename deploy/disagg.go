@@ -3,6 +3,7 @@ package deploy
 import (
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/gpucalc/gpucalc/query"
 )
@@ -27,6 +28,10 @@ type Disagg struct {
 	// nvlink (one host), nvl72 (an NVLink switch across the rack), ib or
 	// roce (between hosts).
 	Link string `json:"link"`
+	// GPUs, when set, is the deployment's GPUs in all: with neither
+	// worker count given, the answer chooses the split (the one of most
+	// tokens/s at the load); with one given, the other is what is left.
+	GPUs int64 `json:"gpus,omitempty"`
 }
 
 // Links are the KV transfer's links.
@@ -50,27 +55,53 @@ func (d Disagg) filled(q Query) Disagg {
 	if d.DecodeTP == 0 {
 		d.DecodeTP = q.TP
 	}
-	if d.PrefillWorkers == 0 {
-		d.PrefillWorkers = 1
-	}
-	if d.DecodeWorkers == 0 {
-		d.DecodeWorkers = 1
-	}
 	if d.PrefillDP == 0 {
 		d.PrefillDP = 1
 	}
 	if d.DecodeDP == 0 {
 		d.DecodeDP = 1
 	}
+	pg, dg := d.PrefillTP*d.PrefillDP, d.DecodeTP*d.DecodeDP
+	switch {
+	case d.GPUs > 0 && d.PrefillWorkers > 0 && d.DecodeWorkers == 0 && d.GPUs > d.PrefillWorkers*pg:
+		d.DecodeWorkers = (d.GPUs - d.PrefillWorkers*pg) / dg
+	case d.GPUs > 0 && d.DecodeWorkers > 0 && d.PrefillWorkers == 0 && d.GPUs > d.DecodeWorkers*dg:
+		d.PrefillWorkers = (d.GPUs - d.DecodeWorkers*dg) / pg
+	case d.GPUs > 0 && d.PrefillWorkers == 0 && d.DecodeWorkers == 0:
+		// Chosen when answered (splits).
+	default:
+		if d.PrefillWorkers == 0 {
+			d.PrefillWorkers = 1
+		}
+		if d.DecodeWorkers == 0 {
+			d.DecodeWorkers = 1
+		}
+	}
 	d.PrefillEP, d.PrefillMoETP = experts(d.PrefillTP, d.PrefillDP, d.PrefillEP, d.PrefillMoETP)
 	d.DecodeEP, d.DecodeMoETP = experts(d.DecodeTP, d.DecodeDP, d.DecodeEP, d.DecodeMoETP)
 	if d.Link == "" {
 		d.Link = "nvlink"
-		if d.gpus() > 8 {
+		if max(d.gpus(), d.GPUs) > 8 {
 			d.Link = "ib"
 		}
 	}
 	return d
+}
+
+// splits are the worker counts that fill d.GPUs, prefill workers first:
+// every count of prefill workers whose GPUs leave a whole number of decode
+// workers.
+func (d Disagg) splits() []Disagg {
+	pg, dg := d.PrefillTP*d.PrefillDP, d.DecodeTP*d.DecodeDP
+	var out []Disagg
+	for p := int64(1); p*pg+dg <= d.GPUs; p++ {
+		if (d.GPUs-p*pg)%dg == 0 {
+			x := d
+			x.PrefillWorkers, x.DecodeWorkers = p, (d.GPUs-p*pg)/dg
+			out = append(out, x)
+		}
+	}
+	return out
 }
 
 func (d Disagg) gpus() int64 {
@@ -84,11 +115,15 @@ func (d Disagg) decode() layout { return layout{d.DecodeTP, d.DecodeDP, d.Decode
 
 func (d Disagg) validate(osl int64) query.Errors {
 	var es query.Errors
+	choose := d.GPUs > 0 && d.PrefillWorkers == 0 && d.DecodeWorkers == 0
 	for _, x := range []struct {
 		field string
 		v     int64
 	}{{"prefill-tp", d.PrefillTP}, {"prefill-dp", d.PrefillDP}, {"prefill-workers", d.PrefillWorkers},
-		{"decode-tp", d.DecodeTP}, {"decode-dp", d.DecodeDP}, {"decode-workers", d.DecodeWorkers}} {
+		{"decode-tp", d.DecodeTP}, {"decode-dp", d.DecodeDP}, {"decode-workers", d.DecodeWorkers}, {"gpus", d.GPUs}} {
+		if x.v == 0 && (x.field == "gpus" || choose && strings.HasSuffix(x.field, "workers")) {
+			continue
+		}
 		if x.v < 1 || x.v > MaxGPUs {
 			es = append(es, query.FieldError{Field: x.field, Value: strconv.FormatInt(x.v, 10), Allowed: fmt.Sprintf("1 to %d", MaxGPUs)})
 		}
@@ -96,7 +131,15 @@ func (d Disagg) validate(osl int64) query.Errors {
 	if len(es) > 0 {
 		return es
 	}
-	if d.gpus() > MaxGPUs {
+	switch {
+	case choose && len(d.splits()) == 0:
+		es = append(es, query.FieldError{Field: "gpus", Value: strconv.FormatInt(d.GPUs, 10),
+			Allowed: fmt.Sprintf("a prefill worker's %d GPUs and a decode worker's %d, whole workers of each", d.PrefillTP*d.PrefillDP, d.DecodeTP*d.DecodeDP)})
+	case !choose && d.GPUs > 0 && d.gpus() != d.GPUs:
+		es = append(es, query.FieldError{Field: "gpus", Value: strconv.FormatInt(d.GPUs, 10),
+			Allowed: fmt.Sprintf("the workers' GPUs in all (%d), or leave a worker count out for the answer to choose", d.gpus())})
+	}
+	if d.gpus() > MaxGPUs || d.GPUs > MaxGPUs {
 		es = append(es, query.FieldError{Field: "decode-workers", Value: strconv.FormatInt(d.DecodeWorkers, 10), Allowed: fmt.Sprintf("at most %d GPUs in all", MaxGPUs)})
 	}
 	es = append(es, checkExperts(d.PrefillTP, d.PrefillDP, d.PrefillEP, d.PrefillMoETP, "prefill-")...)
@@ -128,6 +171,9 @@ func (d Disagg) args(a *query.Args) {
 	if d.Link != "" {
 		a.Add("link", d.Link)
 	}
+	if d.GPUs > 0 {
+		a.Add("gpus", strconv.FormatInt(d.GPUs, 10))
+	}
 }
 
 // DisaggResult is what a disaggregated deployment adds to a Result.
@@ -146,6 +192,9 @@ type DisaggResult struct {
 // the two agree.
 func (p *Planner) answerDisagg(q Query) (Result, error) {
 	d := *q.Disagg
+	if d.PrefillWorkers == 0 {
+		return p.chooseSplit(q)
+	}
 	qp, qd := q, q
 	qp.TP, qd.TP = d.PrefillTP, d.DecodeTP
 	rp, err := p.prepare(qp, d.prefill())
@@ -223,4 +272,31 @@ func (p *Planner) answerDisagg(q Query) (Result, error) {
 	res.Steps, res.Preemptions, res.MeanBatch = runD.steps, runD.preemptions, runD.batch
 	res.Simulated = int64(len(runD.e2e)) * dRanks
 	return res, nil
+}
+
+// chooseSplit answers q with each split of its GPUs between prefill and
+// decode workers and keeps the one of most tokens/s, as an operator sizing
+// the pools for the load would: at a fixed concurrency it is the one of
+// least time per request, neither pool starving the other (too few
+// prefill workers queue the prompts and lengthen TTFT, too few decode
+// workers lengthen TPOT).
+func (p *Planner) chooseSplit(q Query) (Result, error) {
+	var best Result
+	splits := q.Disagg.splits()
+	for i, d := range splits {
+		x := q
+		x.Disagg = &d
+		r, err := p.answerDisagg(x)
+		if err != nil {
+			return Result{}, err
+		}
+		if i == 0 || r.Memory.Fits && (!best.Memory.Fits || r.TokensPerSecond > best.TokensPerSecond) {
+			best = r
+		}
+	}
+	d := best.Disagg.Disagg
+	best.Query = q
+	best.Notes = append(best.Notes, fmt.Sprintf("split chosen: %d prefill and %d decode workers of the %d GPUs, the most tokens/s of the %d splits at this load",
+		d.PrefillWorkers, d.DecodeWorkers, d.GPUs, len(splits)))
+	return best, nil
 }

@@ -114,6 +114,46 @@ func TestDisagg(t *testing.T) {
 	}
 }
 
+// With the GPUs in all and no worker counts, a disaggregated answer tries
+// every split of them between whole prefill and decode workers and keeps
+// the one of most tokens/s, saying so; one count given, the other is what
+// is left; a total no split fills, or that the counts contradict, is
+// refused.
+func TestDisaggSplit(t *testing.T) {
+	base := Query{Model: "llama-3.1-8b", Device: "h100", Concurrency: 128, ISL: 2048, OSL: 256}
+	with := func(d Disagg) Query { q := base; q.Disagg = &d; return q }
+	q := with(Disagg{PrefillTP: 1, DecodeTP: 2, GPUs: 8})
+	splits := q.Filled().Disagg.splits()
+	if len(splits) != 3 {
+		t.Fatalf("8 GPUs as tp-1 prefill and tp-2 decode workers: %d splits, want 3 (2+3, 4+2, 6+1)", len(splits))
+	}
+	chosen, err := q.Answer()
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := chosen.Disagg.Disagg
+	if chosen.GPUs != 8 || d.PrefillWorkers+2*d.DecodeWorkers != 8 || len(chosen.Notes) == 0 || !strings.Contains(chosen.Notes[len(chosen.Notes)-1], "split chosen") {
+		t.Fatalf("chosen: %d GPUs, %d + %d workers, notes %q", chosen.GPUs, d.PrefillWorkers, d.DecodeWorkers, chosen.Notes)
+	}
+	for _, s := range splits {
+		r, err := with(Disagg{PrefillTP: 1, DecodeTP: 2, PrefillWorkers: s.PrefillWorkers, DecodeWorkers: s.DecodeWorkers}).Answer()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.TokensPerSecond > chosen.TokensPerSecond {
+			t.Errorf("%d + %d workers: %.0f tokens/s, more than the chosen %d + %d's %.0f", s.PrefillWorkers, s.DecodeWorkers, r.TokensPerSecond, d.PrefillWorkers, d.DecodeWorkers, chosen.TokensPerSecond)
+		}
+	}
+	if f := with(Disagg{PrefillTP: 1, DecodeTP: 2, GPUs: 8, PrefillWorkers: 2}).Filled().Disagg; f.DecodeWorkers != 3 {
+		t.Errorf("2 prefill workers of 8 GPUs: %d decode workers, want 3", f.DecodeWorkers)
+	}
+	for _, d := range []Disagg{{PrefillTP: 2, DecodeTP: 2, GPUs: 7}, {PrefillTP: 1, DecodeTP: 2, GPUs: 8, PrefillWorkers: 2, DecodeWorkers: 2}} {
+		if err := with(d).Validate().Err(); err == nil || !strings.Contains(err.Error(), "gpus") {
+			t.Errorf("%+v: %v, want --gpus refused", d, err)
+		}
+	}
+}
+
 func TestBatchHeader(t *testing.T) {
 	for _, c := range []struct{ in, want string }{
 		{"model_path,system,backend,mode,isl,osl,colour\n", "unknown column"},

@@ -109,7 +109,7 @@ front of tokens/s per GPU against tokens/s per user.
 	fl.Float64Var(&opts.q.MemoryShare, "gpu-memory-utilization", 0, "the engine's `share` of GPU memory (default: the engine's)")
 	fl.StringVar(&opts.ttft, "ttft", "", "search for the deployments whose mean TTFT is at most this `duration` (2s, 500ms), over --devices, parallelism and concurrency")
 	fl.StringVar(&opts.tpot, "tpot", "", "search for the deployments whose mean TPOT is at most this `duration` (50ms)")
-	fl.Int64Var(&opts.gpus, "gpus", 0, "with --ttft/--tpot: every deployment's `GPUs`, aggregated (tp × replicas) or disaggregated (default: one replica of 1, 2, 4 or 8)")
+	fl.Int64Var(&opts.gpus, "gpus", 0, "with --ttft/--tpot: every deployment's `GPUs`, aggregated (tp × replicas) or disaggregated (default: one replica of 1, 2, 4 or 8); with --disagg: the GPUs in all, split between the workers (the split of most tokens/s when neither count is given)")
 	fl.BoolVar(&opts.disagg, "disagg", false, "serve with separate prefill and decode workers, the KV cache sent over --link")
 	fl.Int64Var(&opts.d.PrefillTP, "prefill-tp", 0, "with --disagg: tensor-parallel `GPUs` of a prefill worker (default --tp)")
 	fl.Int64Var(&opts.d.PrefillWorkers, "prefill-workers", 0, "with --disagg: prefill `workers` (default 1)")
@@ -143,8 +143,8 @@ func deployRun(opts *deployOptions) error {
 	if opts.ttft != "" || opts.tpot != "" {
 		return deploySearchRun(opts, form)
 	}
-	if opts.devices.devicesSet() || opts.gpus != 0 || opts.chart.file != "" {
-		return usagef("--devices, --gpus and --plot are the SLA search's: give --ttft or --tpot")
+	if opts.devices.devicesSet() || opts.gpus != 0 && !opts.disagg || opts.chart.file != "" {
+		return usagef("--devices, --gpus and --plot are the SLA search's: give --ttft or --tpot (or --gpus with --disagg)")
 	}
 	t, err := f.Device(opts.devices) // a bad name fails before any work
 	if err != nil {
@@ -154,6 +154,7 @@ func deployRun(opts *deployOptions) error {
 	q.Device = t.Key()
 	if opts.disagg {
 		d := opts.d
+		d.GPUs = opts.gpus
 		q.Disagg = &d
 	} else if opts.d != (deploy.Disagg{}) {
 		return usagef("--prefill-*, --decode-* and --link need --disagg")
