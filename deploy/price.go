@@ -105,7 +105,7 @@ func newPricer(c model.Config, s model.Shape, mo moeLayout, m *roofline.Model) (
 	if _, err := p.decode(1, 1); err != nil {
 		return nil, err
 	}
-	if p.launches, err = p.kernels(1); err != nil {
+	if p.launches, err = p.kernels(); err != nil {
 		return nil, err
 	}
 	return p, nil
@@ -368,15 +368,15 @@ func (p *pricer) prefill(q, done int64) (float64, error) {
 // token at 82.6 ms, 23.1 ms as a CUDA graph (sgl-project/sglang pull
 // request 12160); its op list here launches 1,684 kernels: 49 µs each. A
 // Qwen3-4B prefill of 129 tokens, 16.6 ms eager and 5.7 ms as a graph
-// (wejoncy/sfllm pull request 46), over its 435 kernels: 38 µs. The mean
-// of the two.
+// (wejoncy/sfllm pull request 46), over the 435 kernels of Qwen3-8B's op
+// list (the same 36 layers): 38 µs. The mean of the two.
 const hostKernelSeconds = 43.6e-6
 
-// kernels is the kernels one forward over n tokens launches: every op's
-// kernels, the fused ops' at their share.
-func (p *pricer) kernels(n int64) (float64, error) {
+// kernels is the kernels one forward launches: every op's kernels, the
+// fused ops' at their share (the same count whatever its tokens).
+func (p *pricer) kernels() (float64, error) {
 	s := p.shape
-	s.Phase, s.Batch, s.Ctx = model.Decode, n, 1
+	s.Phase, s.Batch, s.Ctx = model.Decode, 1, 1
 	list, err := p.c.Ops(s)
 	if err != nil {
 		return 0, err
