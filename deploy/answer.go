@@ -263,7 +263,7 @@ func (p *Planner) Answer(q Query) (Result, error) {
 			r.e.Title, q.ISL+q.OSL))
 		return res, nil
 	}
-	l := load{isl: q.ISL, osl: q.OSL,
+	l := load{isl: q.ISL, osl: q.OSL, ratio: q.RangeRatio,
 		clients:  ceilDiv(q.Concurrency, q.DP),
 		requests: ceilDiv(q.Requests, q.DP),
 		rate:     q.Rate / float64(q.DP)}

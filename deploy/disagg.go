@@ -229,7 +229,7 @@ func (p *Planner) answerDisagg(q Query) (Result, error) {
 	ttft := 0.0
 	var runP, runD run
 	for i := range disaggIterations {
-		dl := load{isl: q.ISL, osl: q.OSL, prefilled: true, think: ttft,
+		dl := load{isl: q.ISL, osl: q.OSL, ratio: q.RangeRatio, prefilled: true, think: ttft,
 			clients: ceilDiv(q.Concurrency, dRanks), requests: ceilDiv(q.Requests, dRanks), rate: q.Rate / float64(dRanks)}
 		if runD, err = simulate(e, rd.pr, rd.blocks, dl); err != nil {
 			return Result{}, fmt.Errorf("decode worker: %w", err)
@@ -238,7 +238,7 @@ func (p *Planner) answerDisagg(q Query) (Result, error) {
 		if q.Rate == 0 {
 			rate = float64(q.Concurrency) / (ttft + float64(q.OSL-1)*tpot)
 		}
-		pl := load{isl: q.ISL, osl: 1, rate: rate / float64(pRanks), requests: max(ceilDiv(q.Requests, pRanks), 64)}
+		pl := load{isl: q.ISL, osl: 1, ratio: q.RangeRatio, rate: rate / float64(pRanks), requests: max(ceilDiv(q.Requests, pRanks), 64)}
 		if runP, err = simulate(e, rp.pr, rp.blocks, pl); err != nil {
 			return Result{}, fmt.Errorf("prefill worker: %w", err)
 		}
@@ -253,7 +253,7 @@ func (p *Planner) answerDisagg(q Query) (Result, error) {
 	if q.Rate == 0 {
 		// A benchmark's first wave: every client's prompt at the prefill
 		// pool at once, weighed as its share of the requests.
-		b := load{isl: q.ISL, osl: 1, burst: true, clients: ceilDiv(q.Concurrency, pRanks), requests: ceilDiv(q.Concurrency, pRanks)}
+		b := load{isl: q.ISL, osl: 1, ratio: q.RangeRatio, burst: true, clients: ceilDiv(q.Concurrency, pRanks), requests: ceilDiv(q.Concurrency, pRanks)}
 		first, err := simulate(e, rp.pr, rp.blocks, b)
 		if err != nil {
 			return Result{}, fmt.Errorf("prefill worker: %w", err)

@@ -41,9 +41,14 @@ type Query struct {
 	// the config's quantization, else bf16); KV the cache's (default bf16).
 	Weights string `json:"weights"`
 	KV      string `json:"kv"`
-	// ISL and OSL are every request's input and output tokens.
-	ISL int64 `json:"isl"`
-	OSL int64 `json:"osl"`
+	// ISL and OSL are every request's input and output tokens; with
+	// RangeRatio below 1 each request's are drawn uniformly from
+	// RangeRatio × ISL to ISL and RangeRatio × OSL to OSL, as a benchmark's
+	// random dataset draws them (--random-range-ratio; InferenceMAX's runs
+	// use 0.8). Default 1: every request of ISL and OSL.
+	ISL        int64   `json:"isl"`
+	OSL        int64   `json:"osl"`
+	RangeRatio float64 `json:"range_ratio"`
 	// Concurrency is the closed-loop clients; Rate, when set instead,
 	// Poisson arrivals per second.
 	Concurrency int64   `json:"concurrency"`
@@ -111,6 +116,9 @@ func (q Query) Filled() Query {
 	}
 	if q.OSL == 0 {
 		q.OSL = DefaultOSL
+	}
+	if q.RangeRatio == 0 {
+		q.RangeRatio = 1
 	}
 	if q.Concurrency == 0 && q.Rate == 0 {
 		q.Concurrency = DefaultConcurrency
@@ -237,6 +245,9 @@ func (q Query) Validate() query.Errors {
 	if q.Requests < 1 || q.Requests > MaxRequests {
 		bad("requests", i(q.Requests), fmt.Sprintf("1 to %d requests", MaxRequests))
 	}
+	if q.RangeRatio <= 0 || q.RangeRatio > 1 || q.RangeRatio != q.RangeRatio {
+		bad("range-ratio", strconv.FormatFloat(q.RangeRatio, 'g', -1, 64), "a share of ISL and OSL, more than 0, at most 1 (1: every request of ISL and OSL)")
+	}
 	if q.MaxTokens < 0 || q.MaxTokens > MaxTokensPerRequest {
 		bad("max-tokens", i(q.MaxTokens), fmt.Sprintf("1 to %d tokens a step (0: the engine's default)", MaxTokensPerRequest))
 	}
@@ -287,6 +298,9 @@ func (q Query) Args() query.Args {
 	}
 	n("isl", f.ISL, DefaultISL)
 	n("osl", f.OSL, DefaultOSL)
+	if f.RangeRatio != 1 {
+		a.Add("range-ratio", strconv.FormatFloat(f.RangeRatio, 'g', -1, 64))
+	}
 	if q.Rate > 0 {
 		a.Add("rate", strconv.FormatFloat(q.Rate, 'g', -1, 64))
 		n("requests", f.Requests, DefaultRateRequests)

@@ -135,6 +135,9 @@ func (s Search) Args() query.Args {
 	if b.OSL != DefaultOSL {
 		a.Add("osl", strconv.FormatInt(b.OSL, 10))
 	}
+	if b.RangeRatio != 1 {
+		a.Add("range-ratio", strconv.FormatFloat(b.RangeRatio, 'g', -1, 64))
+	}
 	return a
 }
 

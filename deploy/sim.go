@@ -26,19 +26,39 @@ type load struct {
 	// burst: every client's first request arrives at once (a benchmark's
 	// start), and the run ends when each has its first token.
 	burst bool
+	// ratio: each request's lengths are drawn uniformly from ratio × ISL
+	// to ISL and ratio × OSL to OSL (1: every request of ISL and OSL).
+	ratio float64
 }
 
-// newSeq is a request arriving at t.
-func (l load) newSeq(t float64) *seq {
-	if l.prefilled {
-		return &seq{arrival: t, first: t, target: l.isl, done: l.isl, gen: 1, started: true, emitted: true}
+// newLengths is the source of l's requests' lengths, fixed by the load so
+// that equal queries give equal answers.
+func newLengths(l load) *rand.Rand { return rand.New(rand.NewPCG(lengthSeed, uint64(l.requests))) }
+
+// newSeq is a request arriving at t, its lengths drawn as the load's
+// ratio says (a benchmark's random dataset: numpy's randint from
+// ratio × length to length).
+func (sim *simulator) newSeq(t float64) *seq {
+	l := sim.l
+	isl, osl := l.isl, l.osl
+	if l.ratio > 0 && l.ratio < 1 {
+		draw := func(n int64) int64 {
+			lo := int64(l.ratio * float64(n))
+			return max(lo+sim.lengths.Int64N(n-lo+1), 1)
+		}
+		isl, osl = draw(isl), draw(osl)
 	}
-	return &seq{arrival: t, target: l.isl}
+	if l.prefilled {
+		return &seq{arrival: t, first: t, isl: isl, osl: osl, target: isl, done: isl, gen: 1, started: true, emitted: true}
+	}
+	return &seq{arrival: t, isl: isl, osl: osl, target: isl}
 }
 
 // seq is one request in the engine.
 type seq struct {
 	arrival, first float64
+	// isl and osl are its prompt's and output's tokens.
+	isl, osl int64
 	// target is the tokens to prefill: the prompt, or after a preemption
 	// the prompt and the tokens generated so far (recomputed).
 	target, done int64
@@ -71,9 +91,13 @@ type run struct {
 // this is refused rather than left running.
 const maxSteps = 2_000_000
 
-// arrivalSeed fixes the Poisson arrivals of a request rate, so that equal
+// arrivalSeed fixes the Poisson arrivals of a request rate, and
+// lengthSeed the requests' lengths drawn under a range ratio, so that equal
 // queries give equal answers.
-const arrivalSeed = 34
+const (
+	arrivalSeed = 34
+	lengthSeed  = 35
+)
 
 type chunk struct {
 	s *seq
@@ -106,6 +130,8 @@ type simulator struct {
 	firsts  int64
 	// last is the previous step's time.
 	last float64
+	// lengths draws the requests' lengths.
+	lengths *rand.Rand
 	// dbuf and cbuf are schedule's slices, reused step after step.
 	dbuf []*seq
 	cbuf []chunk
@@ -144,7 +170,7 @@ func (sim *simulator) preempt(s *seq) {
 		}
 	}
 	sim.free += s.held
-	s.held, s.done, s.target, s.live = 0, 0, sim.l.isl+s.gen, false
+	s.held, s.done, s.target, s.live = 0, 0, s.isl+s.gen, false
 	sim.front = append(sim.front, s)
 	sim.out.preemptions++
 }
@@ -162,10 +188,10 @@ func (sim *simulator) admit(budget int64, chunks []chunk) ([]chunk, int64) {
 		q := min(rem, budget)
 		reserve := s.done + q
 		if s.gen > 0 {
-			reserve = sim.l.isl + s.gen
+			reserve = s.isl + s.gen
 		}
 		if e.Reserve == ReserveRequest {
-			reserve = sim.l.isl + sim.l.osl
+			reserve = s.isl + s.osl
 		}
 		need := sim.blocks(reserve)
 		if need > sim.free {
@@ -239,7 +265,7 @@ func (sim *simulator) schedule() (decodes []*seq, chunks []chunk) {
 		if s.done < s.target || inChunks(chunks, s) {
 			continue
 		}
-		if e.Reserve == ReservePrompt && !sim.grow(s, sim.l.isl+s.gen) {
+		if e.Reserve == ReservePrompt && !sim.grow(s, s.isl+s.gen) {
 			i-- // s left the running list
 			continue
 		}
@@ -282,14 +308,14 @@ func inChunks(chunks []chunk, s *seq) bool {
 func (sim *simulator) cycle() (float64, error) {
 	l := sim.l
 	n := min(l.clients, sim.e.MaxSeqs)
-	s := &seq{target: l.isl}
+	s := &seq{isl: l.isl, osl: l.osl, target: l.isl}
 	prefill, err := sim.stepTime(nil, []chunk{{s, l.isl}})
 	if err != nil {
 		return 0, err
 	}
 	ds := make([]*seq, n)
 	for i := range ds {
-		ds[i] = &seq{gen: l.osl / 2}
+		ds[i] = &seq{isl: l.isl, osl: l.osl, gen: l.osl / 2}
 	}
 	step, err := sim.stepTime(ds, nil)
 	return float64(n)*prefill + float64(l.osl)*step, err
@@ -299,7 +325,7 @@ func (sim *simulator) cycle() (float64, error) {
 func (sim *simulator) stepTime(decodes []*seq, chunks []chunk) (float64, error) {
 	var tokens, emit, ctx int64
 	for _, s := range decodes {
-		ctx += sim.l.isl + s.gen
+		ctx += s.isl + s.gen
 	}
 	tokens, emit = int64(len(decodes)), int64(len(decodes))
 	var t float64
@@ -343,7 +369,7 @@ func (sim *simulator) stepTime(decodes []*seq, chunks []chunk) (float64, error) 
 
 // simulate serves l on one engine replica with kvBlocks blocks of KV.
 func simulate(e Engine, p *pricer, kvBlocks int64, l load) (run, error) {
-	sim := &simulator{e: e, p: p, l: l, free: kvBlocks}
+	sim := &simulator{e: e, p: p, l: l, free: kvBlocks, lengths: newLengths(l)}
 	var arrivals []float64
 	if l.burst || l.clients > 0 && !e.Mixed && !l.prefilled {
 		// Every client at once, as a benchmark starts. An engine that
@@ -380,7 +406,7 @@ func simulate(e Engine, p *pricer, kvBlocks int64, l load) (run, error) {
 		// The engine never waits for a client: a request that arrives as
 		// (or after) the step's batch is formed waits for the next one.
 		for len(arrivals) > 0 && arrivals[0] < sim.formed {
-			sim.waiting = append(sim.waiting, l.newSeq(arrivals[0]))
+			sim.waiting = append(sim.waiting, sim.newSeq(arrivals[0]))
 			arrivals = arrivals[1:]
 		}
 		if len(sim.running) == 0 && sim.queued() == 0 {
@@ -421,7 +447,7 @@ func simulate(e Engine, p *pricer, kvBlocks int64, l load) (run, error) {
 		var done []*seq
 		for _, s := range decodes {
 			s.gen++
-			if s.gen >= l.osl {
+			if s.gen >= s.osl {
 				done = append(done, s)
 			}
 		}
@@ -439,7 +465,7 @@ func simulate(e Engine, p *pricer, kvBlocks int64, l load) (run, error) {
 					sim.emitFirst(s)
 				}
 			}
-			if s.gen >= l.osl {
+			if s.gen >= s.osl {
 				done = append(done, s)
 			}
 		}
@@ -541,8 +567,8 @@ func (sim *simulator) coast(next float64, batchTime *float64) error {
 		if s.done < s.target {
 			return nil
 		}
-		k = min(k, sim.l.osl-s.gen-1)
-		ctx += sim.l.isl + s.gen
+		k = min(k, s.osl-s.gen-1)
+		ctx += s.isl + s.gen
 	}
 	if k <= 0 {
 		return nil
@@ -550,13 +576,13 @@ func (sim *simulator) coast(next float64, batchTime *float64) error {
 	if sim.e.Reserve == ReservePrompt {
 		var need int64
 		for _, s := range sim.running {
-			need += sim.blocks(sim.l.isl+s.gen+k) - s.held
+			need += sim.blocks(s.isl+s.gen+k) - s.held
 		}
 		if need > sim.free {
 			return nil
 		}
 		for _, s := range sim.running {
-			b := sim.blocks(sim.l.isl+s.gen+k) - s.held
+			b := sim.blocks(s.isl+s.gen+k) - s.held
 			s.held += b
 			sim.free -= b
 		}
@@ -614,7 +640,7 @@ func (sim *simulator) admissible() bool {
 	q := min(s.target-s.done, sim.e.MaxTokens)
 	reserve := s.done + q
 	if sim.e.Reserve == ReserveRequest {
-		reserve = sim.l.isl + sim.l.osl
+		reserve = s.isl + s.osl
 	}
 	return sim.blocks(reserve) <= sim.free
 }
@@ -656,11 +682,11 @@ func (sim *simulator) finish(s *seq) {
 	}
 	o := &sim.out
 	o.ttft = append(o.ttft, s.ttft)
-	if sim.l.osl > 1 {
-		o.tpot = append(o.tpot, (sim.now-s.first)/float64(sim.l.osl-1))
+	if s.osl > 1 {
+		o.tpot = append(o.tpot, (sim.now-s.first)/float64(s.osl-1))
 	}
 	o.e2e = append(o.e2e, max(sim.now, s.first)-s.arrival)
-	o.outTokens += sim.l.osl
+	o.outTokens += s.osl
 }
 
 // Stat is a latency's mean and 90th percentile over the requests, in

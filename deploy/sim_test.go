@@ -2,6 +2,7 @@ package deploy
 
 import (
 	"math"
+	"strings"
 	"testing"
 )
 
@@ -59,5 +60,38 @@ func TestHostLaunches(t *testing.T) {
 	sim.last = 0.02
 	if after, _ := sim.stepTime(nil, []chunk{{&seq{target: 513}, 513}}); math.Abs(after-r.e.StepOverhead-(host-0.02)) > 1e-9 {
 		t.Errorf("after a 20 ms step: %.1f ms; want the launches less 20 ms", after*1e3)
+	}
+}
+
+// Under a range ratio each request's lengths are drawn as a benchmark's
+// random dataset draws them: numpy's randint(int(ratio × n), n + 1), so
+// InferenceMAX's 0.8 at 1024 tokens gives 819 to 1024, 921.5 on average;
+// the query refuses a ratio outside (0, 1] and reproduces one it takes.
+func TestRangeRatio(t *testing.T) {
+	sim := &simulator{l: load{isl: 1024, osl: 8192, ratio: 0.8, requests: 1}}
+	sim.lengths = newLengths(sim.l)
+	var sumI, sumO float64
+	const n = 20000
+	for range n {
+		s := sim.newSeq(0)
+		if s.isl < 819 || s.isl > 1024 || s.osl < 6553 || s.osl > 8192 || s.target != s.isl {
+			t.Fatalf("drew %d in, %d out: want 819 to 1024 and 6553 to 8192", s.isl, s.osl)
+		}
+		sumI += float64(s.isl)
+		sumO += float64(s.osl)
+	}
+	if m := sumI / n; math.Abs(m-921.5)/921.5 > 0.005 {
+		t.Errorf("mean prompt %.1f tokens, want 921.5", m)
+	}
+	if m := sumO / n; math.Abs(m-7372.5)/7372.5 > 0.005 {
+		t.Errorf("mean output %.1f tokens, want 7372.5", m)
+	}
+	q := Query{Model: "llama-3.1-8b", Device: "h100", RangeRatio: 0.8}
+	if a := q.Args().String(); !strings.Contains(a, "--range-ratio 0.8") {
+		t.Errorf("args %q lack the range ratio", a)
+	}
+	q.RangeRatio = 1.5
+	if err := q.Validate().Err(); err == nil || !strings.Contains(err.Error(), "range-ratio") {
+		t.Errorf("range ratio 1.5: %v", err)
 	}
 }

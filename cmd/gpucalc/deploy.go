@@ -27,7 +27,7 @@ type deployOptions struct {
 // deployDefaulted are deploy's flags whose zero value stands for a default
 // (the engine's, or one that depends on another flag): given as 0, they
 // would silently answer another question.
-var deployDefaulted = []string{"concurrency", "rate", "requests", "max-tokens", "max-seqs", "gpu-memory-utilization", "gpus",
+var deployDefaulted = []string{"range-ratio", "concurrency", "rate", "requests", "max-tokens", "max-seqs", "gpu-memory-utilization", "gpus",
 	"ep", "moe-tp", "prefill-tp", "prefill-workers", "prefill-dp", "prefill-ep", "prefill-moe-tp", "decode-tp", "decode-workers", "decode-dp", "decode-ep", "decode-moe-tp"}
 
 const deployHow = `The engine is simulated step by step. Each step's batch is the decoding
@@ -101,6 +101,7 @@ front of tokens/s per GPU against tokens/s per user.
 	fl.StringVar(&opts.q.KV, "kv", "", "KV cache `type`: bf16 or fp8 (default bf16)")
 	fl.Int64Var(&opts.q.ISL, "isl", deploy.DefaultISL, "input `tokens` of every request")
 	fl.Int64Var(&opts.q.OSL, "osl", deploy.DefaultOSL, "output `tokens` of every request")
+	fl.Float64Var(&opts.q.RangeRatio, "range-ratio", 1, "each request's lengths drawn uniformly from this `share` of --isl and --osl up to them, as a benchmark's random dataset (InferenceMAX: 0.8; 1: every request of --isl and --osl)")
 	fl.Int64Var(&opts.q.Concurrency, "concurrency", 0, "closed-loop `clients`, each sending its next request when its last ends (default 16 unless --rate)")
 	fl.Float64Var(&opts.q.Rate, "rate", 0, "open-loop Poisson `requests/s` instead of --concurrency")
 	fl.Int64Var(&opts.q.Requests, "requests", 0, "`requests` the benchmark sends (default 10 per client, or 200 at a rate)")
