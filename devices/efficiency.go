@@ -67,6 +67,12 @@ type Efficiency struct {
 	// seconds; CTAs resident together share an SM, so n CTAs cost n times
 	// this over the SMs.
 	AttentionCTA float64 `json:"attention_cta_seconds"`
+	// AttentionMMA is the fraction of the family's GEMM rate that flash
+	// attention's products reach in a serving engine's kernels, by peak key
+	// (their tiles are narrower than a GEMM's, K only a head dimension
+	// deep; fp8 kernels also transpose V and convert P in registers); a
+	// key without a figure gets the GEMM rate.
+	AttentionMMA map[string]float64 `json:"attention_mma,omitempty"`
 	// KVDequant is the KV-cache elements per SM per clock a paged
 	// attention kernel converts from a narrower cache type (fp8) to its
 	// compute type.
@@ -104,7 +110,12 @@ type Efficiency struct {
 // chunks, SimpleLatency + (√(2(n−1)·Hop) + √(bus bytes / rate))². The rate
 // is LinkFraction of the link's per-direction bandwidth, divided by
 // (n/2)^RankExponent where every rank's traffic shares one path (PCIe
-// without peer access: through host memory).
+// without peer access: through host memory). Where NVLink switches reduce
+// in the network (NVLink SHARP, NVSwitch 3 and later: Hopper and Blackwell
+// HGX), NCCL's NVLS algorithm is a third choice: each GPU sends and
+// receives its message once, whatever the ranks, NVLSLatency + message /
+// (NVLSFraction of the per-direction rate); NVLSFraction is 0 on links
+// without it.
 type AllReduceFit struct {
 	Link          string  `json:"link"`
 	LLLatency     float64 `json:"ll_latency_seconds"`
@@ -112,6 +123,8 @@ type AllReduceFit struct {
 	SimpleLatency float64 `json:"simple_latency_seconds"`
 	LinkFraction  float64 `json:"link_fraction"`
 	RankExponent  float64 `json:"rank_exponent"`
+	NVLSLatency   float64 `json:"nvls_latency_seconds,omitempty"`
+	NVLSFraction  float64 `json:"nvls_fraction,omitempty"`
 	Source        string  `json:"source"`
 }
 
@@ -145,6 +158,8 @@ type efficiencyFile struct {
 		SimpleLatency string `yaml:"simple_latency"`
 		LinkFraction  string `yaml:"link_fraction"`
 		RankExponent  string `yaml:"rank_exponent"`
+		NVLSLatency   string `yaml:"nvls_latency"`
+		NVLSFraction  string `yaml:"nvls_fraction"`
 		Source        string `yaml:"source"`
 	} `yaml:"collectives"`
 	Archs map[string]struct {
@@ -154,6 +169,7 @@ type efficiencyFile struct {
 		StreamK     *sourcedBool       `yaml:"stream_k"`
 		GraphRamp   sourced            `yaml:"graph_ramp"`
 		AttnCTA     sourced            `yaml:"attention_cta"`
+		AttnMMA     map[string]sourced `yaml:"attention_mma"`
 		KVDequant   sourced            `yaml:"kv_dequant_per_sm_per_clock"`
 		QuantFixed  map[string]sourced `yaml:"quant_fixed"`
 		Paged       sourced            `yaml:"paged_attention"`
@@ -261,7 +277,11 @@ func parseEfficiency(data []byte) (*efficiencyTable, error) {
 			parse   func(string) (float64, error)
 		}{{"ll_latency", c.LLLatency, &fit.LLLatency, units.ParseDuration}, {"hop", c.Hop, &fit.Hop, units.ParseDuration},
 			{"simple_latency", c.SimpleLatency, &fit.SimpleLatency, units.ParseDuration}, {"link_fraction", c.LinkFraction, &fit.LinkFraction, frac},
-			{"rank_exponent", c.RankExponent, &fit.RankExponent, frac}} {
+			{"rank_exponent", c.RankExponent, &fit.RankExponent, frac},
+			{"nvls_latency", c.NVLSLatency, &fit.NVLSLatency, units.ParseDuration}, {"nvls_fraction", c.NVLSFraction, &fit.NVLSFraction, frac}} {
+			if x.s == "" && strings.HasPrefix(x.name, "nvls_") {
+				continue // a link without NVLink SHARP
+			}
 			v, err := x.parse(x.s)
 			if err != nil || v < 0 || math.IsNaN(v) {
 				return nil, fmt.Errorf("collectives.%s.%s: %q is not a non-negative number", link, x.name, x.s)
@@ -270,6 +290,9 @@ func parseEfficiency(data []byte) (*efficiencyTable, error) {
 		}
 		if fit.LinkFraction <= 0 || fit.LinkFraction > 1 {
 			return nil, fmt.Errorf("collectives.%s.link_fraction: %s is not in (0, 1]", link, c.LinkFraction)
+		}
+		if fit.NVLSFraction > 1 {
+			return nil, fmt.Errorf("collectives.%s.nvls_fraction: %s is not in (0, 1]", link, c.NVLSFraction)
 		}
 		t.collectives = append(t.collectives, fit)
 	}
@@ -312,6 +335,19 @@ func parseEfficiency(data []byte) (*efficiencyTable, error) {
 				return nil, err
 			}
 			e.AttentionCTA, e.Sources["attention_cta"] = v.v, v.src
+		}
+		for k, sv := range a.AttnMMA {
+			v, err := num("archs."+fam+".attention_mma."+k, sv, frac)
+			if err != nil {
+				return nil, err
+			}
+			if v.v <= 0 || v.v > 1 {
+				return nil, fmt.Errorf("archs.%s.attention_mma.%s: %s is not in (0, 1]", fam, k, sv.Value)
+			}
+			if e.AttentionMMA == nil {
+				e.AttentionMMA = map[string]float64{}
+			}
+			e.AttentionMMA[k], e.Sources["attention_mma."+k] = v.v, v.src
 		}
 		if a.KVDequant.Value != "" {
 			if v, err = num("archs."+fam+".kv_dequant_per_sm_per_clock", a.KVDequant, frac); err != nil {
@@ -402,6 +438,7 @@ func (d Device) Efficiency() (Efficiency, error) {
 	e.Family, e.GEMM, e.Quant, e.SFUPerSMPerClock = a.Family, a.GEMM, a.Quant, a.SFUPerSMPerClock
 	e.L2PerSMPerClock, e.GraphKernel, e.PagedAttention, e.StreamK = a.L2PerSMPerClock, a.GraphKernel, a.PagedAttention, a.StreamK
 	e.QuantFixed, e.GraphRamp, e.AttentionCTA, e.KVDequant = a.QuantFixed, a.GraphRamp, a.AttentionCTA, a.KVDequant
+	e.AttentionMMA = a.AttentionMMA
 	if d.SFUPerSMPerClock > 0 {
 		e.SFUPerSMPerClock, e.Sources["sfu_per_sm_per_clock"] = d.SFUPerSMPerClock, d.Sources["sfu_per_sm_per_clock"]
 	}

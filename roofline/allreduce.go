@@ -77,12 +77,22 @@ func (m *Model) allReduce(op ops.Op, c ops.Cost) Point {
 	}
 	if link.BytesPerSecond > 0 {
 		p.LowerBound = c.Bytes / link.BytesPerSecond
+		if f := m.eff.AllReduce; f != nil && f.NVLSFraction > 0 && op.Kind == ops.AllReduce {
+			// Switches that reduce in the network (NVLS) leave each
+			// GPU its message to send and receive once, fewer bytes
+			// than a ring's bus bytes from three ranks up.
+			p.LowerBound = math.Min(c.Bytes, message(c.Bytes, float64(op.Ranks))) / link.BytesPerSecond
+		}
 		p.Attainable = p.AI * link.BytesPerSecond
 	}
 	p.Expected = curve.Time(c.Bytes)
 	latency := curve.Latency
 	if f := m.eff.AllReduce; op.Impl == ops.ImplNCCL && f != nil && link.BytesPerSecond > 0 {
-		p.Expected, latency = allReduceFit(*f, c.Bytes, float64(op.Ranks), link.BytesPerSecond)
+		fit := *f
+		if op.Kind != ops.AllReduce {
+			fit.NVLSFraction = 0 // the switches reduce; they do not exchange
+		}
+		p.Expected, latency = allReduceFit(fit, c.Bytes, float64(op.Ranks), link.BytesPerSecond)
 		p.Notes = append(p.Notes[:0], fmt.Sprintf("NCCL's all-reduce on %s as fitted on aiconfigurator's nccl tables (LL or Simple protocol, the faster)", f.Link))
 	}
 	if latency > p.Expected/2 {
@@ -93,14 +103,22 @@ func (m *Model) allReduce(op ops.Op, c ops.Cost) Point {
 
 // allReduceFit is the time of an all-reduce that moves busBytes per rank
 // among ranks GPUs on a link of linkRate bytes per second per direction,
-// by the link kind's fit (devices.AllReduceFit), and its latency part.
+// by the link kind's fit (devices.AllReduceFit): the fastest of ring LL,
+// ring Simple and, where the switches reduce, NVLS; and its latency part.
 func allReduceFit(f devices.AllReduceFit, busBytes, ranks, linkRate float64) (t, latency float64) {
 	rate := f.LinkFraction * linkRate / math.Pow(ranks/2, f.RankExponent)
 	steps := 2 * (ranks - 1) * f.Hop
-	ll := f.LLLatency + steps + busBytes/(rate/2)
-	simple := f.SimpleLatency + math.Pow(math.Sqrt(steps)+math.Sqrt(busBytes/rate), 2)
-	if ll <= simple {
-		return ll, f.LLLatency + steps
+	t, latency = f.LLLatency+steps+busBytes/(rate/2), f.LLLatency+steps
+	if simple := f.SimpleLatency + math.Pow(math.Sqrt(steps)+math.Sqrt(busBytes/rate), 2); simple < t {
+		t, latency = simple, f.SimpleLatency+steps
 	}
-	return simple, f.SimpleLatency + steps
+	if f.NVLSFraction > 0 {
+		if nvls := f.NVLSLatency + message(busBytes, ranks)/(f.NVLSFraction*linkRate); nvls < t {
+			t, latency = nvls, f.NVLSLatency
+		}
+	}
+	return t, latency
 }
+
+// message is an all-reduce's message from its bus bytes, 2(n−1)/n of it.
+func message(busBytes, ranks float64) float64 { return busBytes * ranks / (2 * (ranks - 1)) }

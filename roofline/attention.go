@@ -57,6 +57,16 @@ func (m *Model) flashAttention(op ops.Op, c ops.Cost, rate float64) estimate {
 	return best
 }
 
+// attentionRate is the rate a serving engine's paged flash kernels reach
+// for their products: the GEMM rate of the peak key times the family's
+// attention fraction for it (fitted on those engines' tables).
+func (m *Model) attentionRate(key string, rate float64) float64 {
+	if f, ok := m.eff.AttentionMMA[key]; ok {
+		rate *= f
+	}
+	return rate
+}
+
 // flashForward is FlashAttention's forward kernel: one CTA per (batch,
 // head, 128-query block), each sweeping the key blocks keyBlocks gives; a
 // block costs its matrix FLOPs at the SM's achievable tensor rate plus its
@@ -68,7 +78,7 @@ func (m *Model) flashForward(op ops.Op, c ops.Cost, rate float64) estimate {
 	sms := float64(m.dev.SMs)
 	perBlock, cols := m.keyBlocks(op)
 	ctas := float64(op.B*op.Heads) * ceilDiv(op.SeqQ, flashBlock)
-	compute := math.Ceil(ctas/sms)*perBlock*m.flashBlockTime(flashBlock, cols, op.HeadDim, rate) +
+	compute := math.Ceil(ctas/sms)*perBlock*m.blockTime(op, flashBlock, cols, rate) +
 		m.pagedCost(op, ctas, 2*float64(op.B*op.KVHeads*op.SeqK*op.HeadDim))
 	memory := c.Bytes / (m.stream * m.eff.GEMMMemory * m.active(ctas))
 	return m.kernel(compute, memory)
@@ -106,6 +116,22 @@ func (m *Model) keyBlocks(op ops.Op) (perBlock, cols float64) {
 func (m *Model) flashBlockTime(rows, cols float64, d int64, rate float64) float64 {
 	sms := float64(m.dev.SMs)
 	return 4*rows*cols*float64(d)/(rate/sms) + rows*cols/(m.sfu/sms)
+}
+
+// blockTime is a block of op's flash kernel. A serving engine's paged
+// kernel on an SM whose tensor cores run asynchronously to the warps that
+// issue them (wgmma, compute capability 9.x: FlashAttention 3, SGLang's
+// Hopper backend) computes one block's softmax while the next block's
+// products run (ping-pong warpgroups), so a block costs the longer of the
+// two, not their sum. mma.sync kernels (FlashAttention 2, PyTorch's SDPA
+// on every GPU, 8.x and 12.x engines) do both in turn. Blackwell's
+// engines are measured no faster than in turn (their tables fit the sum).
+func (m *Model) blockTime(op ops.Op, rows, cols float64, rate float64) float64 {
+	if !op.Paged || m.dev.CC.Major != 9 {
+		return m.flashBlockTime(rows, cols, op.HeadDim, rate)
+	}
+	sms := float64(m.dev.SMs)
+	return math.Max(4*rows*cols*float64(op.HeadDim)/(rate/sms), rows*cols/(m.sfu/sms))
 }
 
 // pagedCost is the SM time a serving engine's paged kernel adds to its
@@ -174,7 +200,7 @@ func (m *Model) splitKVAt(op ops.Op, rate float64, t tiling, splits float64) est
 	}
 	perBlock, cols := m.keyBlocks(op)
 	ctas := t.tiles * splits
-	compute := math.Ceil(ctas/sms)*math.Ceil(2*perBlock/splits)/2*m.flashBlockTime(t.rows, cols, op.HeadDim, rate) +
+	compute := math.Ceil(ctas/sms)*math.Ceil(2*perBlock/splits)/2*m.blockTime(op, t.rows, cols, rate) +
 		m.pagedCost(op, ctas, 2*float64(op.B*t.reads*op.SeqK*op.HeadDim))
 	queries := float64(op.B*op.Heads*op.SeqQ) * float64(op.HeadDim)
 	kv := 2 * float64(op.B*t.reads*op.SeqK*op.HeadDim) * op.KVSize()

@@ -412,11 +412,16 @@ func (m *Model) estimate(op ops.Op, c ops.Cost, key string, peak float64) estima
 		if op.Naive {
 			return m.naiveAttention(op, key, peak)
 		}
-		e := m.flashAttention(op, c, m.rate(key, peak))
+		rate := m.rate(key, peak)
 		if op.Paged {
-			// The cache append: this step's K and V read and written.
+			rate = m.attentionRate(key, rate)
+		}
+		e := m.flashAttention(op, c, rate)
+		if op.Paged {
+			// The cache append: this step's K and V read and written,
+			// an elementwise kernel with a CTA per token and KV head.
 			app := 2 * float64(op.B*op.KVHeads*op.SeqQ*op.HeadDim) * (op.DType.Size() + op.KVSize())
-			e.work += app/(m.stream*m.active(float64(op.B*op.KVHeads))) + m.eff.PagedAttention
+			e.work += app/(m.stream*m.active(float64(op.B*op.KVHeads*op.SeqQ))) + m.eff.PagedAttention
 			e.kernels++
 		}
 		return e
