@@ -21,7 +21,7 @@ const SpecHelp = `An op spec is the op's name followed by key=value pairs and fl
   attention b= h= [kv=] s= | sq= sk= d= [causal|full] [flash|naive] [impl=split|rows|heads] [kv_dtype=] [paged]
   conv2d    n= c= h= w= k= r= s= [stride=1] [pad=0|same] [groups=1]
   allreduce n= | bytes= ranks= [impl=nccl]   a sum over tensor-parallel GPUs; impl=nccl: NCCL's own
-            collective as nccl-tests times it (LL or Simple protocol), not calls back to back in a graph
+            collective as nccl-tests times it (ring LL or Simple, or NVLS on NVLink switches), not calls back in a graph
   alltoall  n= | bytes= ranks=   each GPU's n elements in equal parts to every GPU (EP dispatch)
   moe       tokens= hidden= inter= topk= experts= [tp=1] [ep=1] [dtype=|quant=]
             [dist=balanced|uniform|power_law:A] [gated|ungated]   a mixture-of-experts layer on one GPU

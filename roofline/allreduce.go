@@ -93,7 +93,7 @@ func (m *Model) allReduce(op ops.Op, c ops.Cost) Point {
 			fit.NVLSFraction = 0 // the switches reduce; they do not exchange
 		}
 		p.Expected, latency = allReduceFit(fit, c.Bytes, float64(op.Ranks), link.BytesPerSecond)
-		p.Notes = append(p.Notes[:0], fmt.Sprintf("NCCL's all-reduce on %s as fitted on aiconfigurator's nccl tables (LL or Simple protocol, the faster)", f.Link))
+		p.Notes = append(p.Notes[:0], fmt.Sprintf("NCCL's all-reduce on %s as fitted on aiconfigurator's nccl tables (ring LL or Simple, or NVLS where the switches reduce: the fastest)", f.Link))
 	}
 	if latency > p.Expected/2 {
 		p.ExpectedBound = "latency"
