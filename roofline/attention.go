@@ -3,6 +3,7 @@ package roofline
 import (
 	"math"
 
+	"github.com/gpucalc/gpucalc/devices"
 	"github.com/gpucalc/gpucalc/ops"
 )
 
@@ -149,6 +150,25 @@ func (m *Model) pagedCost(op ops.Op, ctas, kv float64) float64 {
 		t += kv / (m.eff.KVDequant * sms * m.dev.BoostClockHz)
 	}
 	return t
+}
+
+// queryCast adds to a paged layer over a narrower cache (fp8 under bf16
+// attention) the kernel that casts the query to the cache's type, where
+// the family's engine kernels compute on the cache's type natively (no
+// KVDequant figure, and tensor cores for the cache's type: Blackwell's
+// TensorRT-LLM kernels take an fp8 query against an fp8 cache): a
+// kernel's ramp plus its bytes, elementwise over the tokens.
+func (m *Model) queryCast(op ops.Op, e estimate) estimate {
+	if op.KVType == "" || op.KVSize() >= op.DType.Size() || m.eff.KVDequant > 0 {
+		return e
+	}
+	if _, err := m.dev.Peak(op.KVType, devices.Tensor); err != nil {
+		return e
+	}
+	q := float64(op.B*op.Heads*op.SeqQ*op.HeadDim) * (op.DType.Size() + op.KVSize())
+	e.work += m.eff.Ramp + q/(m.stream*m.active(float64(op.B*op.SeqQ)))
+	e.kernels++
+	return e
 }
 
 // tiling is how a split-KV kernel lays out its query rows: tiles of rows

@@ -284,7 +284,9 @@ func TestPeerDefault(t *testing.T) {
 // all-reduce fits by link kind; then with NVLS on NVLink 4 and 5 switches,
 // the engines' attention products at a fraction of the GEMM rate per
 // family and data type, Hopper's engine kernels overlapping softmax with
-// the products, and the cache append spread over its tokens. A cell that
+// the products, the cache append spread over its tokens, Blackwell's
+// query cast to an fp8 cache's type, and the A100's and L40S's layer
+// fixed cost refitted. A cell that
 // met the goal is held to the goal; every other cell to its
 // figures (0.5 points of slack).
 //
@@ -308,9 +310,9 @@ func TestPeerDefault(t *testing.T) {
 var peerWarmGraph = map[string][3]float64{
 	"a100_sxm all-reduce < 1 MiB": {5.35, 19.35, 0.05},
 	"a100_sxm all-reduce ≥ 1 MiB": {4.95, 14.35, 0.05},
-	"a100_sxm decode attention":   {25.25, 94.95, 5.75},
+	"a100_sxm decode attention":   {24.05, 94.95, 5.75},
 	"a100_sxm gemm bfloat16":      {15.65, 38.15, 0.05},
-	"a100_sxm prefill attention":  {6.25, 31.55, 0.05},
+	"a100_sxm prefill attention":  {5.95, 31.95, 0.05},
 	"h100_sxm all-reduce < 1 MiB": {3.85, 12.45, 0.05},
 	"h100_sxm all-reduce ≥ 1 MiB": {3.45, 12.85, 0.05},
 	"h100_sxm decode attention":   {13.75, 34.75, 0.05},
@@ -320,19 +322,19 @@ var peerWarmGraph = map[string][3]float64{
 	"h100_sxm prefill attention":  {10.35, 34.55, 0.05},
 	"b200_sxm all-reduce < 1 MiB": {1.65, 4.85, 0.05},
 	"b200_sxm all-reduce ≥ 1 MiB": {5.65, 18.95, 0.05},
-	"b200_sxm decode attention":   {25.55, 66.75, 0.05},
+	"b200_sxm decode attention":   {17.05, 53.05, 0.05},
 	"b200_sxm gemm bfloat16":      {12.55, 39.05, 0.05},
 	"b200_sxm gemm fp8":           {12.55, 28.25, 0.05},
 	"b200_sxm gemm fp8_block":     {16.25, 33.05, 0.05},
 	"b200_sxm gemm nvfp4":         {22.95, 60.85, 0.05},
-	"b200_sxm prefill attention":  {28.65, 73.25, 0.05},
+	"b200_sxm prefill attention":  {28.05, 72.25, 0.05},
 	"l40s all-reduce < 1 MiB":     {7.95, 35.65, 0.05},
 	"l40s all-reduce ≥ 1 MiB":     {7.55, 13.45, 0.05},
-	"l40s decode attention":       {16.95, 60.65, 0.05},
+	"l40s decode attention":       {16.65, 55.65, 0.05},
 	"l40s gemm bfloat16":          {16.25, 69.05, 0.05},
 	"l40s gemm fp8":               {16.05, 46.05, 0.05},
 	"l40s gemm fp8_block":         {24.45, 71.85, 0.05},
-	"l40s prefill attention":      {18.15, 46.85, 0.05},
+	"l40s prefill attention":      {17.35, 45.25, 0.05},
 }
 
 // peerGoal is the goal for an op kind: median and p90 of |error|,

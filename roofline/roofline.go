@@ -423,6 +423,7 @@ func (m *Model) estimate(op ops.Op, c ops.Cost, key string, peak float64) estima
 			app := 2 * float64(op.B*op.KVHeads*op.SeqQ*op.HeadDim) * (op.DType.Size() + op.KVSize())
 			e.work += app/(m.stream*m.active(float64(op.B*op.KVHeads*op.SeqQ))) + m.eff.PagedAttention
 			e.kernels++
+			e = m.queryCast(op, e)
 		}
 		return e
 	case ops.MoE:
