@@ -146,20 +146,77 @@ const MaxName = 64 << 10
 // Pointers, At) or joined into one slice once at the end (All): a slice
 // grown a record at a time copies its array again at every growth (for
 // millions of records full of pointers, while the collector scans them),
-// and holds the old and new arrays at once.
+// and holds the old and new arrays at once. Blocks are blockLen records
+// long, except those appended whole (Append), as a parallel reader hands
+// over each part it read.
 type Blocks[T any] struct {
 	blocks [][]T
 	n      int
+	// starts[j] is the index of blocks[j]'s first record; pages[p] the
+	// block that holds record p*blockLen: At finds any record from them in
+	// a step or two.
+	starts []int
+	pages  []int32
+	// ragged: a block other than the last may be short (Append).
+	ragged bool
 }
 
 // Add keeps x.
 func (b *Blocks[T]) Add(x T) {
 	if len(b.blocks) == 0 || len(b.blocks[len(b.blocks)-1]) == cap(b.blocks[len(b.blocks)-1]) {
-		b.blocks = append(b.blocks, make([]T, 0, blockLen))
+		b.grow()
 	}
 	last := &b.blocks[len(b.blocks)-1]
 	*last = append(*last, x)
+	if b.n%blockLen == 0 {
+		b.pages = append(b.pages, int32(len(b.blocks)-1))
+	}
 	b.n++
+}
+
+// grow starts a block, reusing one that Reset kept.
+func (b *Blocks[T]) grow() {
+	if j := len(b.blocks); j > 0 && len(b.blocks[j-1]) < blockLen {
+		b.ragged = true // a short block appended, now followed
+	}
+	if j := len(b.blocks); j < cap(b.blocks) && cap(b.blocks[:j+1][j]) == blockLen {
+		b.blocks = b.blocks[:j+1]
+		b.blocks[j] = b.blocks[j][:0]
+	} else {
+		b.blocks = append(b.blocks, make([]T, 0, blockLen))
+	}
+	b.starts = append(b.starts, b.n)
+}
+
+// Append keeps xs as a block of its own, without copying them: xs
+// belongs to b from then on.
+func (b *Blocks[T]) Append(xs []T) {
+	if len(xs) == 0 {
+		return
+	}
+	if j := len(b.blocks); j > 0 && len(b.blocks[j-1]) < blockLen || len(xs) > blockLen {
+		b.ragged = true
+	}
+	j := len(b.blocks)
+	b.blocks = append(b.blocks, xs[:len(xs):len(xs)]) // full: an Add after it starts a block
+	b.starts = append(b.starts, b.n)
+	for p := (b.n + blockLen - 1) / blockLen; p*blockLen < b.n+len(xs); p++ {
+		b.pages = append(b.pages, int32(j))
+	}
+	b.n += len(xs)
+}
+
+// Reset empties b, keeping its blocks of blockLen for the records added
+// next (those appended whole are dropped).
+func (b *Blocks[T]) Reset() {
+	kept := b.blocks[:0]
+	for _, x := range b.blocks {
+		if cap(x) == blockLen {
+			kept = append(kept, x[:0])
+		}
+	}
+	clear(b.blocks[len(kept):])
+	b.blocks, b.n, b.starts, b.pages, b.ragged = kept[:0], 0, b.starts[:0], b.pages[:0], false
 }
 
 // blockLen is the records in a block.
@@ -191,7 +248,25 @@ func (b *Blocks[T]) Pointers(yield func(*T) bool) {
 }
 
 // At returns a pointer to record i.
-func (b *Blocks[T]) At(i int) *T { return &b.blocks[i/blockLen][i%blockLen] }
+func (b *Blocks[T]) At(i int) *T {
+	if !b.ragged {
+		return &b.blocks[i/blockLen][i%blockLen]
+	}
+	p := i / blockLen
+	lo, hi := int(b.pages[p]), len(b.blocks)-1
+	if p+1 < len(b.pages) {
+		hi = int(b.pages[p+1])
+	}
+	for lo < hi { // the last block that starts at or before i
+		mid := (lo + hi + 1) / 2
+		if b.starts[mid] <= i {
+			lo = mid
+		} else {
+			hi = mid - 1
+		}
+	}
+	return &b.blocks[lo][i-b.starts[lo]]
+}
 
 // All returns the records in order, in one slice (nil for none).
 func (b *Blocks[T]) All() []T {

@@ -181,3 +181,64 @@ func TestBlocks(t *testing.T) {
 		t.Fatalf("Pointers: %d records, or writes through them lost", n)
 	}
 }
+
+// TestBlocksAppend: blocks appended whole, of any length, among records
+// added one at a time keep their order, and At finds each record; Reset
+// empties the blocks and reuses them.
+func TestBlocksAppend(t *testing.T) {
+	var b Blocks[int]
+	var want []int
+	next := 0
+	add := func(n int) {
+		for range n {
+			b.Add(next)
+			want = append(want, next)
+			next++
+		}
+	}
+	appendWhole := func(n int) {
+		xs := make([]int, n)
+		for i := range xs {
+			xs[i] = next
+			want = append(want, next)
+			next++
+		}
+		b.Append(xs)
+	}
+	for round := range 2 {
+		add(10)
+		appendWhole(1)
+		appendWhole(5000)
+		add(4096)
+		appendWhole(4096)
+		for range 300 {
+			appendWhole(3)
+		}
+		appendWhole(0)
+		add(9000)
+		appendWhole(12000)
+		add(1)
+		if b.Len() != len(want) {
+			t.Fatalf("round %d: %d kept, want %d", round, b.Len(), len(want))
+		}
+		if all := b.All(); !slices.Equal(all, want) {
+			t.Fatalf("round %d: All is not the records in order", round)
+		}
+		for i, v := range want {
+			if *b.At(i) != v {
+				t.Fatalf("round %d: At(%d) = %d, want %d", round, i, *b.At(i), v)
+			}
+		}
+		b.Reset()
+		want, next = want[:0], 0
+		if b.Len() != 0 || b.All() != nil {
+			t.Fatalf("Reset left %d records", b.Len())
+		}
+	}
+	add(5000) // into the blocks Reset kept
+	for i := range 5000 {
+		if *b.At(i) != i {
+			t.Fatalf("after Reset: At(%d) = %d", i, *b.At(i))
+		}
+	}
+}

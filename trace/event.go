@@ -483,6 +483,8 @@ func (t *Trace) events(s *scanner, in interner, b *building) error {
 		if err != nil {
 			return err
 		}
+		for s.adopt(t, b) {
+		}
 		e := event{Args: args{Grid: [3]int{1, 1, 1}, Block: [3]int{1, 1, 1}}} // a dimension not given is 1
 		if err := s.event(&e); err != nil {
 			var syn *errSyntax
@@ -497,7 +499,7 @@ func (t *Trace) events(s *scanner, in interner, b *building) error {
 			return err // a limit, worded by Read
 		}
 		t.Events++
-		if err := t.add(&e, in, s.lim.events, b); err != nil {
+		if err := b.add(&e, in, s.lim.events); err != nil {
 			return fmt.Errorf("event %d (line %d): %w", t.Events, s.line, err)
 		}
 		s.done()

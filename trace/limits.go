@@ -3,6 +3,7 @@ package trace
 import (
 	"errors"
 	"fmt"
+	"runtime"
 
 	"github.com/gpucalc/gpucalc/rows"
 )
@@ -31,6 +32,32 @@ type bounds struct {
 	bytes  int64
 	events int
 	event  int64
+	// part is the size of the parts the trace is cut into to be read on
+	// several cores: 0 for partSize's default, negative to read it on one.
+	part int
+}
+
+// defaultPart is the size of the parts a trace is read in on several
+// cores: large enough that handing one over costs nothing, small enough
+// that a few in flight hold little memory.
+const defaultPart = 4 << 20
+
+// partSize is the size of the parts the trace is read in, 0 to read it
+// on one core: one core or fewer than two parts to an event's bound (an
+// adopted part never meets it, as the event read on one core would not).
+func (lim bounds) partSize() int {
+	size := lim.part
+	if size == 0 {
+		size = defaultPart
+	}
+	if size < 0 || runtime.GOMAXPROCS(0) < 2 {
+		return 0
+	}
+	size = int(min(int64(size), lim.event/2))
+	if size < 256 {
+		return 0
+	}
+	return size
 }
 
 // errEventSize is an event, or a run of blank space, over maxEventBytes.

@@ -321,22 +321,33 @@ func Read(r io.Reader) (*Trace, error) {
 }
 
 func readBounded(r io.Reader, lim bounds) (*Trace, error) {
+	t, _, err := readParts(r, lim)
+	return t, err
+}
+
+// readParts is readBounded, which also says how many parts were read
+// ahead on other cores and taken whole.
+func readParts(r io.Reader, lim bounds) (*Trace, int, error) {
 	in, gzipped, err := rows.Decompress(r)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	sc := newScanner(rows.Limit(in, lim.bytes), lim)
+	if size := lim.partSize(); size > 0 {
+		sc = newFedScanner(rows.Limit(in, lim.bytes), lim, size)
+		defer sc.feed.close()
+	}
 	t, err := sc.decode()
 	if e := sc.limitError(err); e != nil {
-		return nil, e
+		return nil, sc.adopted, e
 	}
 	if err != nil && gzipped && t == nil {
-		return nil, fmt.Errorf("the gzip holds no JSON trace: %w", err)
+		return nil, sc.adopted, fmt.Errorf("the gzip holds no JSON trace: %w", err)
 	}
 	if err != nil {
-		return nil, err
+		return nil, sc.adopted, err
 	}
-	return t, t.check()
+	return t, sc.adopted, t.check()
 }
 
 // building holds the events kept while the trace is read.
@@ -352,10 +363,15 @@ func (b *building) done(t *Trace) {
 	t.Ops, t.Kernels, t.Launches, t.Transfers = b.ops, b.kernels, b.launches, b.transfers
 }
 
+// kept is how many events b keeps.
+func (b *building) kept() int {
+	return b.ops.Len() + b.kernels.Len() + b.launches.Len() + b.transfers.Len()
+}
+
 // add keeps what the analysis needs of one event; it refuses one that
 // cannot be real (a negative duration, an overlong name) and one past
 // MaxEvents.
-func (t *Trace) add(e *event, in interner, maxEvents int, b *building) error {
+func (b *building) add(e *event, in interner, maxEvents int) error {
 	if e.Ph != "X" {
 		return nil
 	}
@@ -377,7 +393,7 @@ func (t *Trace) add(e *event, in interner, maxEvents int, b *building) error {
 	if a.Bytes < 0 {
 		return fmt.Errorf("%s %s moves %d bytes: a size cannot be negative (was the trace edited?)", cat, rows.Quote(e.Name), a.Bytes)
 	}
-	if b.ops.Len()+b.kernels.Len()+b.launches.Len()+b.transfers.Len() >= maxEvents {
+	if b.kept() >= maxEvents {
 		return fmt.Errorf("more than %d ops, kernels, runtime calls and copies (the most gpucalc keeps); %s", maxEvents, fewerSteps)
 	}
 	switch cat {

@@ -18,8 +18,8 @@ import (
 // end of the last complete event (mark), so that no event, string or run of
 // blank space, however long, is held or scanned without end.
 type scanner struct {
-	r     io.Reader
-	buf   []byte // read ahead: buf[pos:end] is not yet consumed
+	next  func() ([]byte, error) // the bytes after buf's, and the error after the last
+	buf   []byte                 // read ahead: buf[pos:end] is not yet consumed
 	pos   int
 	end   int
 	eof   error
@@ -42,13 +42,31 @@ type scanner struct {
 	// lists holds each distinct list of strings read ("Input type",
 	// "Concrete Inputs"), up to maxShapes of them.
 	lists map[string][]string
+	// feed, when the trace is read on several cores, hands out the
+	// trace's bytes in parts, read ahead where they begin an event; cur is
+	// the part in buf.
+	feed    *feed
+	cur     *part
+	adopted int // parts taken whole
 }
 
 // maxShapes is the most distinct "Input Dims" the scanner keeps parsed.
 const maxShapes = 1 << 14
 
 func newScanner(r io.Reader, lim bounds) *scanner {
-	return &scanner{r: r, buf: make([]byte, 64<<10), lim: lim, line: 1, names: interner{}, shapes: map[string]inputDims{}, lists: map[string][]string{}}
+	s := newScannerOf(nil, lim)
+	s.eof = nil
+	buf := make([]byte, 64<<10)
+	s.next = func() ([]byte, error) {
+		n, err := r.Read(buf)
+		return buf[:n], err
+	}
+	return s
+}
+
+// newScannerOf is a scanner of b alone.
+func newScannerOf(b []byte, lim bounds) *scanner {
+	return &scanner{buf: b, end: len(b), eof: io.EOF, lim: lim, line: 1, names: interner{}, shapes: map[string]inputDims{}, lists: map[string][]string{}}
 }
 
 // discard consumes n buffered bytes.
@@ -101,8 +119,8 @@ func (s *scanner) buffered() ([]byte, error) {
 		if s.eof != nil {
 			return nil, s.eof
 		}
-		n, err := s.r.Read(s.buf)
-		s.pos, s.end, s.eof = 0, n, err
+		s.buf, s.eof = s.next()
+		s.pos, s.end = 0, len(s.buf)
 	}
 	return s.buf[s.pos:s.end], nil
 }
