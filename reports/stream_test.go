@@ -151,12 +151,11 @@ func TestIndent(t *testing.T) {
 	if err := enc.Encode(v); err != nil {
 		t.Fatal(err)
 	}
-	var want, got bytes.Buffer
+	var want bytes.Buffer
 	if err := json.Indent(&want, compact.Bytes()[:compact.Len()-1], "    ", "  "); err != nil {
 		t.Fatal(err)
 	}
-	indent(&got, compact.Bytes()[:compact.Len()-1], "    ")
-	if got.String() != want.String() {
-		t.Errorf("indent:\n%s\nwant\n%s", got.String(), want.String())
+	if got := indent([]byte("x"), compact.Bytes()[:compact.Len()-1], "    "); string(got) != "x"+want.String() {
+		t.Errorf("indent:\n%s\nwant\nx%s", got, want.String())
 	}
 }

@@ -556,7 +556,7 @@ func jsonList(w io.Writer, lv listView) error {
 // listRun is a run of a list's entries, encoded by one goroutine.
 type listRun struct {
 	from, to int
-	b        bytes.Buffer
+	b        []byte
 	err      error
 	done     chan struct{}
 }
@@ -576,63 +576,72 @@ func (r *listRun) encode(entry func(int) any) {
 	enc.SetEscapeHTML(false)
 	for i := r.from; i < r.to; i++ {
 		if i > 0 {
-			r.b.WriteByte(',')
+			r.b = append(r.b, ',')
 		}
-		r.b.WriteString("\n    ")
+		r.b = append(r.b, "\n    "...)
+		v := entry(i)
+		if b, ok := appendEntry(r.b, v); ok {
+			r.b = b
+			continue
+		}
 		compact.Reset()
-		if r.err = enc.Encode(entry(i)); r.err != nil {
+		if r.err = enc.Encode(v); r.err != nil {
 			return
 		}
-		indent(&r.b, compact.Bytes()[:compact.Len()-1], "    ") // less the encoder's newline
+		r.b = indent(r.b, compact.Bytes()[:compact.Len()-1], "    ") // less the encoder's newline
 	}
 }
 
-// indent writes compact JSON (as encoding/json writes it: no space outside
-// strings) to b as an encoder with SetIndent(prefix, "  ") writes it, in
-// one pass over the bytes (the encoder's own indenting runs its scanner
-// over each byte, a third of a long list's time).
-func indent(b *bytes.Buffer, js []byte, prefix string) {
+// indent appends compact JSON (as encoding/json writes it: no space
+// outside strings) to b as an encoder with SetIndent(prefix, "  ") writes
+// it, in one pass over the bytes (the encoder's own indenting runs its
+// scanner over each byte, a third of a long list's time), copying the
+// runs between the bytes it indents after whole.
+func indent(b, js []byte, prefix string) []byte {
 	depth := 0
 	line := func() {
-		b.WriteByte('\n')
-		b.WriteString(prefix)
+		b = append(b, '\n')
+		b = append(b, prefix...)
 		for range depth {
-			b.WriteString("  ")
+			b = append(b, "  "...)
 		}
 	}
+	from := 0 // js[from:i] is still to be copied
 	for i := 0; i < len(js); i++ {
 		switch c := js[i]; c {
 		case '"':
-			j := i + 1
-			for ; j < len(js) && js[j] != '"'; j++ {
-				if js[j] == '\\' {
-					j++
+			i++
+			for i < len(js) && js[i] != '"' {
+				if js[i] == '\\' {
+					i++
 				}
+				i++
 			}
-			b.Write(js[i : j+1])
-			i = j
 		case '{', '[':
-			b.WriteByte(c)
 			if i+1 < len(js) && (js[i+1] == '}' || js[i+1] == ']') {
-				b.WriteByte(js[i+1])
 				i++
 				continue
 			}
+			b = append(b, js[from:i+1]...)
+			from = i + 1
 			depth++
 			line()
 		case '}', ']':
+			b = append(b, js[from:i]...)
+			from = i
 			depth--
 			line()
-			b.WriteByte(c)
 		case ',':
-			b.WriteByte(c)
+			b = append(b, js[from:i+1]...)
+			from = i + 1
 			line()
 		case ':':
-			b.WriteString(": ")
-		default:
-			b.WriteByte(c)
+			b = append(b, js[from:i]...)
+			b = append(b, ": "...)
+			from = i + 1
 		}
 	}
+	return append(b, js[from:]...)
 }
 
 // listEntries writes a list's n entries to w, encoded in runs on up to
@@ -646,13 +655,14 @@ func listEntries(w io.Writer, n int, entries func() func(int) any) error {
 		if r.err != nil {
 			return r.err
 		}
-		_, err := r.b.WriteTo(w)
+		_, err := w.Write(r.b)
 		return err
 	}
 	stop := make(chan struct{})
 	defer close(stop)
 	todo := make(chan *listRun)
 	inOrder := make(chan *listRun, 2*workers) // runs handed out, in order: at most this many in flight
+	free := make(chan []byte, 2*workers+2)    // the arrays of runs written, for runs to come
 	for range workers {
 		entry := entries()
 		go func() {
@@ -667,6 +677,10 @@ func listEntries(w io.Writer, n int, entries func() func(int) any) error {
 		defer close(inOrder)
 		for from := 0; from < n; from += listRunLen {
 			r := &listRun{from: from, to: min(from+listRunLen, n), done: make(chan struct{})}
+			select {
+			case r.b = <-free:
+			default:
+			}
 			select {
 			case inOrder <- r:
 			case <-stop:
@@ -684,8 +698,12 @@ func listEntries(w io.Writer, n int, entries func() func(int) any) error {
 		if r.err != nil {
 			return r.err
 		}
-		if _, err := r.b.WriteTo(w); err != nil {
+		if _, err := w.Write(r.b); err != nil {
 			return err
+		}
+		select {
+		case free <- r.b[:0]:
+		default:
 		}
 	}
 	return nil
