@@ -2,6 +2,7 @@ package reports
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/gpucalc/gpucalc/escape"
 	"github.com/olekukonko/tablewriter"
@@ -334,23 +336,34 @@ func (t Table) grid(b *bytes.Buffer, w io.Writer, markdown bool, width int, reus
 
 // drawLong draws a table too long to fit (longRows) as tablewriter draws
 // one unfitted: each cell trimmed of space, a space either side, the
-// header and text left-aligned, numbers right-aligned. A first pass over
-// rows takes the columns' widths and alignment (as alignments does, from
-// the cells as written), a second draws them into b, which goes to w as
-// it fills. header is escaped already; rows' cells are escaped with esc.
+// header and text left-aligned, numbers right-aligned. One pass over rows
+// escapes and trims each cell into an arena (one array of bytes and the
+// cells' ends: a string per cell held three times the memory) and takes
+// the columns' widths and alignment (as alignments does, from the cells as
+// written); a second draws the arena into b, which goes to w as it fills.
+// header is escaped already; rows' cells are escaped with esc.
 func drawLong(b *bytes.Buffer, w io.Writer, header []string, rows iter.Seq[[]string], esc func(string) string, markdown bool) error {
 	n := len(header)
 	widths, seen, text := make([]int, n), make([]bool, n), make([]bool, n)
 	for c, h := range header {
 		widths[c] = cellWidth(strings.TrimSpace(h))
 	}
+	a := arenas.Get().(*cellArena)
+	defer arenas.Put(a)
+	a.reset()
 	for r := range rows {
-		for c, s := range r[:min(len(r), n)] {
-			if s != "" && s != "-" {
-				seen[c] = true
-				text[c] = text[c] || !numeric(s)
+		for c := range n {
+			s := ""
+			if c < len(r) {
+				s = r[c]
+				if s != "" && s != "-" {
+					seen[c] = true
+					text[c] = text[c] || !numeric(s)
+				}
+				s = strings.TrimSpace(esc(s))
+				widths[c] = max(widths[c], cellWidth(s))
 			}
-			widths[c] = max(widths[c], cellWidth(strings.TrimSpace(esc(s))))
+			a.add(s)
 		}
 	}
 	bar, rule := "│", "─"
@@ -367,34 +380,28 @@ func drawLong(b *bytes.Buffer, w io.Writer, header []string, rows iter.Seq[[]str
 		}
 		b.WriteString(right + "\n")
 	}
-	cells := func(r []string, escaped bool) {
-		b.WriteString(bar)
-		for c, wd := range widths {
-			s := ""
-			if c < len(r) {
-				s = r[c]
-				if !escaped {
-					s = esc(s)
-				}
-				s = strings.TrimSpace(s)
-			}
-			pad := wd - cellWidth(s)
-			b.WriteByte(' ')
-			if !escaped && seen[c] && !text[c] {
-				spaces(b, pad)
-				b.WriteString(s)
-			} else {
-				b.WriteString(s)
-				spaces(b, pad)
-			}
-			b.WriteString(" " + bar)
+	// cell draws cell c, s as escaped and trimmed.
+	cell := func(c int, s []byte, right bool) {
+		pad := widths[c] - bytesWidth(s)
+		b.WriteByte(' ')
+		if right {
+			spaces(b, pad)
+			b.Write(s)
+		} else {
+			b.Write(s)
+			spaces(b, pad)
 		}
-		b.WriteByte('\n')
+		b.WriteByte(' ')
+		b.WriteString(bar)
 	}
 	if !markdown {
 		border("┌", "┬", "┐")
 	}
-	cells(header, true)
+	b.WriteString(bar)
+	for c := range n {
+		cell(c, []byte(strings.TrimSpace(header[c])), false)
+	}
+	b.WriteByte('\n')
 	if markdown {
 		b.WriteString("|")
 		for c, wd := range widths {
@@ -408,8 +415,18 @@ func drawLong(b *bytes.Buffer, w io.Writer, header []string, rows iter.Seq[[]str
 	} else {
 		border("├", "┼", "┤")
 	}
-	for r := range rows {
-		cells(r, false)
+	for cells := a.cells(); ; {
+		s, ok := cells()
+		if !ok {
+			break
+		}
+		b.WriteString(bar)
+		cell(0, s, seen[0] && !text[0])
+		for c := 1; c < n; c++ {
+			s, _ = cells()
+			cell(c, s, seen[c] && !text[c])
+		}
+		b.WriteByte('\n')
 		if b.Len() >= 64<<10 {
 			if _, err := b.WriteTo(w); err != nil {
 				return err
@@ -422,12 +439,82 @@ func drawLong(b *bytes.Buffer, w io.Writer, header []string, rows iter.Seq[[]str
 	return nil
 }
 
+// cellArena holds a long table's cells, escaped and trimmed, in order:
+// each its length (uvarint) and its bytes, in blocks of arenaBlock bytes
+// (a cell longer has one of its own), filled one after the other. A string
+// per cell held three times the memory, and one array grown by doubling
+// twice.
+type cellArena struct {
+	blocks [][]byte
+	last   int // the block being filled
+}
+
+const arenaBlock = 4 << 20
+
+// reset empties a, keeping its blocks.
+func (a *cellArena) reset() {
+	for i := range a.blocks {
+		a.blocks[i] = a.blocks[i][:0]
+	}
+	a.last = 0
+}
+
+// add appends s.
+func (a *cellArena) add(s string) {
+	need := binary.MaxVarintLen64 + len(s)
+	for a.last < len(a.blocks) && cap(a.blocks[a.last])-len(a.blocks[a.last]) < need {
+		if len(a.blocks[a.last]) == 0 { // too small even empty: one of its own
+			a.blocks[a.last] = make([]byte, 0, need)
+			break
+		}
+		a.last++
+	}
+	if a.last == len(a.blocks) {
+		a.blocks = append(a.blocks, make([]byte, 0, max(arenaBlock, need)))
+	}
+	b := binary.AppendUvarint(a.blocks[a.last], uint64(len(s)))
+	a.blocks[a.last] = append(b, s...)
+}
+
+// cells returns a function that yields the cells in order, false after
+// the last.
+func (a *cellArena) cells() func() ([]byte, bool) {
+	block, at := 0, 0
+	return func() ([]byte, bool) {
+		for block < len(a.blocks) && at == len(a.blocks[block]) {
+			block, at = block+1, 0
+		}
+		if block == len(a.blocks) {
+			return nil, false
+		}
+		b := a.blocks[block]
+		n, k := binary.Uvarint(b[at:])
+		at += k
+		s := b[at : at+int(n)]
+		at += int(n)
+		return s, true
+	}
+}
+
+// arenas keeps the blocks of one long table for the next.
+var arenas = sync.Pool{New: func() any { return new(cellArena) }}
+
 // cellWidth is s's width in terminal columns, as tablewriter counts it:
 // its length for ASCII.
 func cellWidth(s string) int {
 	for i := 0; i < len(s); i++ {
 		if s[i] >= 0x80 {
 			return twwidth.Width(s)
+		}
+	}
+	return len(s)
+}
+
+// bytesWidth is cellWidth of s's bytes.
+func bytesWidth(s []byte) int {
+	for _, c := range s {
+		if c >= 0x80 {
+			return twwidth.Width(string(s))
 		}
 	}
 	return len(s)
