@@ -2,6 +2,7 @@ package trace
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -212,7 +213,12 @@ func (s *scanner) string() ([]byte, error) {
 	// Most strings lie whole in the buffer, plain ASCII: returned where
 	// they lie (the buffer is not refilled before the next read).
 	if b := s.buf[s.pos:s.end]; int64(len(b)) <= s.lim.event {
-		for i, c := range b {
+		i := 0
+		for i+8 <= len(b) && !special(binary.LittleEndian.Uint64(b[i:])) { // eight plain bytes at a time
+			i += 8
+		}
+		for ; i < len(b); i++ {
+			c := b[i]
 			if c == '"' {
 				s.discard(i + 1)
 				s.str, s.esc = b[:i:i], b[:i:i]
@@ -256,6 +262,15 @@ func (s *scanner) string() ([]byte, error) {
 		return s.str, nil
 	}
 	return s.unescape()
+}
+
+// special reports whether any of the eight bytes in x may be a quote, a
+// backslash, a control character or not ASCII (a byte above one that is
+// may be reported too).
+func special(x uint64) bool {
+	const ones, high = 0x0101010101010101, 0x8080808080808080
+	quote, backslash := x^(ones*'"'), x^(ones*'\\')
+	return ((quote-ones)&^quote|(backslash-ones)&^backslash|(x-ones*' ')&^x|x)&high != 0
 }
 
 // control reports whether b holds a control character, which a JSON
@@ -434,6 +449,9 @@ func validLiteral(b []byte) bool {
 // skip reads past one value; with keep, its bytes are appended to s.raw
 // (from empty), strings re-quoted.
 func (s *scanner) skip(keep bool) error {
+	if c, err := s.space(); err == nil && (c == '[' || c == '-' || c >= '0' && c <= '9') && s.skipNumbers(keep) {
+		return nil
+	}
 	if keep {
 		s.raw = s.raw[:0]
 	}
@@ -510,6 +528,89 @@ func (s *scanner) skip(keep bool) error {
 		}
 		if len(ends) == 0 {
 			return nil
+		}
+	}
+}
+
+// skipNumbers skips, as skip does, a number or a list of numbers and
+// lists ("Input Strides", "Input Dims") that lies whole in the buffer,
+// with single spaces at most between its tokens, in one pass over its
+// bytes; it reports false, having consumed nothing, for anything else
+// (which skip reads token by token, and words any error of).
+func (s *scanner) skipNumbers(keep bool) bool {
+	b := s.buf[s.pos:s.end]
+	raw := s.raw[:0]
+	space := func(i int) int {
+		if i < len(b) && b[i] == ' ' {
+			i++
+		}
+		return i
+	}
+	depth, i := 0, 0
+	for {
+		// A value at i: a list, or a number.
+		if i >= len(b) {
+			return false
+		}
+		if b[i] == '[' {
+			if depth++; depth > 8 {
+				return false
+			}
+			i = space(i + 1)
+			if i < len(b) && b[i] == ']' {
+				i++
+				depth--
+				if keep {
+					raw = append(raw, '[', ']')
+				}
+			} else {
+				if keep {
+					raw = append(raw, '[')
+				}
+				continue
+			}
+		} else {
+			j := i
+			for j < len(b) && (b[j] >= '0' && b[j] <= '9' || b[j] == '-' || b[j] == '+' || b[j] == '.' || b[j] == 'e' || b[j] == 'E') {
+				j++
+			}
+			if j == len(b) || j-i > maxLiteral || !validLiteral(b[i:j]) {
+				return false
+			}
+			if keep {
+				raw = append(raw, b[i:j]...)
+			}
+			i = j
+		}
+		// After a value: close the lists that end here, then the next item.
+		for {
+			if depth == 0 {
+				s.discard(i)
+				if keep {
+					s.raw = raw
+				}
+				return true
+			}
+			i = space(i)
+			if i >= len(b) {
+				return false
+			}
+			if b[i] == ']' {
+				i++
+				depth--
+				if keep {
+					raw = append(raw, ']')
+				}
+				continue
+			}
+			if b[i] != ',' {
+				return false
+			}
+			i = space(i + 1)
+			if keep {
+				raw = append(raw, ',')
+			}
+			break
 		}
 	}
 }

@@ -2,6 +2,7 @@ package trace
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"reflect"
 	"strings"
@@ -69,6 +70,22 @@ func TestScanLimits(t *testing.T) {
 		}
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%.20q...: %v, want %q", in, err, want)
+		}
+	}
+}
+
+// TestSpecial: special finds a quote, a backslash, a control character or
+// a byte not ASCII at any of the eight places, and nothing among plain
+// bytes.
+func TestSpecial(t *testing.T) {
+	for v := range 256 {
+		want := v == '"' || v == '\\' || v < ' ' || v >= 0x80
+		for at := range 8 {
+			w := []byte("azAZ09 ~")
+			w[at] = byte(v)
+			if got := special(binary.LittleEndian.Uint64(w)); got != want {
+				t.Errorf("%q at %d: %v, want %v", byte(v), at, got, want)
+			}
 		}
 	}
 }
