@@ -78,8 +78,8 @@ type Table struct {
 	Optional []string
 	// Stream, when set, yields the rows after Rows, each its own slice,
 	// made as they are written: a table of a row per input row (an
-	// export's kernels) is never held whole. Render calls it up to three
-	// times (see longRows).
+	// export's kernels) is never held whole. Render calls it up to twice
+	// (see longRows).
 	Stream iter.Seq[[]string]
 }
 
