@@ -116,15 +116,21 @@ func (f *feed) read(r io.Reader, size, inFlight int) {
 		case <-f.stop:
 			return
 		default:
-			if made < inFlight {
+			switch {
+			case made == 0: // the whole trace, if it is small
+				buf, made = make([]byte, 0, min(size, firstPart)), made+1
+			case made < inFlight:
 				buf, made = make([]byte, 0, size), made+1
-			} else {
+			default:
 				select {
 				case buf = <-f.free:
 				case <-f.stop:
 					return
 				}
 			}
+		}
+		if cap(buf) < size && k > 0 {
+			buf = make([]byte, 0, size)
 		}
 		buf = append(buf[:0], carry...)
 		var err error
@@ -160,6 +166,10 @@ func (f *feed) read(r io.Reader, size, inFlight int) {
 		}
 	}
 }
+
+// firstPart is the size of the first part: most traces read in tests,
+// and many real ones, are smaller than a part.
+const firstPart = 64 << 10
 
 // cut finds in the second half of b the last place where an event seems
 // to begin: at, a "{" after blank space, a "," and blank space that
