@@ -29,8 +29,25 @@ func newTree(t *Trace) *tree {
 	tr := &tree{t: t, parent: make([]int, t.Ops.Len()), top: make([]int, t.Ops.Len()),
 		byThread: map[string][]int{}}
 	tr.byExtID = newIDs(t.Ops.Len(), func(i int) int64 { return t.Ops.At(i).ExternalID }, func(i int) bool { return t.Ops.At(i).ExternalID == 0 }, false)
+	// Each thread's ops, found by its name in a map only where the thread
+	// changes from the op before (ops come in runs of one thread).
+	var lists [][]int
+	index := map[string]int{}
+	last, at := "", -1
 	for i := range t.Ops.Len() {
-		tr.byThread[t.Ops.At(i).Thread] = append(tr.byThread[t.Ops.At(i).Thread], i)
+		if th := t.Ops.At(i).Thread; at < 0 || th != last {
+			j, ok := index[th]
+			if !ok {
+				lists = append(lists, nil)
+				j = len(lists) - 1
+				index[th] = j
+			}
+			last, at = th, j
+		}
+		lists[at] = append(lists[at], i)
+	}
+	for th, j := range index {
+		tr.byThread[th] = lists[j]
 	}
 	for _, idx := range tr.byThread {
 		slices.SortStableFunc(idx, func(a, b int) int {
