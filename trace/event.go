@@ -199,7 +199,7 @@ func list[T any](s *scanner, elem func() (T, error)) ([]T, error) {
 	return out, nil
 }
 
-// fold lower-cases an ASCII key in place.
+// fold lower-cases an ASCII key in place (a copy of the trace's bytes).
 func fold(k []byte) []byte {
 	for i, c := range k {
 		if c >= 'A' && c <= 'Z' {
@@ -228,7 +228,7 @@ func (s *scanner) fields(field func(key []byte) error) error {
 		if err != nil {
 			return err
 		}
-		key := append(s.field[:0], fold(k)...)
+		key := fold(append(s.field[:0], k...)) // a copy: a reader ahead may read the same bytes
 		s.field = key
 		if err := s.expect(':'); err != nil {
 			return err
