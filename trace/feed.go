@@ -53,10 +53,14 @@ type feed struct {
 	stop  chan struct{}
 }
 
+// maxReadersAhead bounds the goroutines reading parts ahead, and so the
+// parts in flight (twice as many, and two: 40 MiB at most).
+const maxReadersAhead = 4
+
 // newFedScanner is a scanner of r that reads its parts ahead on every
-// core.
+// core (up to maxReadersAhead).
 func newFedScanner(r io.Reader, lim bounds, size int) *scanner {
-	workers := runtime.GOMAXPROCS(0)
+	workers := min(runtime.GOMAXPROCS(0), maxReadersAhead)
 	inFlight := 2*workers + 2
 	f := &feed{
 		parts: make(chan *part, inFlight),
