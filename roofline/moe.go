@@ -15,7 +15,7 @@ import (
 // B200 and L40S (the fraction with the lowest median error over every
 // configuration of the family's GPU, TestPeerCalibration); architectures
 // without a figure take Hopper's.
-var groupedRate = map[string]float64{"Ampere": 0.25, "Hopper": 0.22, "Blackwell": 0.25, "Ada Lovelace": 0.3}
+var groupedRate = map[string]float64{"Ampere": 0.3, "Hopper": 0.22, "Blackwell": 0.25, "Ada Lovelace": 0.4}
 
 // mlaRate is the same for latent-attention kernels (FlashAttention 3 on
 // Hopper, TensorRT-LLM's MLA kernels on Blackwell, Triton on Ada), of the
@@ -52,6 +52,69 @@ func moeRowTile(tokens float64, experts int64) int64 {
 // moeTileCols are the grouped GEMM's column tiles (BLOCK_N).
 var moeTileCols = []int64{64, 128, 256}
 
+// moeLocalOnly lists the architectures whose engine MoE kernel handles
+// only the tokens routed to the GPU's own experts under expert parallelism:
+// on Blackwell, SGLang runs FlashInfer's TensorRT-LLM MoE, which permutes
+// the routed rows of its local experts alone and finalizes from them.
+// Elsewhere it runs Triton fused MoE (or Marlin), which keeps every
+// token's k slots: the slots of experts on other GPUs (expert id -1) go
+// through the alignment, their GEMM tiles write zeros
+// (fused_moe_kernel's write_zeros_to_output), and the activation and the
+// combine run over all of them.
+var moeLocalOnly = map[string]bool{"Blackwell": true}
+
+// moeUngated is, by architecture, the fractions of the GEMM rate and of the
+// streaming bandwidth that the engine's kernel for experts without a gate
+// (squared-ReLU experts, NVIDIA's Nemotron-3) reaches, where that kernel
+// is not the gated one: SGLang 0.5.14 on Hopper runs them with FlashInfer's
+// CUTLASS MoE, which handles only the local experts' rows and reads the
+// weights at about a fifth of the DRAM bandwidth in aiconfigurator's H100
+// table (a 22-of-512 layer of 2048×5120 experts reads its 21.5 GB in
+// 32.7 ms at 64 tokens).
+var moeUngated = map[string][2]float64{"Hopper": {0.1, 0.2}}
+
+// moeKernel is how the engine's MoE kernel on a device runs a layer: the
+// fraction of the GEMM rate its grouped GEMMs reach, the fraction of the
+// GEMMs' bandwidth at which they read weights, and whether it keeps every
+// token's k slots under expert parallelism (moeLocalOnly).
+type moeKernel struct {
+	rate, memory float64
+	allSlots     bool
+}
+
+// moePath is the kernel the engine runs op with on this device.
+func (m *Model) moePath(op ops.Op) moeKernel {
+	k := moeKernel{archRate(m, groupedRate), 1, !moeLocalOnly[m.dev.Architecture]}
+	if f, ok := moeUngated[m.dev.Architecture]; ok && op.Ungated {
+		k = moeKernel{f[0], f[1], false}
+	}
+	return k
+}
+
+// moeWorkingSet is the bytes op's kernels touch on this device: the
+// experts hit, the routed rows and the tokens (ops.Op.MoEWorkingSet), and
+// where the kernel keeps every token's slots, the zeros, activations and
+// partial outputs of the other GPUs' slots too.
+func (m *Model) moeWorkingSet(op ops.Op) float64 {
+	ws := op.MoEWorkingSet()
+	if !m.moePath(op).allSlots || op.EP <= 1 {
+		return ws
+	}
+	f := func(x int64) float64 { return float64(x) }
+	act := devices.BF16.Size()
+	li := f(op.LocalInter())
+	gu := li
+	if !op.Ungated {
+		gu *= 2
+	}
+	routed := 0.0
+	for _, l := range op.Loads() {
+		routed += l
+	}
+	other := math.Max(0, f(op.Tokens*op.TopK)-routed)
+	return ws + other*(gu+li+f(op.Hidden))*act
+}
+
 // moe prices a MoE layer on one GPU as fused MoE kernels run it, kernel
 // by kernel, one after another: the top-k over the router's logits, the
 // sort of the routed rows by expert, the activation's quantization where
@@ -62,7 +125,10 @@ var moeTileCols = []int64{64, 128, 256}
 // SMs and a DRAM round trip) on top of its work. The grouped GEMMs run one
 // CTA per (expert, BLOCK_M rows of its tokens, BLOCK_N columns): every hit
 // expert's rows are padded to the tile, and the CTAs go in waves over the
-// SMs; each hit expert's weights are read once.
+// SMs; each hit expert's weights are read once. Where the kernels keep
+// every token's slots under expert parallelism (moeLocalOnly), the
+// alignment, activation and combine run over all T·k of them and the
+// GEMMs write zeros for the slots of other GPUs' experts.
 func (m *Model) moe(op ops.Op, key string, peak float64) estimate {
 	f := func(x int64) float64 { return float64(x) }
 	in, w := op.ExpertSizes()
@@ -70,8 +136,16 @@ func (m *Model) moe(op ops.Op, key string, peak float64) estimate {
 	loads := op.Loads()
 	t, h, e := f(op.Tokens), f(op.Hidden), f(op.Experts)
 	local := op.LocalTokens()
-	rows := local * f(op.TopK)
-	rate := m.rate(key, peak) * archRate(m, groupedRate)
+	routed := 0.0
+	for _, l := range loads {
+		routed += l
+	}
+	path := m.moePath(op)
+	rate := m.rate(key, peak) * path.rate
+	if path.allSlots {
+		local = t
+	}
+	slots := local * f(op.TopK)
 	var total estimate
 	add := func(e estimate) {
 		if total.kernels > 0 {
@@ -91,21 +165,25 @@ func (m *Model) moe(op ops.Op, key string, peak float64) estimate {
 			add(stream(n*act + n*in))
 		}
 	}
-	add(stream(t*e*act + rows*8))
-	add(stream(rows * 8))
+	add(stream(t*e*act + slots*8))
+	add(stream(slots * 8))
 	gu, li := op.LocalInter(), op.LocalInter()
 	if !op.Ungated {
 		gu *= 2
 	}
 	quantize(local * h)
 	bm := moeRowTile(local, op.LocalExperts())
-	add(m.groupedGEMM(loads, bm, gu, op.Hidden, w, in, act, rate))
-	add(stream(rows*f(gu)*act + rows*f(li)*act))
-	quantize(rows * f(li))
-	add(m.groupedGEMM(loads, bm, op.Hidden, li, w, in, act, rate))
-	// The down GEMM writes a row for every choice (zeros for experts on
-	// other GPUs), which the combine reads.
-	add(stream(rows*h*act + local*h*act))
+	// Slots of other GPUs' experts get zeros from the GEMMs.
+	other := 0.0
+	if path.allSlots {
+		other = math.Max(0, slots-routed) * act
+	}
+	add(m.groupedGEMM(loads, bm, gu, op.Hidden, w, in, act, rate, path.memory, other*f(gu)))
+	add(stream(slots*f(gu)*act + slots*f(li)*act))
+	quantize(slots * f(li))
+	add(m.groupedGEMM(loads, bm, op.Hidden, li, w, in, act, rate, path.memory, other*h))
+	// The down GEMM writes a row for every slot, which the combine reads.
+	add(stream(slots*h*act + local*h*act))
 	return total
 }
 
@@ -115,10 +193,11 @@ func (m *Model) moe(op ops.Op, key string, peak float64) estimate {
 // tile. The
 // CTAs run in waves over the SMs at the SM's share of the grouped rate;
 // the weights of every hit expert and the routed rows stream at the GEMM's
-// share of the bandwidth over the SMs the CTAs occupy. The fastest tile
+// share of the bandwidth over the SMs the CTAs occupy, and the zeros
+// written for other GPUs' slots at the streaming rate. The fastest tile
 // wins, as the kernel's configuration table picks one by the tokens per
 // expert.
-func (m *Model) groupedGEMM(loads []float64, bm, n, k int64, w, in, out, rate float64) estimate {
+func (m *Model) groupedGEMM(loads []float64, bm, n, k int64, w, in, out, rate, memFrac, zeros float64) estimate {
 	sms := float64(m.dev.SMs)
 	perSM := rate / sms
 	routed := 0.0
@@ -134,7 +213,7 @@ func (m *Model) groupedGEMM(loads []float64, bm, n, k int64, w, in, out, rate fl
 	for _, bn := range moeTileCols {
 		tiles := rowTiles * ceilDiv(n, bn)
 		compute := math.Ceil(tiles/sms) * 2 * float64(bm) * float64(bn) * float64(k) / perSM
-		memory := bytes / (m.stream * m.eff.GEMMMemory * m.active(tiles))
+		memory := bytes/(m.stream*memFrac*m.eff.GEMMMemory*m.active(tiles)) + zeros/m.stream
 		e := m.kernel(compute, memory)
 		if best.kernels == 0 || e.work < best.work {
 			best = e

@@ -261,7 +261,7 @@ func (m *Model) Analyze(op ops.Op) (Point, error) {
 	if op.Kind == ops.MoE {
 		// A MoE op's cost counts only what surely happens; its
 		// kernels touch the experts it is expected to hit.
-		inL2 = m.fitsL2(op.MoEWorkingSet())
+		inL2 = m.fitsL2(m.moeWorkingSet(op))
 	}
 	if inL2 && m.cond.warm() {
 		pricing = m.warmed(cold, warm)
