@@ -55,17 +55,29 @@ func (m *Model) mla(op ops.Op, c ops.Cost, rate float64) estimate {
 		return e
 	}
 	if !op.Absorbs() || op.SeqQ >= flashBlock {
-		rate *= r[0]
+		// A CTA runs its blocks at its SM's share of the GEMM rate; the
+		// whole GPU sustains only the family's fraction of that over
+		// many waves (on the L40S a lone 256-query prefill CTA takes a
+		// third of what the fraction fitted on full waves gives it).
 		ctas := float64(op.B*op.Heads) * ceilDiv(op.SeqQ, flashBlock)
-		compute := math.Ceil(ctas/sms) * perBlock * m.flashBlockTime(flashBlock, cols, d, rate)
+		cta := perBlock * m.flashBlockTime(flashBlock, cols, d, rate)
+		compute := math.Max(math.Ceil(ctas/sms)*cta, ctas/sms*cta/r[0])
 		return withWrite(m.kernel(compute, c.Bytes/(bw*m.active(ctas))))
 	}
-	// A prefill's few queries run the prefill kernels; one query per
-	// sequence, the decode kernels.
-	if op.SeqQ > 1 {
-		rate *= r[0]
-	} else {
-		rate *= r[1]
+	// A prefill's few queries run the prefill kernels (their CTAs at the
+	// SM's share of the rate, the GPU at the family's fraction of it);
+	// one query per sequence attending to its cache (not a causal
+	// prefill of one token), the decode kernels, whose fraction holds for
+	// every CTA, except Triton's (mlaTritonDecode), whose fixed splits
+	// leave long single sequences a few CTAs running at their SMs' rate.
+	frac := r[0]
+	_, triton := mlaTritonDecode[m.dev.Architecture]
+	decode := op.SeqQ == 1 && !op.Causal
+	if decode {
+		frac = r[1]
+		if !triton {
+			rate, frac = rate*r[1], 1
+		}
 	}
 	if f, ok := mlaCast[m.dev.Architecture]; ok && kvSize < op.DType.Size() {
 		// The decode kernel has no path for a quantized cache: a kernel
@@ -77,16 +89,25 @@ func (m *Model) mla(op ops.Op, c ops.Cost, rate float64) estimate {
 		c.Bytes += cache / kvSize * (op.DType.Size() - kvSize)
 	}
 	rows := op.Heads * op.SeqQ
-	tiles := float64(op.B) * ceilDiv(rows, mlaRows)
-	tm := math.Min(mlaRows, roundUp(rows, mmaRows))
+	tileRows, splits := int64(mlaRows), 0.0
+	if decode && triton {
+		tileRows, splits = 16, mlaTritonDecode[m.dev.Architecture]
+	}
+	tiles := float64(op.B) * ceilDiv(rows, tileRows)
+	tm := math.Min(float64(tileRows), roundUp(rows, mmaRows))
 	kb := ceilDiv(op.SeqK, splitBlock)
 	var best estimate
-	for s := 1.0; s <= kb; s *= 2 {
-		if s > 1 && tiles*s > splitFill*sms*2 {
+	first, last := 1.0, kb
+	if splits > 0 {
+		first, last = splits, splits
+	}
+	for s := first; s <= last; s *= 2 {
+		if splits == 0 && s > 1 && tiles*s > splitFill*sms*2 {
 			break
 		}
 		ctas := tiles * s
-		compute := math.Ceil(ctas/sms) * math.Ceil(kb/s) * m.flashBlockTime(tm, splitBlock, d, rate)
+		cta := math.Ceil(kb/s) * m.flashBlockTime(tm, splitBlock, d, rate)
+		compute := math.Max(math.Ceil(ctas/sms)*cta, ctas/sms*cta/frac)
 		bytes := c.Bytes
 		var partials float64
 		if s > 1 {
@@ -103,6 +124,8 @@ func (m *Model) mla(op ops.Op, c ops.Cost, rate float64) estimate {
 		}
 	}
 	// and plans its splits in a scheduling kernel (FlashMLA's metadata).
-	best.kernels++
+	if splits == 0 {
+		best.kernels++
+	}
 	return withWrite(best)
 }

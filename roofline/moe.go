@@ -15,12 +15,27 @@ import (
 // B200 and L40S (the fraction with the lowest median error over every
 // configuration of the family's GPU, TestPeerCalibration); architectures
 // without a figure take Hopper's.
-var groupedRate = map[string]float64{"Ampere": 0.3, "Hopper": 0.22, "Blackwell": 0.25, "Ada Lovelace": 0.4}
+var groupedRate = map[string]float64{"Ampere": 0.3, "Hopper": 0.25, "Blackwell": 0.25, "Ada Lovelace": 0.5}
+
+// groupedMemory is, by architecture, the fraction of the GEMMs' bandwidth
+// at which the grouped GEMMs read the experts' weights, where it is not
+// the dense GEMMs' (TestPeerCalibration, as groupedRate); others read at
+// the dense GEMMs' bandwidth.
+var groupedMemory = map[string]float64{"Ampere": 0.85, "Ada Lovelace": 0.7}
 
 // mlaRate is the same for latent-attention kernels (FlashAttention 3 on
 // Hopper, TensorRT-LLM's MLA kernels on Blackwell, Triton on Ada), of the
 // tensor rate in prefill (and a prefill's few queries) and in decode.
-var mlaRate = map[string][2]float64{"Hopper": {0.9, 0.7}, "Blackwell": {1.0, 0.7}, "Ada Lovelace": {0.4, 0.12}}
+var mlaRate = map[string][2]float64{"Hopper": {0.9, 0.7}, "Blackwell": {1.0, 0.7}, "Ada Lovelace": {0.34, 0.12}}
+
+// mlaTritonDecode is, by architecture, the key splits of the absorbed-MLA
+// decode where the engine runs SGLang's Triton attention backend (on Ada:
+// no FlashInfer MLA or FlashMLA kernel for sm_89): every sequence's keys
+// in num_kv_splits = 8 splits whatever their length (aiconfigurator's L40S
+// table: 64 sequences of 128 heads take 372 µs over 2 keys and over 32
+// alike), 16 query heads (BLOCK_H) to a CTA, each split's fp32 partial
+// output written and merged by a second kernel.
+var mlaTritonDecode = map[string]float64{"Ada Lovelace": 8}
 
 // mlaCast is, by architecture, the fraction of the streaming bandwidth at
 // which the engine's absorbed-MLA decode casts an fp8 cache to bf16 before
@@ -52,16 +67,17 @@ func moeRowTile(tokens float64, experts int64) int64 {
 // moeTileCols are the grouped GEMM's column tiles (BLOCK_N).
 var moeTileCols = []int64{64, 128, 256}
 
-// moeLocalOnly lists the architectures whose engine MoE kernel handles
-// only the tokens routed to the GPU's own experts under expert parallelism:
-// on Blackwell, SGLang runs FlashInfer's TensorRT-LLM MoE, which permutes
-// the routed rows of its local experts alone and finalizes from them.
-// Elsewhere it runs Triton fused MoE (or Marlin), which keeps every
-// token's k slots: the slots of experts on other GPUs (expert id -1) go
-// through the alignment, their GEMM tiles write zeros
+// localOnlyMoE reports whether the engine's MoE kernel on the device
+// handles only the tokens routed to the GPU's own experts under expert
+// parallelism: on datacenter Blackwell (compute capability 10.x, the only
+// target of FlashInfer's TensorRT-LLM MoE kernels) SGLang runs that kernel,
+// which permutes the routed rows of its local experts alone and finalizes
+// from them. Elsewhere it runs Triton fused MoE (or Marlin), which keeps
+// every token's k slots: the slots of experts on other GPUs (expert id -1)
+// go through the alignment, their GEMM tiles write zeros
 // (fused_moe_kernel's write_zeros_to_output), and the activation and the
 // combine run over all of them.
-var moeLocalOnly = map[string]bool{"Blackwell": true}
+func (m *Model) localOnlyMoE() bool { return m.dev.CC.Major == 10 }
 
 // moeUngated is, by architecture, the fractions of the GEMM rate and of the
 // streaming bandwidth that the engine's kernel for experts without a gate
@@ -76,7 +92,7 @@ var moeUngated = map[string][2]float64{"Hopper": {0.1, 0.2}}
 // moeKernel is how the engine's MoE kernel on a device runs a layer: the
 // fraction of the GEMM rate its grouped GEMMs reach, the fraction of the
 // GEMMs' bandwidth at which they read weights, and whether it keeps every
-// token's k slots under expert parallelism (moeLocalOnly).
+// token's k slots under expert parallelism (localOnlyMoE).
 type moeKernel struct {
 	rate, memory float64
 	allSlots     bool
@@ -84,7 +100,11 @@ type moeKernel struct {
 
 // moePath is the kernel the engine runs op with on this device.
 func (m *Model) moePath(op ops.Op) moeKernel {
-	k := moeKernel{archRate(m, groupedRate), 1, !moeLocalOnly[m.dev.Architecture]}
+	mem, ok := groupedMemory[m.dev.Architecture]
+	if !ok {
+		mem = 1
+	}
+	k := moeKernel{archRate(m, groupedRate), mem, !m.localOnlyMoE()}
 	if f, ok := moeUngated[m.dev.Architecture]; ok && op.Ungated {
 		k = moeKernel{f[0], f[1], false}
 	}
@@ -126,7 +146,7 @@ func (m *Model) moeWorkingSet(op ops.Op) float64 {
 // CTA per (expert, BLOCK_M rows of its tokens, BLOCK_N columns): every hit
 // expert's rows are padded to the tile, and the CTAs go in waves over the
 // SMs; each hit expert's weights are read once. Where the kernels keep
-// every token's slots under expert parallelism (moeLocalOnly), the
+// every token's slots under expert parallelism (localOnlyMoE), the
 // alignment, activation and combine run over all T·k of them and the
 // GEMMs write zeros for the slots of other GPUs' experts.
 func (m *Model) moe(op ops.Op, key string, peak float64) estimate {
