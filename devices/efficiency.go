@@ -67,6 +67,16 @@ type Efficiency struct {
 	// seconds; CTAs resident together share an SM, so n CTAs cost n times
 	// this over the SMs.
 	AttentionCTA float64 `json:"attention_cta_seconds"`
+	// AttentionGroupMax is the most query heads per KV head the family's
+	// engine decode kernel packs into one CTA's rows (TensorRT-LLM's XQA
+	// kernels: 32); a decode step of a larger group, or of one query head
+	// per KV head (which XQA leaves to it), runs the engine's generic
+	// masked kernel instead, one CTA per query head reading its K and V.
+	// Zero: no such limit (the engine's decode kernel packs any group).
+	AttentionGroupMax int `json:"attention_group_max,omitempty"`
+	// AttentionHeadCTA is the SM time each CTA of that generic kernel
+	// spends besides its reads, in seconds (as AttentionCTA).
+	AttentionHeadCTA float64 `json:"attention_head_cta_seconds,omitempty"`
 	// AttentionMMA is the fraction of the family's GEMM rate that flash
 	// attention's products reach in a serving engine's kernels, by peak key
 	// (their tiles are narrower than a GEMM's, K only a head dimension
@@ -169,6 +179,8 @@ type efficiencyFile struct {
 		StreamK     *sourcedBool       `yaml:"stream_k"`
 		GraphRamp   sourced            `yaml:"graph_ramp"`
 		AttnCTA     sourced            `yaml:"attention_cta"`
+		AttnGroup   sourced            `yaml:"attention_group_max"`
+		AttnHeadCTA sourced            `yaml:"attention_head_cta"`
 		AttnMMA     map[string]sourced `yaml:"attention_mma"`
 		KVDequant   sourced            `yaml:"kv_dequant_per_sm_per_clock"`
 		QuantFixed  map[string]sourced `yaml:"quant_fixed"`
@@ -336,6 +348,21 @@ func parseEfficiency(data []byte) (*efficiencyTable, error) {
 			}
 			e.AttentionCTA, e.Sources["attention_cta"] = v.v, v.src
 		}
+		if a.AttnGroup.Value != "" {
+			if v, err = num("archs."+fam+".attention_group_max", a.AttnGroup, frac); err != nil {
+				return nil, err
+			}
+			if v.v < 1 || v.v != math.Trunc(v.v) {
+				return nil, fmt.Errorf("archs.%s.attention_group_max: %s is not a whole number of heads", fam, a.AttnGroup.Value)
+			}
+			e.AttentionGroupMax, e.Sources["attention_group_max"] = int(v.v), v.src
+		}
+		if a.AttnHeadCTA.Value != "" {
+			if v, err = num("archs."+fam+".attention_head_cta", a.AttnHeadCTA, units.ParseDuration); err != nil {
+				return nil, err
+			}
+			e.AttentionHeadCTA, e.Sources["attention_head_cta"] = v.v, v.src
+		}
 		for k, sv := range a.AttnMMA {
 			v, err := num("archs."+fam+".attention_mma."+k, sv, frac)
 			if err != nil {
@@ -438,7 +465,7 @@ func (d Device) Efficiency() (Efficiency, error) {
 	e.Family, e.GEMM, e.Quant, e.SFUPerSMPerClock = a.Family, a.GEMM, a.Quant, a.SFUPerSMPerClock
 	e.L2PerSMPerClock, e.GraphKernel, e.PagedAttention, e.StreamK = a.L2PerSMPerClock, a.GraphKernel, a.PagedAttention, a.StreamK
 	e.QuantFixed, e.GraphRamp, e.AttentionCTA, e.KVDequant = a.QuantFixed, a.GraphRamp, a.AttentionCTA, a.KVDequant
-	e.AttentionMMA = a.AttentionMMA
+	e.AttentionMMA, e.AttentionGroupMax, e.AttentionHeadCTA = a.AttentionMMA, a.AttentionGroupMax, a.AttentionHeadCTA
 	if d.SFUPerSMPerClock > 0 {
 		e.SFUPerSMPerClock, e.Sources["sfu_per_sm_per_clock"] = d.SFUPerSMPerClock, d.Sources["sfu_per_sm_per_clock"]
 	}

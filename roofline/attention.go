@@ -42,6 +42,11 @@ func (m *Model) flashAttention(op ops.Op, c ops.Cost, rate float64) estimate {
 	case ops.ImplHeads:
 		return m.splitKVAt(op, rate, splitTiling(op, false, flashBlock), 1)
 	}
+	if m.genericDecode(op) {
+		t := splitTiling(op, false, mmaRows)
+		t.cta = m.eff.AttentionHeadCTA
+		return m.splitKV(op, rate, t)
+	}
 	best := m.flashForward(op, c, rate)
 	rows := op.SeqQ * (op.Heads / op.KVHeads)
 	tiles := float64(op.B*op.Heads) * ceilDiv(op.SeqQ, flashBlock)
@@ -56,6 +61,21 @@ func (m *Model) flashAttention(op ops.Op, c ops.Cost, rate float64) estimate {
 		}
 	}
 	return best
+}
+
+// genericDecode says a serving engine's decode step runs its generic
+// masked kernel rather than the grouped one: one query per sequence, and a
+// KV group of one query head (the grouped kernel gains nothing there) or
+// of more heads than the grouped kernel packs into one CTA's rows
+// (AttentionGroupMax; TensorRT-LLM's XQA takes at most 32). The generic
+// kernel runs a CTA per query head (split over the keys where they are
+// few), each reading its head's K and V.
+func (m *Model) genericDecode(op ops.Op) bool {
+	if !op.Paged || op.SeqQ != 1 || m.eff.AttentionGroupMax == 0 {
+		return false
+	}
+	g := op.Heads / op.KVHeads
+	return g == 1 || g > int64(m.eff.AttentionGroupMax)
 }
 
 // attentionRate is the rate a serving engine's paged flash kernels reach
@@ -80,7 +100,7 @@ func (m *Model) flashForward(op ops.Op, c ops.Cost, rate float64) estimate {
 	perBlock, cols := m.keyBlocks(op)
 	ctas := float64(op.B*op.Heads) * ceilDiv(op.SeqQ, flashBlock)
 	compute := math.Ceil(ctas/sms)*perBlock*m.blockTime(op, flashBlock, cols, rate) +
-		m.pagedCost(op, ctas, 2*float64(op.B*op.KVHeads*op.SeqK*op.HeadDim))
+		m.pagedCost(op, ctas, 0, 2*float64(op.B*op.KVHeads*op.SeqK*op.HeadDim))
 	memory := c.Bytes / (m.stream * m.eff.GEMMMemory * m.active(ctas))
 	return m.kernel(compute, memory)
 }
@@ -136,16 +156,19 @@ func (m *Model) blockTime(op ops.Op, rows, cols float64, rate float64) float64 {
 }
 
 // pagedCost is the SM time a serving engine's paged kernel adds to its
-// blocks, spread over the SMs: each CTA's own fixed cost (AttentionCTA),
-// and converting kv cache elements read from a narrower cache type (an
-// fp8 cache under bf16 attention) at the family's KVDequant rate. Plain
-// attention has neither.
-func (m *Model) pagedCost(op ops.Op, ctas, kv float64) float64 {
+// blocks, spread over the SMs: each CTA's own fixed cost (cta, or the
+// family's AttentionCTA where zero), and converting kv cache elements read
+// from a narrower cache type (an fp8 cache under bf16 attention) at the
+// family's KVDequant rate. Plain attention has neither.
+func (m *Model) pagedCost(op ops.Op, ctas, cta, kv float64) float64 {
 	if !op.Paged {
 		return 0
 	}
+	if cta == 0 {
+		cta = m.eff.AttentionCTA
+	}
 	sms := float64(m.dev.SMs)
-	t := ctas * m.eff.AttentionCTA / sms
+	t := ctas * cta / sms
 	if op.KVSize() < op.DType.Size() && m.eff.KVDequant > 0 {
 		t += kv / (m.eff.KVDequant * sms * m.dev.BoostClockHz)
 	}
@@ -177,6 +200,9 @@ func (m *Model) queryCast(op ops.Op, e estimate) estimate {
 type tiling struct {
 	tiles, rows float64
 	reads       int64
+	// cta is a paged kernel's SM time per CTA besides its blocks; zero
+	// takes the family's AttentionCTA.
+	cta float64
 }
 
 // splitTiling tiles the query rows tm at a time. Packed, the query rows of
@@ -188,7 +214,7 @@ func splitTiling(op ops.Op, pack bool, tm int64) tiling {
 	if !pack {
 		units, rows, reads = op.B*op.Heads, op.SeqQ, op.Heads
 	}
-	return tiling{float64(units) * ceilDiv(rows, tm), roundUp(min(rows, tm), mmaRows), reads}
+	return tiling{tiles: float64(units) * ceilDiv(rows, tm), rows: roundUp(min(rows, tm), mmaRows), reads: reads}
 }
 
 // splitKV is a split-KV kernel and the pass that merges its splits, with
@@ -221,7 +247,7 @@ func (m *Model) splitKVAt(op ops.Op, rate float64, t tiling, splits float64) est
 	perBlock, cols := m.keyBlocks(op)
 	ctas := t.tiles * splits
 	compute := math.Ceil(ctas/sms)*math.Ceil(2*perBlock/splits)/2*m.blockTime(op, t.rows, cols, rate) +
-		m.pagedCost(op, ctas, 2*float64(op.B*t.reads*op.SeqK*op.HeadDim))
+		m.pagedCost(op, ctas, t.cta, 2*float64(op.B*t.reads*op.SeqK*op.HeadDim))
 	queries := float64(op.B*op.Heads*op.SeqQ) * float64(op.HeadDim)
 	kv := 2 * float64(op.B*t.reads*op.SeqK*op.HeadDim) * op.KVSize()
 	// A CTA keeps two stages of a K and a V block in flight.
