@@ -45,7 +45,11 @@ func (m *Model) flashAttention(op ops.Op, c ops.Cost, rate float64) estimate {
 	if m.genericDecode(op) {
 		t := splitTiling(op, false, mmaRows)
 		t.cta = m.eff.AttentionHeadCTA
-		return m.splitKV(op, rate, t)
+		// The query heads of a KV group run side by side (consecutive
+		// CTAs) and read the same K and V: the first read comes from
+		// where the cache lies, the group's others from L2.
+		again := 2 * float64(op.B*(op.Heads-op.KVHeads)*op.SeqK*op.HeadDim) * op.KVSize()
+		return m.warmed(c.Bytes, again).splitKV(op, rate, t)
 	}
 	best := m.flashForward(op, c, rate)
 	rows := op.SeqQ * (op.Heads / op.KVHeads)
