@@ -418,11 +418,16 @@ func (m *Model) estimate(op ops.Op, c ops.Cost, key string, peak float64) estima
 		}
 		e := m.flashAttention(op, c, rate)
 		if op.Paged {
-			// The cache append: this step's K and V read and written,
-			// an elementwise kernel with a CTA per token and KV head.
-			app := 2 * float64(op.B*op.KVHeads*op.SeqQ*op.HeadDim) * (op.DType.Size() + op.KVSize())
-			e.work += app/(m.stream*m.active(float64(op.B*op.KVHeads*op.SeqQ))) + m.eff.PagedAttention
-			e.kernels++
+			e.work += m.eff.PagedAttention
+			if !m.genericDecode(op) {
+				// The cache append: this step's K and V read and
+				// written, an elementwise kernel with a CTA per token
+				// and KV head. The generic decode kernel writes them
+				// itself.
+				app := 2 * float64(op.B*op.KVHeads*op.SeqQ*op.HeadDim) * (op.DType.Size() + op.KVSize())
+				e.work += app / (m.stream * m.active(float64(op.B*op.KVHeads*op.SeqQ)))
+				e.kernels++
+			}
 			e = m.queryCast(op, e)
 		}
 		return e
