@@ -57,9 +57,17 @@ func (m *Model) flashAttention(op ops.Op, c ops.Cost, rate float64) estimate {
 	if op.SeqQ >= flashBlock && rows > flashBlock && tiles >= splitFill*float64(m.dev.SMs) {
 		return best
 	}
+	xqa := m.eff.AttentionGroupMax > 0 && op.Paged && op.SeqQ == 1
 	for _, pack := range []bool{true, false} {
 		for _, tm := range []int64{mmaRows, splitBlock, flashBlock} {
-			if e := m.splitKV(op, rate, splitTiling(op, pack, tm)); m.opTime(e) < m.opTime(best) {
+			t := splitTiling(op, pack, tm)
+			if xqa {
+				// XQA's warps work a CTA's rows 16 at a time (its warp
+				// tile is the group's rows rounded up to the MMA's 16):
+				// a CTA's own time grows with its row tiles.
+				t.cta = m.eff.AttentionCTA * t.rows / mmaRows
+			}
+			if e := m.splitKV(op, rate, t); m.opTime(e) < m.opTime(best) {
 				best = e
 			}
 		}

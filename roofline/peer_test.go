@@ -288,7 +288,8 @@ func TestPeerDefault(t *testing.T) {
 // query cast to an fp8 cache's type, and the A100's and L40S's layer
 // fixed cost refitted; then with TensorRT-LLM's generic masked decode
 // kernel on the A100 (a CTA per query head where XQA does not run: a
-// group of one, or of more than 32 query heads per KV head). A cell that
+// group of one, or of more than 32 query heads per KV head) and XQA's
+// CTA time growing with its 16-row tiles. A cell that
 // met the goal is held to the goal; every other cell to its
 // figures (0.5 points of slack).
 //
@@ -312,7 +313,7 @@ func TestPeerDefault(t *testing.T) {
 var peerWarmGraph = map[string][3]float64{
 	"a100_sxm all-reduce < 1 MiB": {5.35, 19.35, 0.05},
 	"a100_sxm all-reduce ≥ 1 MiB": {4.95, 14.35, 0.05},
-	"a100_sxm decode attention":   {17.15, 39.85, 5.75},
+	"a100_sxm decode attention":   {16.55, 38.25, 5.75},
 	"a100_sxm gemm bfloat16":      {15.65, 38.15, 0.05},
 	"a100_sxm prefill attention":  {5.95, 31.95, 0.05},
 	"h100_sxm all-reduce < 1 MiB": {3.85, 12.45, 0.05},
