@@ -99,6 +99,11 @@ type Efficiency struct {
 	// besides its kernels' work and periods (metadata, the cache append's
 	// bookkeeping), in seconds.
 	PagedAttention float64 `json:"paged_attention_seconds"`
+	// PagedDecode replaces PagedAttention for a decode step (one query
+	// per sequence) over a cache of the compute type, where the family's
+	// engine runs another, lighter decode path for it than for prefill
+	// and an fp8 cache; zero: PagedAttention.
+	PagedDecode float64 `json:"paged_decode_seconds,omitempty"`
 	// LaunchOverhead is the time of one kernel launch and Ramp the
 	// start-up and drain of a kernel, in seconds: together the fixed cost
 	// of an op.
@@ -185,6 +190,7 @@ type efficiencyFile struct {
 		KVDequant   sourced            `yaml:"kv_dequant_per_sm_per_clock"`
 		QuantFixed  map[string]sourced `yaml:"quant_fixed"`
 		Paged       sourced            `yaml:"paged_attention"`
+		PagedDecode sourced            `yaml:"paged_decode"`
 		GEMM        map[string]sourced `yaml:"gemm"`
 		Quant       map[string]sourced `yaml:"quant"`
 	} `yaml:"archs"`
@@ -330,6 +336,12 @@ func parseEfficiency(data []byte) (*efficiencyTable, error) {
 			}
 			e.PagedAttention, e.Sources["paged_attention"] = v.v, v.src
 		}
+		if a.PagedDecode.Value != "" {
+			if v, err = num("archs."+fam+".paged_decode", a.PagedDecode, units.ParseDuration); err != nil {
+				return nil, err
+			}
+			e.PagedDecode, e.Sources["paged_decode"] = v.v, v.src
+		}
 		if a.GraphKernel.Value != "" {
 			if v, err = num("archs."+fam+".graph_kernel", a.GraphKernel, units.ParseDuration); err != nil {
 				return nil, err
@@ -466,6 +478,7 @@ func (d Device) Efficiency() (Efficiency, error) {
 	e.L2PerSMPerClock, e.GraphKernel, e.PagedAttention, e.StreamK = a.L2PerSMPerClock, a.GraphKernel, a.PagedAttention, a.StreamK
 	e.QuantFixed, e.GraphRamp, e.AttentionCTA, e.KVDequant = a.QuantFixed, a.GraphRamp, a.AttentionCTA, a.KVDequant
 	e.AttentionMMA, e.AttentionGroupMax, e.AttentionHeadCTA = a.AttentionMMA, a.AttentionGroupMax, a.AttentionHeadCTA
+	e.PagedDecode = a.PagedDecode
 	if d.SFUPerSMPerClock > 0 {
 		e.SFUPerSMPerClock, e.Sources["sfu_per_sm_per_clock"] = d.SFUPerSMPerClock, d.Sources["sfu_per_sm_per_clock"]
 	}

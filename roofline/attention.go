@@ -57,7 +57,7 @@ func (m *Model) flashAttention(op ops.Op, c ops.Cost, rate float64) estimate {
 	if op.SeqQ >= flashBlock && rows > flashBlock && tiles >= splitFill*float64(m.dev.SMs) {
 		return best
 	}
-	xqa := m.eff.AttentionGroupMax > 0 && op.Paged && op.SeqQ == 1
+	xqa := m.eff.AttentionGroupMax > 0 && decodeStep(op)
 	for _, pack := range []bool{true, false} {
 		for _, tm := range []int64{mmaRows, splitBlock, flashBlock} {
 			t := splitTiling(op, pack, tm)
@@ -75,6 +75,13 @@ func (m *Model) flashAttention(op ops.Op, c ops.Cost, rate float64) estimate {
 	return best
 }
 
+// decodeStep says op is a serving engine's decode step: paged, one query
+// per sequence, against keys cached before it (a one-token prefill has
+// none and runs the prefill path).
+func decodeStep(op ops.Op) bool {
+	return op.Paged && op.SeqQ == 1 && op.SeqK > 1
+}
+
 // genericDecode says a serving engine's decode step runs its generic
 // masked kernel rather than the grouped one: one query per sequence, and a
 // KV group of one query head (the grouped kernel gains nothing there) or
@@ -83,7 +90,7 @@ func (m *Model) flashAttention(op ops.Op, c ops.Cost, rate float64) estimate {
 // kernel runs a CTA per query head (split over the keys where they are
 // few), each reading its head's K and V.
 func (m *Model) genericDecode(op ops.Op) bool {
-	if !op.Paged || op.SeqQ != 1 || m.eff.AttentionGroupMax == 0 {
+	if !decodeStep(op) || m.eff.AttentionGroupMax == 0 {
 		return false
 	}
 	g := op.Heads / op.KVHeads

@@ -418,7 +418,11 @@ func (m *Model) estimate(op ops.Op, c ops.Cost, key string, peak float64) estima
 		}
 		e := m.flashAttention(op, c, rate)
 		if op.Paged {
-			e.work += m.eff.PagedAttention
+			fixed := m.eff.PagedAttention
+			if m.eff.PagedDecode > 0 && decodeStep(op) && op.KVSize() >= op.DType.Size() {
+				fixed = m.eff.PagedDecode
+			}
+			e.work += fixed
 			if !m.genericDecode(op) {
 				// The cache append: this step's K and V read and
 				// written, an elementwise kernel with a CTA per token
