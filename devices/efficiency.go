@@ -44,6 +44,12 @@ type Efficiency struct {
 	// large quantized GEMMs reach as engines run them, by scheme (fp8,
 	// fp8_block, nvfp4, mxfp4); a scheme without one takes GEMM's figure.
 	Quant map[string]float64 `json:"quant,omitempty"`
+	// QuantCTA is, by scheme, the fraction of an SM's share of the
+	// scheme's dense peak that one CTA of the family's kernels for it
+	// reaches alone. A scheme with one runs data-parallel kernels (each
+	// CTA computes one tile over all of K, never split), so a GEMM of
+	// few tiles takes K at that pace however few its bytes.
+	QuantCTA map[string]float64 `json:"quant_cta,omitempty"`
 	// SFUPerSMPerClock is the transcendental (exp, rsqrt, tanh) rate.
 	SFUPerSMPerClock float64 `json:"sfu_per_sm_per_clock"`
 	// L2PerSMPerClock is the bytes per SM per clock that kernels read
@@ -193,6 +199,7 @@ type efficiencyFile struct {
 		PagedDecode sourced            `yaml:"paged_decode"`
 		GEMM        map[string]sourced `yaml:"gemm"`
 		Quant       map[string]sourced `yaml:"quant"`
+		QuantCTA    map[string]sourced `yaml:"quant_cta"`
 	} `yaml:"archs"`
 }
 
@@ -430,6 +437,16 @@ func parseEfficiency(data []byte) (*efficiencyTable, error) {
 			}
 			e.Quant[k], e.Sources["quant."+k] = v.v, v.src
 		}
+		for k, s := range a.QuantCTA {
+			v, err := num("archs."+fam+".quant_cta."+k, s, frac)
+			if err != nil {
+				return nil, err
+			}
+			if e.QuantCTA == nil {
+				e.QuantCTA = map[string]float64{}
+			}
+			e.QuantCTA[k], e.Sources["quant_cta."+k] = v.v, v.src
+		}
 		t.archs[fam] = e
 	}
 	def, ok := t.archs["default"]
@@ -476,7 +493,7 @@ func (d Device) Efficiency() (Efficiency, error) {
 	}
 	e.Family, e.GEMM, e.Quant, e.SFUPerSMPerClock = a.Family, a.GEMM, a.Quant, a.SFUPerSMPerClock
 	e.L2PerSMPerClock, e.GraphKernel, e.PagedAttention, e.StreamK = a.L2PerSMPerClock, a.GraphKernel, a.PagedAttention, a.StreamK
-	e.QuantFixed, e.GraphRamp, e.AttentionCTA, e.KVDequant = a.QuantFixed, a.GraphRamp, a.AttentionCTA, a.KVDequant
+	e.QuantFixed, e.QuantCTA, e.GraphRamp, e.AttentionCTA, e.KVDequant = a.QuantFixed, a.QuantCTA, a.GraphRamp, a.AttentionCTA, a.KVDequant
 	e.AttentionMMA, e.AttentionGroupMax, e.AttentionHeadCTA = a.AttentionMMA, a.AttentionGroupMax, a.AttentionHeadCTA
 	e.PagedDecode = a.PagedDecode
 	if d.SFUPerSMPerClock > 0 {

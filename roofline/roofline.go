@@ -406,7 +406,7 @@ func (m *Model) estimate(op ops.Op, c ops.Cost, key string, peak float64) estima
 		if op.Path() == devices.Tensor && !aligned(op) {
 			r *= m.eff.GEMMUnaligned
 		}
-		compute, memory = m.gemm(b, mm, n, k, c.Bytes, r)
+		compute, memory = m.gemm(b, mm, n, k, c.Bytes, r, dataParallel{})
 		compute += c.VectorFLOPs / m.rate("fp32", m.vectorPeak())
 	case ops.Attention:
 		if op.Naive {
@@ -495,32 +495,37 @@ const streamKChunk = 512
 // achievable rate, scaled by the tile's efficiency; memory time streams the
 // ideal bytes (plus split-K partial sums) at the memory-bound GEMM fraction
 // of streaming bandwidth, over the SMs the tiles occupy. The fastest choice
-// wins, as a library's heuristic picks its kernel.
-func (m *Model) gemm(batch, M, N, K int64, bytes, rate float64) (compute, memory float64) {
+// wins, as a library's heuristic picks its kernel. A data-parallel kernel
+// (dp) is priced as its own kind (see dataParallel).
+func (m *Model) gemm(batch, M, N, K int64, bytes, rate float64, dp dataParallel) (compute, memory float64) {
 	sms := float64(m.dev.SMs)
 	perSM := rate / sms
 	bw := m.stream * m.eff.GEMMMemory
 	best := math.Inf(1)
 	for _, tl := range m.eff.Tiles {
+		if dp.on() && tl.M < dp.minM {
+			continue
+		}
 		// A skinny matrix (under 64 rows or columns, GEMV-like) computes
 		// only the rows and columns that exist, rounded up to the MMA
-		// granularity of 8.
+		// granularity of 8; a data-parallel kernel's MMA computes its
+		// whole tile.
 		tm, tn := float64(tl.M), float64(tl.N)
-		if M < 64 {
+		if M < 64 && !dp.on() {
 			tm = min(tm, roundUp(M, 8))
 		}
-		if N < 64 {
+		if N < 64 && !dp.on() {
 			tn = min(tn, roundUp(N, 8))
 		}
 		tiles := float64(batch) * ceilDiv(M, int64(tl.M)) * ceilDiv(N, int64(tl.N))
 		for split := int64(1); split <= 16; split *= 2 {
-			if split > 1 && (tiles*float64(split) > 2*sms || K/split < 256) {
+			if split > 1 && (dp.on() || tiles*float64(split) > 2*sms || K/split < 256) {
 				break
 			}
 			kk := ceilDiv(K, split)
 			n := tiles * float64(split)
 			waves := math.Ceil(n / sms)
-			if m.eff.StreamK {
+			if m.eff.StreamK && !dp.on() {
 				// Persistent stream-K kernels share the last wave's
 				// work among all SMs: no tail; but a tile's K is
 				// shared in chunks of at least streamKChunk, so a few
@@ -528,12 +533,18 @@ func (m *Model) gemm(batch, M, N, K int64, bytes, rate float64) (compute, memory
 				waves = n / math.Min(sms, tiles*ceilDiv(K, streamKChunk))
 			}
 			tc := waves * 2 * tm * tn * kk / (perSM * tl.Efficiency)
+			// A tile streams at most twice its SM's share of bandwidth.
+			active := math.Min(1, 2*math.Min(n, sms)/sms)
+			if dp.on() {
+				// Each wave's tiles run their K at one CTA's pace; all
+				// the SMs together at no more than the GEMM's rate.
+				tc = math.Max(waves*2*tm*tn*kk/(dp.cta*tl.Efficiency), n/sms*2*tm*tn*kk/(perSM*tl.Efficiency))
+				active = 1
+			}
 			extra := 0.0
 			if split > 1 {
 				extra = float64(split) * float64(batch*M*N) * 4 * 2 // fp32 partials written and read
 			}
-			// A tile streams at most twice its SM's share of bandwidth.
-			active := math.Min(1, 2*math.Min(n, sms)/sms)
 			tm := (bytes + extra) / (bw * active)
 			if t := math.Max(tc, tm); t < best {
 				best, compute, memory = t, tc, tm
@@ -542,6 +553,27 @@ func (m *Model) gemm(batch, M, N, K int64, bytes, rate float64) (compute, memory
 	}
 	return compute, memory
 }
+
+// dataParallel describes a data-parallel GEMM kernel: each CTA computes
+// one tile of at least minM rows over all of K on one SM (no split-K, no
+// stream-K), at most at cta FLOP/s. The zero value is the libraries'
+// general GEMM (split-K, stream-K where the family has it, skinny tiles).
+//
+// With fewer tiles than SMs such a kernel's time is K at one CTA's pace,
+// whatever the bytes: aiconfigurator's fp8_block GEMMs with one to four
+// tiles take 53-76 µs over K = 51200-65536 on the H100, 160-210 µs on the
+// L40S and 42-60 µs on the B200, and nvfp4's 100-130 µs on the B200, with
+// m from 1 to 256 (roofline/testdata/peer/). A lone CTA's loads keep pace
+// with its K loop (the L40S's 15×256×65536 fp8_block GEMM reads its 18.8
+// MB at 91 GB/s from at most four CTAs, where twice an SM's share of DRAM
+// each would give 40), so the bytes stream at the full rate and the K loop
+// is the limit.
+type dataParallel struct {
+	cta  float64
+	minM int
+}
+
+func (d dataParallel) on() bool { return d.cta > 0 }
 
 // active is the share of the streaming bandwidth n CTAs reach: a CTA
 // streams at most twice its SM's share, so a few CTAs cannot saturate DRAM.
