@@ -536,9 +536,16 @@ func (m *Model) gemm(batch, M, N, K int64, bytes, rate float64, dp dataParallel)
 			// A tile streams at most twice its SM's share of bandwidth.
 			active := math.Min(1, 2*math.Min(n, sms)/sms)
 			if dp.on() {
-				// Each wave's tiles run their K at one CTA's pace; all
-				// the SMs together at no more than the GEMM's rate.
-				tc = math.Max(waves*2*tm*tn*kk/(dp.cta*tl.Efficiency), n/sms*2*tm*tn*kk/(perSM*tl.Efficiency))
+				// Full waves run at the GEMM's rate; the last,
+				// partial wave's tiles run their K at one CTA's
+				// pace, though its SMs together at no more than the
+				// GEMM's rate.
+				tile := 2 * tm * tn * kk / tl.Efficiency
+				full := math.Floor(n / sms)
+				tc = full * tile / perSM
+				if tail := n - full*sms; tail > 0 {
+					tc += math.Max(tile/dp.cta, tail/sms*tile/perSM)
+				}
 				active = 1
 			}
 			extra := 0.0
