@@ -182,32 +182,8 @@ func (w *jsonWriter) analysis(a *ncu.Analysis) {
 		w.int("barriers", l.Barriers)
 		w.close('}')
 	}
-	w.key("work")
-	if a.Work == nil {
-		w.b = append(w.b, "null"...)
-	} else {
-		w.open('[')
-		for _, x := range a.Work {
-			w.item()
-			w.open('{')
-			w.work(x)
-			w.close('}')
-		}
-		w.close(']')
-	}
-	w.key("traffic")
-	if a.Traffic == nil {
-		w.b = append(w.b, "null"...)
-	} else {
-		w.open('[')
-		for _, x := range a.Traffic {
-			w.item()
-			w.open('{')
-			w.traffic(x)
-			w.close('}')
-		}
-		w.close(']')
-	}
+	objects(w, "work", a.Work, w.work)
+	objects(w, "traffic", a.Traffic, w.traffic)
 	o := a.Kernel.Occupancy
 	w.key("ncu_occupancy")
 	w.open('{')
@@ -228,39 +204,19 @@ func (w *jsonWriter) analysis(a *ncu.Analysis) {
 		w.strings("implausible", a.Implausible)
 	}
 	w.float("total_flops", a.FLOPs)
-	w.key("compute")
-	if a.Compute == nil {
-		w.b = append(w.b, "null"...)
-	} else {
-		w.open('[')
-		for _, r := range a.Compute {
-			w.item()
-			w.open('{')
-			w.work(r.Work)
-			w.float("flops_per_second", r.PerSecond)
-			w.floatOmit("peak_flops_per_second", r.Peak)
-			w.floatOmit("share_of_peak", r.Share)
-			w.close('}')
-		}
-		w.close(']')
-	}
-	w.key("memory")
-	if a.Memory == nil {
-		w.b = append(w.b, "null"...)
-	} else {
-		w.open('[')
-		for _, l := range a.Memory {
-			w.item()
-			w.open('{')
-			w.traffic(l.Traffic)
-			w.float("bytes_per_second", l.PerSecond)
-			w.float("flops_per_byte", l.Intensity)
-			w.floatOmit("ceiling_bytes_per_second", l.Ceiling)
-			w.floatOmit("share_of_ceiling", l.Share)
-			w.close('}')
-		}
-		w.close(']')
-	}
+	objects(w, "compute", a.Compute, func(r ncu.Rate) {
+		w.work(r.Work)
+		w.float("flops_per_second", r.PerSecond)
+		w.floatOmit("peak_flops_per_second", r.Peak)
+		w.floatOmit("share_of_peak", r.Share)
+	})
+	objects(w, "memory", a.Memory, func(l ncu.LevelRate) {
+		w.traffic(l.Traffic)
+		w.float("bytes_per_second", l.PerSecond)
+		w.float("flops_per_byte", l.Intensity)
+		w.floatOmit("ceiling_bytes_per_second", l.Ceiling)
+		w.floatOmit("share_of_ceiling", l.Share)
+	})
 	w.str("bound", a.Bound)
 	w.float("bound_share", a.BoundShare)
 	occ := a.Occupancy
@@ -277,6 +233,23 @@ func (w *jsonWriter) analysis(a *ncu.Analysis) {
 	w.b = strconv.AppendBool(w.b, occ.Match)
 	w.close('}')
 	w.close('}')
+}
+
+// objects writes a list of objects, each written by one; nil as null.
+func objects[T any](w *jsonWriter, k string, v []T, one func(T)) {
+	w.key(k)
+	if v == nil {
+		w.b = append(w.b, "null"...)
+		return
+	}
+	w.open('[')
+	for _, x := range v {
+		w.item()
+		w.open('{')
+		one(x)
+		w.close('}')
+	}
+	w.close(']')
 }
 
 func (w *jsonWriter) work(x ncu.Work) {
