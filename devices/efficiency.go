@@ -55,6 +55,12 @@ type Efficiency struct {
 	// L2PerSMPerClock is the bytes per SM per clock that kernels read
 	// from a warm L2 (where a device has no measured L2 rate).
 	L2PerSMPerClock float64 `json:"l2_per_sm_per_clock"`
+	// WeightCycleL2 is the share of L2 that keeps a weight's copies
+	// replayed in turn (aiconfigurator's GEMM collector cycles
+	// min(5, ⌈L2/W⌉) copies of a weight of W bytes): a linear whose copies
+	// fit in that share reads its weight from a warm L2. Zero: the family's
+	// rows read such weights from DRAM, as an engine's layers do.
+	WeightCycleL2 float64 `json:"weight_cycle_l2,omitempty"`
 	// GraphKernel is the time a kernel costs besides its work when
 	// kernels replay back to back in a CUDA graph: the graph's kernel
 	// period and the kernel's ramp, in seconds.
@@ -186,6 +192,7 @@ type efficiencyFile struct {
 	Archs map[string]struct {
 		SFU         sourced            `yaml:"sfu_per_sm_per_clock"`
 		L2          sourced            `yaml:"l2_per_sm_per_clock"`
+		WeightCycle sourced            `yaml:"weight_cycle_l2"`
 		GraphKernel sourced            `yaml:"graph_kernel"`
 		StreamK     *sourcedBool       `yaml:"stream_k"`
 		GraphRamp   sourced            `yaml:"graph_ramp"`
@@ -376,6 +383,15 @@ func parseEfficiency(data []byte) (*efficiencyTable, error) {
 			}
 			e.AttentionGroupMax, e.Sources["attention_group_max"] = int(v.v), v.src
 		}
+		if a.WeightCycle.Value != "" {
+			if v, err = num("archs."+fam+".weight_cycle_l2", a.WeightCycle, frac); err != nil {
+				return nil, err
+			}
+			if v.v < 0 || v.v > 1 {
+				return nil, fmt.Errorf("archs.%s.weight_cycle_l2: %s is not in [0, 1]", fam, a.WeightCycle.Value)
+			}
+			e.WeightCycleL2, e.Sources["weight_cycle_l2"] = v.v, v.src
+		}
 		if a.AttnHeadCTA.Value != "" {
 			if v, err = num("archs."+fam+".attention_head_cta", a.AttnHeadCTA, units.ParseDuration); err != nil {
 				return nil, err
@@ -495,7 +511,7 @@ func (d Device) Efficiency() (Efficiency, error) {
 	e.L2PerSMPerClock, e.GraphKernel, e.PagedAttention, e.StreamK = a.L2PerSMPerClock, a.GraphKernel, a.PagedAttention, a.StreamK
 	e.QuantFixed, e.QuantCTA, e.GraphRamp, e.AttentionCTA, e.KVDequant = a.QuantFixed, a.QuantCTA, a.GraphRamp, a.AttentionCTA, a.KVDequant
 	e.AttentionMMA, e.AttentionGroupMax, e.AttentionHeadCTA = a.AttentionMMA, a.AttentionGroupMax, a.AttentionHeadCTA
-	e.PagedDecode = a.PagedDecode
+	e.PagedDecode, e.WeightCycleL2 = a.PagedDecode, a.WeightCycleL2
 	if d.SFUPerSMPerClock > 0 {
 		e.SFUPerSMPerClock, e.Sources["sfu_per_sm_per_clock"] = d.SFUPerSMPerClock, d.Sources["sfu_per_sm_per_clock"]
 	}

@@ -225,10 +225,11 @@ func (m *Model) Analyze(op ops.Op) (Point, error) {
 		PeakKey: key, ComputeCeiling: peak, MemoryLevel: devices.DRAM, MemoryCeiling: m.dram, Notes: notes,
 	}
 	// Under a warm L2 a layer's weight still comes from DRAM (see
-	// weightBytes); the rest of the working set may be in L2.
+	// weightBytes) unless its replayed copies stay in L2 (coldWeight);
+	// the rest of the working set may be in L2.
 	cold := 0.0
 	if m.cond.warm() {
-		cold = weightBytes(op)
+		cold = m.coldWeight(weightBytes(op))
 	}
 	warm := c.Bytes - cold
 	inL2 := m.fitsL2(warm)
@@ -307,12 +308,36 @@ func (m *Model) warmed(cold, warm float64) *Model {
 	return &w
 }
 
+// weightCopies is how many copies of a weight aiconfigurator's GEMM
+// collector replays in turn: enough to exceed L2, at most five.
+const weightCopies = 5
+
+// coldWeight is the part of a linear's weight of w bytes that comes from
+// DRAM under a warm L2. The collector replays min(5, ⌈L2/w⌉) copies in
+// turn, so together they exceed L2 by less than one copy, or fit in it
+// where five do; the weight is read from L2 where they fit in the share of
+// L2 the family keeps for such a cycle (Ada keeps it all: its rows read
+// such weights at L2 speed; Hopper's and Ampere's rows read them at DRAM
+// speed even where five copies fit).
+func (m *Model) coldWeight(w float64) float64 {
+	l2 := float64(m.dev.L2.Bytes)
+	if w <= 0 || l2 <= 0 {
+		return w
+	}
+	copies := math.Min(weightCopies, math.Ceil(l2/w))
+	if copies*w <= m.eff.WeightCycleL2*l2 {
+		return 0
+	}
+	return w
+}
+
 // weightBytes is the part of an op's bytes that is a layer's weight: a
 // linear's, quantized or not, with its scales. A serving engine reads each
 // layer's weight once per step, and a model's layers together exceed L2,
 // so even under a warm L2 the weight comes from DRAM (aiconfigurator's GEMM
-// tables cycle through copies of the weight that together exceed L2 for
-// that reason); a matmul's operands are both activations.
+// tables cycle through copies of the weight for that reason; coldWeight
+// says where they fit in L2 all the same); a matmul's operands are both
+// activations.
 func weightBytes(op ops.Op) float64 {
 	if op.Kind != ops.Linear {
 		return 0
