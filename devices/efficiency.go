@@ -331,137 +331,83 @@ func parseEfficiency(data []byte) (*efficiencyTable, error) {
 	sort.Slice(t.collectives, func(i, j int) bool { return len(t.collectives[i].Link) > len(t.collectives[j].Link) })
 	for fam, a := range f.Archs {
 		e := Efficiency{Family: fam, GEMM: map[string]float64{}, Sources: map[string]string{}}
-		v, err := num("archs."+fam+".sfu_per_sm_per_clock", a.SFU, frac)
+		at := func(key string) string { return "archs." + fam + "." + key }
+		v, err := num(at("sfu_per_sm_per_clock"), a.SFU, frac)
 		if err != nil {
 			return nil, err
 		}
 		e.SFUPerSMPerClock, e.Sources["sfu_per_sm_per_clock"] = v.v, v.src
-		// The L2 rate and the graph kernel period are optional per family:
-		// a family without its own takes the default's.
-		if a.L2.Value != "" {
-			if v, err = num("archs."+fam+".l2_per_sm_per_clock", a.L2, frac); err != nil {
+		// Every other figure is optional per family: a family without the L2
+		// rate, the graph kernel period or paged attention's cost takes the
+		// default's; without another, the model does without it.
+		var group float64
+		for _, x := range []struct {
+			key     string
+			s       sourced
+			dst     *float64
+			parse   func(string) (float64, error)
+			ok      func(float64) bool
+			allowed string
+		}{
+			{"l2_per_sm_per_clock", a.L2, &e.L2PerSMPerClock, frac, nil, ""},
+			{"paged_attention", a.Paged, &e.PagedAttention, units.ParseDuration, nil, ""},
+			{"paged_decode", a.PagedDecode, &e.PagedDecode, units.ParseDuration, nil, ""},
+			{"graph_kernel", a.GraphKernel, &e.GraphKernel, units.ParseDuration, nil, ""},
+			{"graph_ramp", a.GraphRamp, &e.GraphRamp, units.ParseDuration, nil, ""},
+			{"attention_cta", a.AttnCTA, &e.AttentionCTA, units.ParseDuration, nil, ""},
+			{"attention_group_max", a.AttnGroup, &group, frac, func(v float64) bool { return v >= 1 && v == math.Trunc(v) }, "a whole number of heads"},
+			{"weight_cycle_l2", a.WeightCycle, &e.WeightCycleL2, frac, func(v float64) bool { return v >= 0 && v <= 1 }, "in [0, 1]"},
+			{"attention_head_cta", a.AttnHeadCTA, &e.AttentionHeadCTA, units.ParseDuration, nil, ""},
+			{"kv_dequant_per_sm_per_clock", a.KVDequant, &e.KVDequant, frac, nil, ""},
+		} {
+			if x.s.Value == "" {
+				continue
+			}
+			if v, err = num(at(x.key), x.s, x.parse); err != nil {
 				return nil, err
 			}
-			e.L2PerSMPerClock, e.Sources["l2_per_sm_per_clock"] = v.v, v.src
+			if x.ok != nil && !x.ok(v.v) {
+				return nil, fmt.Errorf("%s: %s is not %s", at(x.key), x.s.Value, x.allowed)
+			}
+			*x.dst, e.Sources[x.key] = v.v, v.src
 		}
-		if a.Paged.Value != "" {
-			if v, err = num("archs."+fam+".paged_attention", a.Paged, units.ParseDuration); err != nil {
-				return nil, err
+		e.AttentionGroupMax = int(group)
+		for k := range a.GEMM {
+			if !validPeakKey(k) {
+				return nil, fmt.Errorf("%s: unknown peak %q", at("gemm"), k)
 			}
-			e.PagedAttention, e.Sources["paged_attention"] = v.v, v.src
 		}
-		if a.PagedDecode.Value != "" {
-			if v, err = num("archs."+fam+".paged_decode", a.PagedDecode, units.ParseDuration); err != nil {
-				return nil, err
+		for _, x := range []struct {
+			key   string
+			m     map[string]sourced
+			dst   *map[string]float64
+			parse func(string) (float64, error)
+			ok    func(float64) bool
+		}{
+			{"gemm", a.GEMM, &e.GEMM, frac, nil},
+			{"quant", a.Quant, &e.Quant, frac, nil},
+			{"quant_cta", a.QuantCTA, &e.QuantCTA, frac, nil},
+			{"quant_fixed", a.QuantFixed, &e.QuantFixed, units.ParseDuration, nil},
+			{"attention_mma", a.AttnMMA, &e.AttentionMMA, frac, func(v float64) bool { return v > 0 && v <= 1 }},
+		} {
+			for k, sv := range x.m {
+				if v, err = num(at(x.key+"."+k), sv, x.parse); err != nil {
+					return nil, err
+				}
+				if x.ok != nil && !x.ok(v.v) {
+					return nil, fmt.Errorf("%s: %s is not in (0, 1]", at(x.key+"."+k), sv.Value)
+				}
+				if *x.dst == nil {
+					*x.dst = map[string]float64{}
+				}
+				(*x.dst)[k], e.Sources[x.key+"."+k] = v.v, v.src
 			}
-			e.PagedDecode, e.Sources["paged_decode"] = v.v, v.src
-		}
-		if a.GraphKernel.Value != "" {
-			if v, err = num("archs."+fam+".graph_kernel", a.GraphKernel, units.ParseDuration); err != nil {
-				return nil, err
-			}
-			e.GraphKernel, e.Sources["graph_kernel"] = v.v, v.src
-		}
-		if a.GraphRamp.Value != "" {
-			if v, err = num("archs."+fam+".graph_ramp", a.GraphRamp, units.ParseDuration); err != nil {
-				return nil, err
-			}
-			e.GraphRamp, e.Sources["graph_ramp"] = v.v, v.src
-		}
-		if a.AttnCTA.Value != "" {
-			if v, err = num("archs."+fam+".attention_cta", a.AttnCTA, units.ParseDuration); err != nil {
-				return nil, err
-			}
-			e.AttentionCTA, e.Sources["attention_cta"] = v.v, v.src
-		}
-		if a.AttnGroup.Value != "" {
-			if v, err = num("archs."+fam+".attention_group_max", a.AttnGroup, frac); err != nil {
-				return nil, err
-			}
-			if v.v < 1 || v.v != math.Trunc(v.v) {
-				return nil, fmt.Errorf("archs.%s.attention_group_max: %s is not a whole number of heads", fam, a.AttnGroup.Value)
-			}
-			e.AttentionGroupMax, e.Sources["attention_group_max"] = int(v.v), v.src
-		}
-		if a.WeightCycle.Value != "" {
-			if v, err = num("archs."+fam+".weight_cycle_l2", a.WeightCycle, frac); err != nil {
-				return nil, err
-			}
-			if v.v < 0 || v.v > 1 {
-				return nil, fmt.Errorf("archs.%s.weight_cycle_l2: %s is not in [0, 1]", fam, a.WeightCycle.Value)
-			}
-			e.WeightCycleL2, e.Sources["weight_cycle_l2"] = v.v, v.src
-		}
-		if a.AttnHeadCTA.Value != "" {
-			if v, err = num("archs."+fam+".attention_head_cta", a.AttnHeadCTA, units.ParseDuration); err != nil {
-				return nil, err
-			}
-			e.AttentionHeadCTA, e.Sources["attention_head_cta"] = v.v, v.src
-		}
-		for k, sv := range a.AttnMMA {
-			v, err := num("archs."+fam+".attention_mma."+k, sv, frac)
-			if err != nil {
-				return nil, err
-			}
-			if v.v <= 0 || v.v > 1 {
-				return nil, fmt.Errorf("archs.%s.attention_mma.%s: %s is not in (0, 1]", fam, k, sv.Value)
-			}
-			if e.AttentionMMA == nil {
-				e.AttentionMMA = map[string]float64{}
-			}
-			e.AttentionMMA[k], e.Sources["attention_mma."+k] = v.v, v.src
-		}
-		if a.KVDequant.Value != "" {
-			if v, err = num("archs."+fam+".kv_dequant_per_sm_per_clock", a.KVDequant, frac); err != nil {
-				return nil, err
-			}
-			e.KVDequant, e.Sources["kv_dequant_per_sm_per_clock"] = v.v, v.src
-		}
-		for k, s := range a.QuantFixed {
-			v, err := num("archs."+fam+".quant_fixed."+k, s, units.ParseDuration)
-			if err != nil {
-				return nil, err
-			}
-			if e.QuantFixed == nil {
-				e.QuantFixed = map[string]float64{}
-			}
-			e.QuantFixed[k], e.Sources["quant_fixed."+k] = v.v, v.src
 		}
 		if a.StreamK != nil {
 			if _, ok := f.Sources[a.StreamK.Source]; !ok {
-				return nil, fmt.Errorf("archs.%s.stream_k: unknown source %q", fam, a.StreamK.Source)
+				return nil, fmt.Errorf("%s: unknown source %q", at("stream_k"), a.StreamK.Source)
 			}
 			e.StreamK, e.Sources["stream_k"] = a.StreamK.Value, f.Sources[a.StreamK.Source]
-		}
-		for k, s := range a.GEMM {
-			if !validPeakKey(k) {
-				return nil, fmt.Errorf("archs.%s.gemm: unknown peak %q", fam, k)
-			}
-			v, err := num("archs."+fam+".gemm."+k, s, frac)
-			if err != nil {
-				return nil, err
-			}
-			e.GEMM[k], e.Sources["gemm."+k] = v.v, v.src
-		}
-		for k, s := range a.Quant {
-			v, err := num("archs."+fam+".quant."+k, s, frac)
-			if err != nil {
-				return nil, err
-			}
-			if e.Quant == nil {
-				e.Quant = map[string]float64{}
-			}
-			e.Quant[k], e.Sources["quant."+k] = v.v, v.src
-		}
-		for k, s := range a.QuantCTA {
-			v, err := num("archs."+fam+".quant_cta."+k, s, frac)
-			if err != nil {
-				return nil, err
-			}
-			if e.QuantCTA == nil {
-				e.QuantCTA = map[string]float64{}
-			}
-			e.QuantCTA[k], e.Sources["quant_cta."+k] = v.v, v.src
 		}
 		t.archs[fam] = e
 	}

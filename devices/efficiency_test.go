@@ -62,4 +62,23 @@ func TestParseEfficiencyErrors(t *testing.T) {
 			t.Errorf("%q: no error", doc)
 		}
 	}
+	// A family's figures, each refused by its own check: the catalog's
+	// file with one family added.
+	data, err := dataFS.ReadFile("data/arch/efficiency.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ figure, want string }{
+		{"attention_group_max: {value: 1.5, source: gt}", "archs.Test.attention_group_max: 1.5 is not a whole number of heads"},
+		{"weight_cycle_l2: {value: 2, source: gt}", "archs.Test.weight_cycle_l2: 2 is not in [0, 1]"},
+		{"attention_mma: {bf16_tensor: {value: 1.5, source: gt}}", "archs.Test.attention_mma.bf16_tensor: 1.5 is not in (0, 1]"},
+		{"gemm: {fp12: {value: 0.5, source: gt}}", `archs.Test.gemm: unknown peak "fp12"`},
+		{"graph_ramp: {value: 2us, source: nope}", `source "nope" is not in the file's sources`},
+		{"stream_k: {value: true, source: nope}", `archs.Test.stream_k: unknown source "nope"`},
+	} {
+		doc := string(data) + "  Test:\n    sfu_per_sm_per_clock: {value: 16, source: gt}\n    " + tc.figure + "\n"
+		if _, err := parseEfficiency([]byte(doc)); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: got %v, want %q", tc.figure, err, tc.want)
+		}
+	}
 }
