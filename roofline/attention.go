@@ -52,6 +52,9 @@ func (m *Model) flashAttention(op ops.Op, c ops.Cost, rate float64) estimate {
 		return m.warmed(c.Bytes, again).splitKV(op, rate, t)
 	}
 	best := m.flashForward(op, c, rate)
+	if m.engineForward(op) {
+		return best
+	}
 	rows := op.SeqQ * (op.Heads / op.KVHeads)
 	tiles := float64(op.B*op.Heads) * ceilDiv(op.SeqQ, flashBlock)
 	if op.SeqQ >= flashBlock && rows > flashBlock && tiles >= splitFill*float64(m.dev.SMs) {
@@ -73,6 +76,15 @@ func (m *Model) flashAttention(op ops.Op, c ops.Cost, rate float64) estimate {
 		}
 	}
 	return best
+}
+
+// engineForward says op is a serving engine's prefill that the family's
+// engine runs on its forward kernel alone, one CTA per sequence × query
+// head × 128-query tile, however short (PrefillCTA: the B200's prefill of
+// b sequences of 1–16 tokens costs about 3 µs of SM time per sequence ×
+// query head, whatever the KV heads).
+func (m *Model) engineForward(op ops.Op) bool {
+	return m.eff.PrefillCTA > 0 && op.Paged && !decodeStep(op)
 }
 
 // decodeStep says op is a serving engine's decode step: paged, one query
@@ -100,8 +112,21 @@ func (m *Model) genericDecode(op ops.Op) bool {
 // attentionRate is the rate a serving engine's paged flash kernels reach
 // for their products: the GEMM rate of the peak key times the family's
 // attention fraction for it (fitted on those engines' tables).
-func (m *Model) attentionRate(key string, rate float64) float64 {
+func (m *Model) attentionRate(op ops.Op, key string, rate float64) float64 {
 	if f, ok := m.eff.AttentionMMA[key]; ok {
+		rate *= f
+	}
+	if decodeStep(op) {
+		return rate
+	}
+	// A prefill at a head dimension the engine's fast kernels do not
+	// serve (over a narrower cache, or any) runs at a fraction of it.
+	if op.KVSize() < op.DType.Size() {
+		if f, ok := m.eff.AttentionHeadDim[devices.HeadDimKey(op.HeadDim, op.KVType)]; ok {
+			return rate * f
+		}
+	}
+	if f, ok := m.eff.AttentionHeadDim[devices.HeadDimKey(op.HeadDim, "")]; ok {
 		rate *= f
 	}
 	return rate
@@ -118,8 +143,12 @@ func (m *Model) flashForward(op ops.Op, c ops.Cost, rate float64) estimate {
 	sms := float64(m.dev.SMs)
 	perBlock, cols := m.keyBlocks(op)
 	ctas := float64(op.B*op.Heads) * ceilDiv(op.SeqQ, flashBlock)
+	cta := 0.0
+	if m.engineForward(op) {
+		cta = m.eff.PrefillCTA
+	}
 	compute := math.Ceil(ctas/sms)*perBlock*m.blockTime(op, flashBlock, cols, rate) +
-		m.pagedCost(op, ctas, 0, 2*float64(op.B*op.KVHeads*op.SeqK*op.HeadDim))
+		m.pagedCost(op, ctas, cta, 2*float64(op.B*op.KVHeads*op.SeqK*op.HeadDim))
 	memory := c.Bytes / (m.stream * m.eff.GEMMMemory * m.active(ctas))
 	return m.kernel(compute, memory)
 }
@@ -163,11 +192,12 @@ func (m *Model) flashBlockTime(rows, cols float64, d int64, rate float64) float6
 // issue them (wgmma, compute capability 9.x: FlashAttention 3, SGLang's
 // Hopper backend) computes one block's softmax while the next block's
 // products run (ping-pong warpgroups), so a block costs the longer of the
-// two, not their sum. mma.sync kernels (FlashAttention 2, PyTorch's SDPA
-// on every GPU, 8.x and 12.x engines) do both in turn. Blackwell's
-// engines are measured no faster than in turn (their tables fit the sum).
+// two, not their sum; so do Blackwell's (tcgen05, 10.x: the products
+// run from tensor memory while the warps work the softmax). mma.sync
+// kernels (FlashAttention 2, PyTorch's SDPA on every GPU, 8.x and 12.x
+// engines) do both in turn.
 func (m *Model) blockTime(op ops.Op, rows, cols float64, rate float64) float64 {
-	if !op.Paged || m.dev.CC.Major != 9 {
+	if !op.Paged || (m.dev.CC.Major != 9 && m.dev.CC.Major != 10) {
 		return m.flashBlockTime(rows, cols, op.HeadDim, rate)
 	}
 	sms := float64(m.dev.SMs)
