@@ -32,7 +32,8 @@ const (
 // kernels, as FlashAttention's heuristics and decode kernels choose, which
 // a library runs where the forward kernel's tiles cannot fill every SM
 // twice, its 128-row tiles would be mostly padding, or a KV group's query
-// rows fit one tile (decode).
+// rows fit one tile (decode); a family whose engine runs prefill on its
+// forward kernel alone (engineForward) takes that kernel for it.
 func (m *Model) flashAttention(op ops.Op, c ops.Cost, rate float64) estimate {
 	switch op.Impl {
 	case ops.ImplRows:
