@@ -86,13 +86,6 @@ type Efficiency struct {
 	// in seconds; zero: prefill takes the fastest of the forward and
 	// split-KV kernels, each CTA at AttentionCTA.
 	PrefillCTA float64 `json:"prefill_cta_seconds,omitempty"`
-	// AttentionHeadDim is, by head dimension, the fraction of the
-	// attention rate the engine's prefill reaches at a head dimension its
-	// fast kernels do not serve (a fallback kernel, or tiles narrowed to
-	// fit shared memory); a key "D kv T" applies to a cache of type T
-	// narrower than the compute type, "D" to any. A head dimension
-	// without a figure keeps the attention rate.
-	AttentionHeadDim map[string]float64 `json:"attention_head_dim,omitempty"`
 	// AttentionGroupMax is the most query heads per KV head the family's
 	// engine decode kernel packs into one CTA's rows (TensorRT-LLM's XQA
 	// kernels: 32); a decode step of a larger group, or of one query head
@@ -214,7 +207,6 @@ type efficiencyFile struct {
 		AttnGroup   sourced            `yaml:"attention_group_max"`
 		AttnHeadCTA sourced            `yaml:"attention_head_cta"`
 		AttnMMA     map[string]sourced `yaml:"attention_mma"`
-		AttnDim     map[string]sourced `yaml:"attention_head_dim"`
 		PrefillCTA  sourced            `yaml:"prefill_cta"`
 		KVDequant   sourced            `yaml:"kv_dequant_per_sm_per_clock"`
 		QuantFixed  map[string]sourced `yaml:"quant_fixed"`
@@ -394,15 +386,6 @@ func parseEfficiency(data []byte) (*efficiencyTable, error) {
 				return nil, fmt.Errorf("%s: unknown peak %q", at("gemm"), k)
 			}
 		}
-		dims := make(map[string]sourced, len(a.AttnDim))
-		for k, sv := range a.AttnDim {
-			c, ok := headDimKey(k)
-			if !ok {
-				return nil, fmt.Errorf("%s: key %q is not a head dimension, optionally with \"kv\" and a cache type (\"192\", \"256 kv fp8\")", at("attention_head_dim"), k)
-			}
-			dims[c] = sv
-		}
-		a.AttnDim = dims
 		for _, x := range []struct {
 			key   string
 			m     map[string]sourced
@@ -415,7 +398,6 @@ func parseEfficiency(data []byte) (*efficiencyTable, error) {
 			{"quant_cta", a.QuantCTA, &e.QuantCTA, frac, nil},
 			{"quant_fixed", a.QuantFixed, &e.QuantFixed, units.ParseDuration, nil},
 			{"attention_mma", a.AttnMMA, &e.AttentionMMA, frac, func(v float64) bool { return v > 0 && v <= 1 }},
-			{"attention_head_dim", a.AttnDim, &e.AttentionHeadDim, frac, func(v float64) bool { return v > 0 && v <= 1 }},
 		} {
 			for k, sv := range x.m {
 				if v, err = num(at(x.key+"."+k), sv, x.parse); err != nil {
@@ -485,7 +467,7 @@ func (d Device) Efficiency() (Efficiency, error) {
 	e.QuantFixed, e.QuantCTA, e.GraphRamp, e.AttentionCTA, e.KVDequant = a.QuantFixed, a.QuantCTA, a.GraphRamp, a.AttentionCTA, a.KVDequant
 	e.AttentionMMA, e.AttentionGroupMax, e.AttentionHeadCTA = a.AttentionMMA, a.AttentionGroupMax, a.AttentionHeadCTA
 	e.PagedDecode, e.WeightCycleL2 = a.PagedDecode, a.WeightCycleL2
-	e.PrefillCTA, e.AttentionHeadDim = a.PrefillCTA, a.AttentionHeadDim
+	e.PrefillCTA = a.PrefillCTA
 	if d.SFUPerSMPerClock > 0 {
 		e.SFUPerSMPerClock, e.Sources["sfu_per_sm_per_clock"] = d.SFUPerSMPerClock, d.Sources["sfu_per_sm_per_clock"]
 	}
@@ -508,36 +490,4 @@ func (d Device) Efficiency() (Efficiency, error) {
 	}
 	e.Stream, e.Sources["memory"] = m.v, m.src
 	return e, nil
-}
-
-// headDimKey is k ("192", or "256 kv fp8" for a narrower cache's type)
-// with the cache type's name as the catalog spells it (HeadDimKey), and
-// whether k is such a key.
-func headDimKey(k string) (string, bool) {
-	f := strings.Fields(k)
-	if len(f) != 1 && len(f) != 3 {
-		return "", false
-	}
-	d, err := strconv.ParseInt(f[0], 10, 64)
-	if err != nil || d <= 0 {
-		return "", false
-	}
-	if len(f) == 1 {
-		return HeadDimKey(d, ""), true
-	}
-	t, err := ParseDType(f[2])
-	if f[1] != "kv" || err != nil {
-		return "", false
-	}
-	return HeadDimKey(d, t), true
-}
-
-// HeadDimKey is AttentionHeadDim's key for head dimension d over a cache
-// of type kv narrower than the compute type, or of any type where kv is
-// empty.
-func HeadDimKey(d int64, kv DType) string {
-	if kv == "" {
-		return strconv.FormatInt(d, 10)
-	}
-	return fmt.Sprintf("%d kv %s", d, kv)
 }

@@ -73,9 +73,6 @@ func TestParseEfficiencyErrors(t *testing.T) {
 		{"weight_cycle_l2: {value: 2, source: gt}", "archs.Test.weight_cycle_l2: 2 is not in [0, 1]"},
 		{"attention_mma: {bf16_tensor: {value: 1.5, source: gt}}", "archs.Test.attention_mma.bf16_tensor: 1.5 is not in (0, 1]"},
 		{"gemm: {fp12: {value: 0.5, source: gt}}", `archs.Test.gemm: unknown peak "fp12"`},
-		{`attention_head_dim: {"256 kv fp12": {value: 0.5, source: gt}}`, `archs.Test.attention_head_dim: key "256 kv fp12" is not a head dimension`},
-		{`attention_head_dim: {"d192": {value: 0.5, source: gt}}`, `archs.Test.attention_head_dim: key "d192" is not a head dimension`},
-		{`attention_head_dim: {"192": {value: 1.5, source: gt}}`, `archs.Test.attention_head_dim.192: 1.5 is not in (0, 1]`},
 		{"graph_ramp: {value: 2us, source: nope}", `source "nope" is not in the file's sources`},
 		{"stream_k: {value: true, source: nope}", `archs.Test.stream_k: unknown source "nope"`},
 	} {
@@ -83,32 +80,5 @@ func TestParseEfficiencyErrors(t *testing.T) {
 		if _, err := parseEfficiency([]byte(doc)); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: got %v, want %q", tc.figure, err, tc.want)
 		}
-	}
-}
-
-// TestAttentionHeadDim checks the catalog's head-dimension keys come out
-// under HeadDimKey's spelling, a narrower cache's type as the catalog
-// names it: the B200's prefill at d=256 over an fp8 cache and at d=192
-// over any (peer-prefill).
-func TestAttentionHeadDim(t *testing.T) {
-	d, err := Lookup("b200")
-	if err != nil {
-		t.Fatal(err)
-	}
-	e, err := d.Efficiency()
-	if err != nil {
-		t.Fatal(err)
-	}
-	fp8, err := ParseDType("fp8")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, k := range []string{HeadDimKey(192, ""), HeadDimKey(256, fp8)} {
-		if f, ok := e.AttentionHeadDim[k]; !ok || f <= 0 || f > 1 {
-			t.Errorf("attention_head_dim[%q] = %v, %v; want a fraction in (0, 1]", k, f, ok)
-		}
-	}
-	if _, ok := e.AttentionHeadDim[HeadDimKey(256, "")]; ok {
-		t.Errorf("the B200 has a figure for d=256 over any cache; its bf16 cache runs at the attention rate")
 	}
 }

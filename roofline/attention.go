@@ -113,21 +113,8 @@ func (m *Model) genericDecode(op ops.Op) bool {
 // attentionRate is the rate a serving engine's paged flash kernels reach
 // for their products: the GEMM rate of the peak key times the family's
 // attention fraction for it (fitted on those engines' tables).
-func (m *Model) attentionRate(op ops.Op, key string, rate float64) float64 {
+func (m *Model) attentionRate(key string, rate float64) float64 {
 	if f, ok := m.eff.AttentionMMA[key]; ok {
-		rate *= f
-	}
-	if decodeStep(op) {
-		return rate
-	}
-	// A prefill at a head dimension the engine's fast kernels do not
-	// serve (over a narrower cache, or any) runs at a fraction of it.
-	if op.KVSize() < op.DType.Size() {
-		if f, ok := m.eff.AttentionHeadDim[devices.HeadDimKey(op.HeadDim, op.KVType)]; ok {
-			return rate * f
-		}
-	}
-	if f, ok := m.eff.AttentionHeadDim[devices.HeadDimKey(op.HeadDim, "")]; ok {
 		rate *= f
 	}
 	return rate

@@ -439,7 +439,7 @@ func (m *Model) estimate(op ops.Op, c ops.Cost, key string, peak float64) estima
 		}
 		rate := m.rate(key, peak)
 		if op.Paged {
-			rate = m.attentionRate(op, key, rate)
+			rate = m.attentionRate(key, rate)
 		}
 		e := m.flashAttention(op, c, rate)
 		if op.Paged {
