@@ -134,7 +134,7 @@ func (d Disagg) validate(osl int64) query.Errors {
 	switch {
 	case choose && len(d.splits()) == 0:
 		es = append(es, query.FieldError{Field: "gpus", Value: strconv.FormatInt(d.GPUs, 10),
-			Allowed: fmt.Sprintf("a prefill worker's %d GPUs and a decode worker's %d, whole workers of each", d.PrefillTP*d.PrefillDP, d.DecodeTP*d.DecodeDP)})
+			Allowed: fmt.Sprintf("a sum of whole workers, at least one of each (GPUs per worker: prefill %d, decode %d)", d.PrefillTP*d.PrefillDP, d.DecodeTP*d.DecodeDP)})
 	case !choose && d.GPUs > 0 && d.gpus() != d.GPUs:
 		es = append(es, query.FieldError{Field: "gpus", Value: strconv.FormatInt(d.GPUs, 10),
 			Allowed: fmt.Sprintf("the workers' GPUs in all (%d), or leave a worker count out for the answer to choose", d.gpus())})
