@@ -121,17 +121,7 @@ func (w *jsonWriter) appendFloat(b []byte, v float64) []byte {
 
 // strings writes a list of strings; nil as null.
 func (w *jsonWriter) strings(k string, v []string) {
-	w.key(k)
-	if v == nil {
-		w.b = append(w.b, "null"...)
-		return
-	}
-	w.open('[')
-	for _, s := range v {
-		w.item()
-		w.b = appendJSONString(w.b, s)
-	}
-	w.close(']')
+	list(w, k, v, func(s string) { w.b = appendJSONString(w.b, s) })
 }
 
 // ints writes a list of counts, Unlimited as null where nullUnlimited.
@@ -235,8 +225,8 @@ func (w *jsonWriter) analysis(a *ncu.Analysis) {
 	w.close('}')
 }
 
-// objects writes a list of objects, each written by one; nil as null.
-func objects[T any](w *jsonWriter, k string, v []T, one func(T)) {
+// list writes a list, each entry written by one; nil as null.
+func list[T any](w *jsonWriter, k string, v []T, one func(T)) {
 	w.key(k)
 	if v == nil {
 		w.b = append(w.b, "null"...)
@@ -245,11 +235,18 @@ func objects[T any](w *jsonWriter, k string, v []T, one func(T)) {
 	w.open('[')
 	for _, x := range v {
 		w.item()
+		one(x)
+	}
+	w.close(']')
+}
+
+// objects writes a list of objects, each one's fields written by one.
+func objects[T any](w *jsonWriter, k string, v []T, one func(T)) {
+	list(w, k, v, func(x T) {
 		w.open('{')
 		one(x)
 		w.close('}')
-	}
-	w.close(']')
+	})
 }
 
 func (w *jsonWriter) work(x ncu.Work) {
