@@ -153,8 +153,11 @@ func parseRow(col map[string]int, cells []string) (Query, error) {
 		// The sample's batch_size is the clients of each attention-DP
 		// rank.
 		q.Concurrency = num("batch_size") * max(q.DP, 1)
+		if q.Concurrency == 0 && cell("batch_size") == "" {
+			q.Concurrency = idConcurrency(cell("id"))
+		}
 		if q.Concurrency == 0 {
-			errs = append(errs, fmt.Errorf("batch_size: empty; an aggregated row needs its concurrency"))
+			errs = append(errs, fmt.Errorf("batch_size: empty; an aggregated row needs its concurrency (or an id with its _c<N>_ token)"))
 		}
 		if pp := num("pp_size"); pp > 1 {
 			errs = append(errs, fmt.Errorf("pp_size %d: pipeline parallelism is not modelled; give 1", pp))
@@ -166,8 +169,21 @@ func parseRow(col map[string]int, cells []string) (Query, error) {
 		d.DecodeEP, d.DecodeMoETP = experts("decode_moe_ep_size", "decode_moe_tp_size")
 		q.TP, q.Disagg = d.DecodeTP, &d
 		q.Concurrency = num("decode_batch_size") * max(d.DecodeWorkers, 1) * max(d.DecodeDP, 1)
-		if q.Concurrency == 0 {
-			errs = append(errs, fmt.Errorf("decode_batch_size: empty; a disaggregated row needs the clients of each decode rank (and prefill_num_workers, decode_num_workers: the pools' sizes)"))
+		switch {
+		case q.Concurrency > 0:
+		case cell("decode_batch_size") != "":
+			// A bad number, already an error.
+		case idConcurrency(cell("id")) == 0:
+			errs = append(errs, fmt.Errorf("decode_batch_size: empty; a disaggregated row needs the clients of each decode rank (or an id with its _c<N>_ token), and prefill_num_workers, decode_num_workers: the pools' sizes"))
+		case d.PrefillWorkers == 0 || d.DecodeWorkers == 0:
+			// The clients are known, not how many workers share them:
+			// the batch of each decode rank, and so its TPOT, is
+			// undetermined (InferenceMAX sizes the pools of each
+			// concurrency apart).
+			q.Concurrency = idConcurrency(cell("id"))
+			errs = append(errs, fmt.Errorf("prefill_num_workers, decode_num_workers: empty; the id gives %d clients, but not how many workers share them (the batch of each decode rank)", q.Concurrency))
+		default:
+			q.Concurrency = idConcurrency(cell("id"))
 		}
 		for _, p := range []string{"prefill_", "decode_"} {
 			if pp := num(p + "pp_size"); pp > 1 {
@@ -181,6 +197,29 @@ func parseRow(col map[string]int, cells []string) (Query, error) {
 		return q, errors.Join(errs...)
 	}
 	return q, q.Validate().Err()
+}
+
+// idConcurrency is the concurrency a row's id labels (0: none or more than
+// one). It is read only where the row's batch-size column is empty: the
+// row's own label of its load, its one _c<N>_ token and nothing else of
+// the id. InferenceMAX names its runs
+// DATE_MODEL_GPU_ENGINE_PRECISION_MODE_ISLxOSL_cN_..., N being the
+// benchmark's --max-concurrency.
+func idConcurrency(id string) int64 {
+	tokens := strings.Split(id, "_")
+	var n int64
+	for _, t := range tokens[1:max(len(tokens)-1, 1)] {
+		d, ok := strings.CutPrefix(t, "c")
+		v, err := strconv.ParseInt(d, 10, 64)
+		if !ok || err != nil || v < 1 || d != strconv.FormatInt(v, 10) {
+			continue
+		}
+		if n > 0 {
+			return 0
+		}
+		n = v
+	}
+	return n
 }
 
 // quantWeights maps the sample's quant modes onto a weight type: fp8 and

@@ -184,6 +184,31 @@ func TestBatchHeader(t *testing.T) {
 	}
 }
 
+// A row whose batch-size column is empty takes its concurrency from its
+// id's _c<N>_ token (InferenceMAX's run names), and only from that; a
+// disaggregated one still needs its pools' sizes.
+func TestBatchIDConcurrency(t *testing.T) {
+	b, err := ReadBatch(strings.NewReader("id,model_path,system,backend,mode,isl,osl,batch_size,tp_size,prefill_tp_size,prefill_num_workers,decode_tp_size,decode_num_workers,decode_batch_size\n" +
+		"run_agg_1024x1024_c64_tp8_1,llama-3.1-8b,h100_sxm,vllm,agg,1024,128,,1,,,,,\n" +
+		"run_agg_1024x1024_c64_tp8_2,llama-3.1-8b,h100_sxm,vllm,agg,1024,128,16,1,,,,,\n" +
+		"run_disagg_1024x1024_c1600_tp8_3,llama-3.1-8b,h100_sxm,vllm,disagg,1024,128,,,1,,1,,\n" +
+		"run_disagg_1024x1024_c1600_tp8_4,llama-3.1-8b,h100_sxm,vllm,disagg,1024,128,,,1,2,1,3,\n" +
+		"run_c8_c16_5,llama-3.1-8b,h100_sxm,vllm,agg,1024,128,,1,,,,,\n" +
+		"run_agg_1024x1024_6,llama-3.1-8b,h100_sxm,vllm,agg,1024,128,,1,,,,,\n"))
+	if err != nil || len(b.Rows) != 6 {
+		t.Fatalf("%d rows, %v", len(b.Rows), err)
+	}
+	for i, c := range []struct {
+		concurrency int64
+		err         string
+	}{{64, ""}, {16, ""}, {1600, "decode_num_workers: empty; the id gives 1600 clients"}, {1600, ""}, {0, "batch_size: empty"}, {0, "batch_size: empty"}} {
+		r := b.Rows[i]
+		if r.Query.Concurrency != c.concurrency || (c.err == "") != (r.Err == nil) || r.Err != nil && !strings.Contains(r.Err.Error(), c.err) {
+			t.Errorf("row %d: concurrency %d, error %v; want %d, %q", i+1, r.Query.Concurrency, r.Err, c.concurrency, c.err)
+		}
+	}
+}
+
 // FuzzReadBatch: no input makes the batch reader panic, and every row it
 // reads either has an error or a query that validates.
 func FuzzReadBatch(f *testing.F) {
