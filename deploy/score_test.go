@@ -176,3 +176,57 @@ func TestScoreByFamily(t *testing.T) {
 			100*g.tpotMed, 100*g.tpotP90, 100*g.ttftMed, 100*g.ttftP90)
 	}
 }
+
+// TestScoreUnsizedDisagg logs (go test -run ScoreUnsizedDisagg -v) how the
+// disaggregated rows refused for want of their pools' sizes come out if
+// answered anyway, at the concurrency their ids give, with one prefill and
+// one decode worker: the figures docs/deploy.md gives for refusing them.
+func TestScoreUnsizedDisagg(t *testing.T) {
+	if testing.Short() || !testing.Verbose() {
+		t.Skip("logs the refused rows' figures with -v")
+	}
+	data := testfile.Gunzip(t, "testdata/serving.csv.gz")
+	b, err := ReadBatch(bytes.NewReader(data))
+	if err != nil && len(b.Rows) == 0 {
+		t.Fatal(err)
+	}
+	col := map[string]int{}
+	for i, h := range b.Header {
+		col[h] = i
+	}
+	var rs []BatchRow
+	for _, r := range b.Rows {
+		if d := r.Query.Disagg; r.Err != nil && d != nil && r.Query.Concurrency > 0 && (d.PrefillWorkers == 0 || d.DecodeWorkers == 0) {
+			x := *d
+			x.PrefillWorkers, x.DecodeWorkers = 1, 1
+			r.Query.Disagg, r.Err = &x, nil
+			rs = append(rs, r)
+		}
+	}
+	groups := map[string][]scored{}
+	for _, o := range RunBatch(rs, testConfigs) {
+		c := o.Row.Cells
+		x := scored{answered: o.Err == nil}
+		if x.answered && o.Result.Memory.Fits {
+			ttft, _ := strconv.ParseFloat(c[col["silicon_ttft_ms"]], 64)
+			tpot, _ := strconv.ParseFloat(c[col["silicon_tpot_ms"]], 64)
+			x.ttftErr = math.Abs(o.Result.TTFT.Mean*1e3-ttft) / ttft
+			x.tpotErr = math.Abs(o.Result.TPOT.Mean*1e3-tpot) / tpot
+		} else {
+			x.notFit = x.answered
+		}
+		for _, k := range []string{"all", c[col["system"]] + " " + c[col["backend"]]} {
+			groups[k] = append(groups[k], x)
+		}
+	}
+	var keys []string
+	for k := range groups {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		g := summarize(groups[k])
+		t.Logf("%-18s rows %4d answered %5.1f%% not fitting %4.1f%%  TPOT %5.1f%% / %6.1f%%  TTFT %5.1f%% / %6.1f%%", k, g.rows, 100*g.answered, 100*g.notFit,
+			100*g.tpotMed, 100*g.tpotP90, 100*g.ttftMed, 100*g.ttftP90)
+	}
+}
