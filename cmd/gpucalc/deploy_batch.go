@@ -23,7 +23,11 @@ func newCmdDeployBatch(f *factory, runF func(*deployBatchOptions) error) *cobra.
 model_path, system, backend, mode, isl and osl: model_path a built-in name,
 a Hugging Face id or a config's path; system a GPU name (h100_sxm, b200_sxm,
 gb200...); backend vllm, sglang or trtllm; mode agg (batch_size closed-loop
-clients, tp_size, attention_dp_size replicas); gemm_quant_mode fp8,
+clients, tp_size, attention_dp_size replicas) or disagg (decode_batch_size
+clients per decode rank, the prefill_ and decode_ columns, prefill_num_workers
+and decode_num_workers); where the batch-size column is empty, the
+concurrency is the one _c<N>_ token of the id (InferenceMAX's run names,
+N clients), nothing else of the id being read; gemm_quant_mode fp8,
 fp8_block, nvfp4, w4a16_mxfp4 or empty for bf16. Every input column is
 echoed, followed by ` + strings.Join(reports.DeployBatchOut, ",") + `.
 An unknown or repeated column is an error of the file.
