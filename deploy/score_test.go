@@ -167,6 +167,11 @@ func TestScoreByFamily(t *testing.T) {
 	for _, x := range s {
 		groups[x.family+" "+x.mode] = append(groups[x.family+" "+x.mode], x)
 	}
+	// Refusing these rows is right while answering them misses the goals
+	// by far; should the one-of-each answer come within them, answer them.
+	if g := summarize(groups["all"]); g.tpotMed <= 0.10 && g.ttftMed <= 0.20 {
+		t.Errorf("the unsized disaggregated rows answered with one worker of each: TPOT %.1f%%, TTFT %.1f%% median, within the goals: answer them rather than refuse", 100*g.tpotMed, 100*g.ttftMed)
+	}
 	var keys []string
 	for k := range groups {
 		keys = append(keys, k)
@@ -179,7 +184,8 @@ func TestScoreByFamily(t *testing.T) {
 	}
 }
 
-// TestScoreUnsizedDisagg logs (go test -run ScoreUnsizedDisagg -v) how the
+// TestScoreUnsizedDisagg logs (go test -run ScoreUnsizedDisagg -v, about two
+// minutes, so only with -v) how the
 // disaggregated rows refused for want of their pools' sizes come out if
 // answered anyway, at the concurrency their ids give, with one prefill and
 // one decode worker: the figures docs/deploy.md gives for refusing them.
