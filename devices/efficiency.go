@@ -55,6 +55,10 @@ type Efficiency struct {
 	// L2PerSMPerClock is the bytes per SM per clock that kernels read
 	// from a warm L2 (where a device has no measured L2 rate).
 	L2PerSMPerClock float64 `json:"l2_per_sm_per_clock"`
+	// GEMML2PerSMPerClock is the bytes per SM per clock that the family's
+	// GEMM kernels (cuBLAS, CUTLASS) move from and to a warm L2, where
+	// they reach less of it than other kernels; zero: L2PerSMPerClock.
+	GEMML2PerSMPerClock float64 `json:"gemm_l2_per_sm_per_clock,omitempty"`
 	// WeightCycleL2 is the share of L2 that keeps a weight's copies
 	// replayed in turn (aiconfigurator's GEMM collector cycles
 	// min(5, ⌈L2/W⌉) copies of a weight of W bytes): a linear whose copies
@@ -118,6 +122,12 @@ type Efficiency struct {
 	// besides its kernels' work and periods (metadata, the cache append's
 	// bookkeeping), in seconds.
 	PagedAttention float64 `json:"paged_attention_seconds"`
+	// PagedNative replaces PagedAttention for any paged layer (prefill
+	// or decode step) over a cache of the compute type, where the
+	// family's engine stores this step's K and V as they come and needs
+	// no conversion to a narrower cache type; PagedDecode, where set,
+	// takes precedence for decode steps. Zero: PagedAttention.
+	PagedNative float64 `json:"paged_native_seconds,omitempty"`
 	// PagedDecode replaces PagedAttention for a decode step (one query
 	// per sequence) over a cache of the compute type, where the family's
 	// engine runs another, lighter decode path for it than for prefill
@@ -199,6 +209,7 @@ type efficiencyFile struct {
 	Archs map[string]struct {
 		SFU         sourced            `yaml:"sfu_per_sm_per_clock"`
 		L2          sourced            `yaml:"l2_per_sm_per_clock"`
+		GEMML2      sourced            `yaml:"gemm_l2_per_sm_per_clock"`
 		WeightCycle sourced            `yaml:"weight_cycle_l2"`
 		GraphKernel sourced            `yaml:"graph_kernel"`
 		StreamK     *sourcedBool       `yaml:"stream_k"`
@@ -212,6 +223,7 @@ type efficiencyFile struct {
 		QuantFixed  map[string]sourced `yaml:"quant_fixed"`
 		Paged       sourced            `yaml:"paged_attention"`
 		PagedDecode sourced            `yaml:"paged_decode"`
+		PagedNative sourced            `yaml:"paged_native"`
 		GEMM        map[string]sourced `yaml:"gemm"`
 		Quant       map[string]sourced `yaml:"quant"`
 		QuantCTA    map[string]sourced `yaml:"quant_cta"`
@@ -358,8 +370,10 @@ func parseEfficiency(data []byte) (*efficiencyTable, error) {
 			allowed string
 		}{
 			{"l2_per_sm_per_clock", a.L2, &e.L2PerSMPerClock, frac, nil, ""},
+			{"gemm_l2_per_sm_per_clock", a.GEMML2, &e.GEMML2PerSMPerClock, frac, nil, ""},
 			{"paged_attention", a.Paged, &e.PagedAttention, units.ParseDuration, nil, ""},
 			{"paged_decode", a.PagedDecode, &e.PagedDecode, units.ParseDuration, nil, ""},
+			{"paged_native", a.PagedNative, &e.PagedNative, units.ParseDuration, nil, ""},
 			{"graph_kernel", a.GraphKernel, &e.GraphKernel, units.ParseDuration, nil, ""},
 			{"graph_ramp", a.GraphRamp, &e.GraphRamp, units.ParseDuration, nil, ""},
 			{"attention_cta", a.AttnCTA, &e.AttentionCTA, units.ParseDuration, nil, ""},
@@ -466,8 +480,8 @@ func (d Device) Efficiency() (Efficiency, error) {
 	e.L2PerSMPerClock, e.GraphKernel, e.PagedAttention, e.StreamK = a.L2PerSMPerClock, a.GraphKernel, a.PagedAttention, a.StreamK
 	e.QuantFixed, e.QuantCTA, e.GraphRamp, e.AttentionCTA, e.KVDequant = a.QuantFixed, a.QuantCTA, a.GraphRamp, a.AttentionCTA, a.KVDequant
 	e.AttentionMMA, e.AttentionGroupMax, e.AttentionHeadCTA = a.AttentionMMA, a.AttentionGroupMax, a.AttentionHeadCTA
-	e.PagedDecode, e.WeightCycleL2 = a.PagedDecode, a.WeightCycleL2
-	e.PrefillCTA = a.PrefillCTA
+	e.PagedDecode, e.WeightCycleL2, e.GEMML2PerSMPerClock = a.PagedDecode, a.WeightCycleL2, a.GEMML2PerSMPerClock
+	e.PrefillCTA, e.PagedNative = a.PrefillCTA, a.PagedNative
 	if d.SFUPerSMPerClock > 0 {
 		e.SFUPerSMPerClock, e.Sources["sfu_per_sm_per_clock"] = d.SFUPerSMPerClock, d.Sources["sfu_per_sm_per_clock"]
 	}

@@ -90,6 +90,11 @@ type Model struct {
 	sfu           float64 // transcendentals per second
 	measuredPeaks map[string]float64
 	l2read        float64 // achievable read rate from a warm L2, B/s
+	// gemmL2 is the rate GEMM kernels move operands from and to a warm
+	// L2 (the family's GEMM figure where it has one, else l2read), and
+	// gemmStream the streaming rate a GEMM's bytes see before the
+	// memory-bound GEMM fraction: DRAM's, L2's or their blend (warmed).
+	gemmL2, gemmStream float64
 	// cond are the measurement conditions ops are priced under.
 	cond Conditions
 	// Notes apply to every op on the device (defaults, measured figures).
@@ -141,6 +146,10 @@ func New(d devices.Device) (*Model, error) {
 	// Kernels reading a warm L2 reach far less than an L2-only probe
 	// (H100: 12.3 TB/s), so the rate is the family's, from timed kernels.
 	m.l2read = e.L2PerSMPerClock * float64(d.SMs) * d.BoostClockHz
+	m.gemmL2, m.gemmStream = m.l2read, m.stream
+	if e.GEMML2PerSMPerClock > 0 {
+		m.gemmL2 = e.GEMML2PerSMPerClock * float64(d.SMs) * d.BoostClockHz
+	}
 	if me := d.Measured; me != nil && me.DRAMRead > 0 {
 		m.read = me.DRAMRead
 	}
@@ -300,10 +309,11 @@ func (m *Model) fitsL2(bytes float64) bool {
 // streaming and read rates are the blend that moves both in their time.
 func (m *Model) warmed(cold, warm float64) *Model {
 	w := *m
-	w.stream, w.read = m.l2read, m.l2read
+	w.stream, w.read, w.gemmStream = m.l2read, m.l2read, m.gemmL2
 	if cold > 0 {
 		w.stream = (cold + warm) / (cold/m.stream + warm/m.l2read)
 		w.read = (cold + warm) / (cold/m.read + warm/m.l2read)
+		w.gemmStream = (cold + warm) / (cold/m.stream + warm/m.gemmL2)
 	}
 	return &w
 }
@@ -444,8 +454,15 @@ func (m *Model) estimate(op ops.Op, c ops.Cost, key string, peak float64) estima
 		e := m.flashAttention(op, c, rate)
 		if op.Paged {
 			fixed := m.eff.PagedAttention
-			if m.eff.PagedDecode > 0 && decodeStep(op) && op.KVSize() >= op.DType.Size() {
-				fixed = m.eff.PagedDecode
+			if op.KVSize() >= op.DType.Size() {
+				// A cache of the compute type: the family's engine
+				// may run a lighter path (PagedDecode for its decode
+				// steps, PagedNative for every layer).
+				if m.eff.PagedDecode > 0 && decodeStep(op) {
+					fixed = m.eff.PagedDecode
+				} else if m.eff.PagedNative > 0 {
+					fixed = m.eff.PagedNative
+				}
 			}
 			e.work += fixed
 			if !m.genericDecode(op) {
@@ -525,7 +542,7 @@ const streamKChunk = 512
 func (m *Model) gemm(batch, M, N, K int64, bytes, rate float64, dp dataParallel) (compute, memory float64) {
 	sms := float64(m.dev.SMs)
 	perSM := rate / sms
-	bw := m.stream * m.eff.GEMMMemory
+	bw := m.gemmStream * m.eff.GEMMMemory
 	best := math.Inf(1)
 	for _, tl := range m.eff.Tiles {
 		if dp.on() && tl.M < dp.minM {
