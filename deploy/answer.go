@@ -71,7 +71,6 @@ type Planner struct {
 type pricerKey struct {
 	model, device string
 	shape         model.Shape
-	moe           moeLayout
 }
 
 // layout is one engine's parallelism: tp GPUs per attention replica, dp
@@ -79,15 +78,6 @@ type pricerKey struct {
 type layout struct{ tp, dp, ep, moeTP int64 }
 
 func (q Query) layout() layout { return layout{q.TP, q.DP, q.EP, q.MoETP} }
-
-// moe is the layout's expert placement as one replica's steps see it.
-func (l layout) moe() moeLayout {
-	m := moeLayout{tp: l.moeTP, ep: l.ep, ranks: 1}
-	if l.moeTP*l.ep == l.tp*l.dp && l.dp > 1 {
-		m.ranks = l.dp
-	}
-	return m
-}
 
 // NewPlanner returns an empty planner.
 func NewPlanner() *Planner {
@@ -178,32 +168,30 @@ func (p *Planner) prepare(q Query, l layout) (replica, error) {
 			}
 		}
 	}
-	mo := l.moe()
+	ranks := int64(1) // the attention replicas that share the experts
 	if c.Experts == 0 {
 		if l.ep > 1 {
 			return replica{}, fmt.Errorf("%s has no routed experts: expert parallelism (ep %d) needs a MoE model", c.Name, l.ep)
 		}
-		mo = moeLayout{tp: l.tp, ep: 1, ranks: 1}
-	} else if c.Experts%l.ep != 0 {
-		return replica{}, fmt.Errorf("ep %d does not divide %s's %d routed experts", l.ep, c.Name, c.Experts)
+	} else {
+		s.EP, s.MoETP = l.ep, l.moeTP
+		if ranks, err = model.ExpertLayout(l.tp, l.ep, l.moeTP); err != nil {
+			return replica{}, err
+		}
 	}
-	instance := l.tp
-	if mo.ranks > 1 {
-		instance *= mo.ranks
-	}
-	e = e.onDevice(m.Device(), instance, mo.ranks > 1, q)
+	e = e.onDevice(m.Device(), l.tp*ranks, ranks > 1, q)
 	r := replica{c: c, m: m, e: e, shape: s}
-	key := pricerKey{c.Name, m.Device().Name, s, mo}
+	key := pricerKey{c.Name, m.Device().Name, s}
 	if q.Config != nil {
 		key.model = "file:" + q.Model
 	}
 	if r.pr = p.pricers[key]; r.pr == nil {
-		if r.pr, err = newPricer(c, s, mo, m); err != nil {
+		if r.pr, err = newPricer(c, s, m); err != nil {
 			return replica{}, err
 		}
 		p.pricers[key] = r.pr
 	}
-	r.memory, r.blocks, err = memoryLayout(c, s, mo, m.Device(), e, q.ISL+q.OSL)
+	r.memory, r.blocks, err = memoryLayout(c, s, m.Device(), e, q.ISL+q.OSL)
 	return r, err
 }
 
@@ -211,13 +199,12 @@ func (p *Planner) prepare(q Query, l layout) (replica, error) {
 // experts over the GPUs they span), the activations of a full step (the
 // token budget at once) and the KV blocks in what the engine's share
 // leaves.
-func memoryLayout(c model.Config, s model.Shape, mo moeLayout, d devices.Device, e Engine, request int64) (Memory, int64, error) {
+func memoryLayout(c model.Config, s model.Shape, d devices.Device, e Engine, request int64) (Memory, int64, error) {
 	s.Phase, s.Batch, s.Seq = model.Prefill, 1, e.MaxTokens
 	mm, err := c.Memory(s, d)
 	if err != nil {
 		return Memory{}, 0, err
 	}
-	experts := mm.Experts * float64(s.TP) / float64(mo.tp*mo.ep)
 	// A request's cache over its tokens: sliding-window layers hold their
 	// window and linear-attention layers their state (the engines size
 	// those layers' pools apart: vLLM's hybrid KV cache manager,
@@ -228,7 +215,7 @@ func memoryLayout(c model.Config, s model.Shape, mo moeLayout, d devices.Device,
 	if err != nil {
 		return Memory{}, 0, err
 	}
-	mem := Memory{Usable: model.Allocatable(d), Weights: mm.Weights - mm.Experts + experts, Workspace: mm.Workspace, KVPerToken: rm.KV / float64(request)}
+	mem := Memory{Usable: model.Allocatable(d), Weights: mm.Weights, Workspace: mm.Workspace, KVPerToken: rm.KV / float64(request)}
 	switch e.MemoryOf {
 	case "free":
 		mem.KV = e.MemoryShare * (mem.Usable - mem.Weights - mem.Workspace)

@@ -3,6 +3,8 @@ package deploy
 import (
 	"strings"
 	"testing"
+
+	"github.com/gpucalc/gpucalc/model"
 )
 
 // An expert layout spans one replica's GPUs or all of them; anything else
@@ -71,11 +73,41 @@ func TestExpertParallel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.pr.moe != (moeLayout{tp: 1, ep: 8, ranks: 8}) {
-		t.Errorf("moe layout %+v, want ep 8 shared by 8 ranks", r.pr.moe)
+	if s := r.pr.shape; s.TP != 1 || s.EP != 8 || s.MoETP != 1 {
+		t.Errorf("shape tp %d ep %d moe-tp %d, want ep 8 over whole experts", s.TP, s.EP, s.MoETP)
 	}
-	if c := r.pr.allToAll(64, 8, 7168); c <= r.pr.link.Latency {
-		t.Errorf("dispatch of 64 tokens: %g s, no more than the link's latency", c)
+	// The dispatch is model's all-to-all, priced on the link's curve
+	// within the NVLink domain and with the NICs' share beyond it.
+	dispatch := func(r replica) (model.Op, float64) {
+		s := r.pr.shape
+		s.Phase, s.Batch, s.Ctx = model.Decode, 64, 1
+		list, err := r.c.Ops(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, o := range list {
+			if strings.HasPrefix(o.Name, "moe_dispatch") {
+				d, err := r.pr.engineTime(o)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return o, d / float64(o.Count)
+			}
+		}
+		t.Fatal("no moe_dispatch in the step")
+		return model.Op{}, 0
+	}
+	if o, d := dispatch(r); o.Op.Ranks != 8 || d <= r.pr.link.Latency {
+		t.Errorf("dispatch of 64 tokens: %s in %g s, want over 8 GPUs, more than the link's latency", o.Op, d)
+	}
+	dp16 := dp8
+	dp16.DP, dp16.EP = 16, 16
+	r16, err := p.prepare(dp16.Filled(), dp16.Filled().layout())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o, d := dispatch(r16); o.Op.Ranks != 16 || d <= r16.pr.link.Time(o.Op.Cost().Bytes) {
+		t.Errorf("dispatch over %d GPUs: %g s, want slower than NVLink alone (%g s)", o.Op.Ranks, d, r16.pr.link.Time(o.Op.Cost().Bytes))
 	}
 	// Past one host's NVLink domain the NICs carry the rest.
 	if in, out := r.pr.collective(1<<20, 8), r.pr.collective(1<<20, 16); out <= in {

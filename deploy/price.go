@@ -28,8 +28,7 @@ import (
 // is not safe for concurrent use.
 type pricer struct {
 	c     model.Config
-	shape model.Shape // TP and types; batch and context set per call
-	moe   moeLayout
+	shape model.Shape // TP, experts' layout and types; batch and context set per call
 	m     *roofline.Model
 	// link is the peer link's collective curve; domain the GPUs one
 	// NVLink domain joins.
@@ -55,12 +54,6 @@ const (
 	probeCtx = 1 << 22
 )
 
-// moeLayout is where a replica's routed experts run: split ep ways, each
-// expert tp ways, shared by ranks attention replicas (1: the replica's own).
-type moeLayout struct{ tp, ep, ranks int64 }
-
-func (l moeLayout) gpus() int64 { return l.tp * l.ep }
-
 // nvlinkDomain is the GPUs one NVLink domain joins: 72 in a GB200/GB300
 // NVL72 rack (NVIDIA GB200 NVL72: 72 GPUs in one NVLink domain), 8 on an
 // HGX or DGX board (8 GPUs on NVSwitch) and anything else. A collective
@@ -72,8 +65,8 @@ func nvlinkDomain(d devices.Device) int64 {
 	return 8
 }
 
-func newPricer(c model.Config, s model.Shape, mo moeLayout, m *roofline.Model) (*pricer, error) {
-	p := &pricer{c: c, shape: s, moe: mo, m: m, link: m.Collectives(), domain: nvlinkDomain(m.Device()),
+func newPricer(c model.Config, s model.Shape, m *roofline.Model) (*pricer, error) {
+	p := &pricer{c: c, shape: s, m: m, link: m.Collectives(), domain: nvlinkDomain(m.Device()),
 		dense: map[int64]float64{}, head: map[int64]float64{},
 		dattn: map[[2]int64]float64{}, pattn: map[[2]int64]float64{}, steps: map[[2]int64]float64{}}
 	d := s
@@ -135,14 +128,15 @@ var fused = map[string]float64{
 }
 
 // engineTime is an op's time in a serving engine's step: back to back, less
-// the kernel periods of what the engine fuses.
+// the kernel periods of what the engine fuses; a collective over more GPUs
+// than one NVLink domain crosses hosts on their NICs.
 func (p *pricer) engineTime(o model.Op) (float64, error) {
-	switch o.Op.Kind {
-	case ops.MoE:
-		return p.experts(o)
-	case ops.AllReduce:
-		if o.Op.Ranks > p.domain {
+	if o.Op.Ranks > p.domain {
+		switch o.Op.Kind {
+		case ops.AllReduce:
 			return float64(o.Count) * p.allReduce(float64(o.Op.Elems)*o.Op.DType.Size(), o.Op.Ranks), nil
+		case ops.AllToAll:
+			return float64(o.Count) * p.collective(o.Op.Cost().Bytes, o.Op.Ranks), nil
 		}
 	}
 	name := o.Name
@@ -159,35 +153,6 @@ func (p *pricer) engineTime(o model.Op) (float64, error) {
 	}
 	period := p.m.FixedCost() - p.m.Efficiency().Ramp
 	return float64(o.Count) * (pt.Work() + share*float64(pt.Kernels)*period), nil
-}
-
-// experts is a MoE layer over the replica's tokens in its expert layout:
-// with ranks sharing the experts, every rank's tokens reach them (the
-// ranks step together, each with as many tokens), sent to their experts'
-// GPUs and back (dispatch and combine).
-func (p *pricer) experts(o model.Op) (float64, error) {
-	op := o.Op
-	n := op.Tokens
-	op.Tokens, op.TP, op.EP = n*p.moe.ranks, p.moe.tp, p.moe.ep
-	t, err := p.time(op, o.Count)
-	if err != nil || p.moe.ranks == 1 {
-		return t, err
-	}
-	return t + 2*float64(o.Count)*p.allToAll(n, op.TopK, op.Hidden), nil
-}
-
-// allToAll is one dispatch (or combine) of a rank's n tokens of hidden
-// width h: each GPU of the rank's tp sends its share of the tokens to the
-// GPUs that hold their k experts (an expert's moe-tp GPUs for each of the
-// distinct ep groups a token's k experts fall in, uniform routing), the
-// activations in bf16, over NVLink within a domain and the NICs beyond it.
-func (p *pricer) allToAll(n, k, h int64) float64 {
-	g := p.moe.gpus()
-	ep := float64(p.moe.ep)
-	groups := ep * (1 - math.Pow(1-1/ep, float64(k)))
-	dests := groups * float64(p.moe.tp) * float64(g-1) / float64(g)
-	bytes := float64(n) / float64(p.shape.TP) * dests * float64(h) * devices.BF16.Size()
-	return p.collective(bytes, g)
 }
 
 // collective is a collective that moves bytes from each of ranks GPUs, the

@@ -151,8 +151,9 @@ func experts(tp, dp, ep, moeTP int64) (int64, int64) {
 	return ep, moeTP
 }
 
-// checkExperts refuses an expert layout that spans neither one replica's
-// GPUs nor all of them.
+// checkExperts refuses an expert layout that model.ExpertLayout refuses
+// or that spans neither one replica's GPUs nor all of them (the attention
+// groups sharing the experts are one replica or all dp).
 func checkExperts(tp, dp, ep, moeTP int64, prefix string) query.Errors {
 	i := func(v int64) string { return strconv.FormatInt(v, 10) }
 	switch {
@@ -160,7 +161,8 @@ func checkExperts(tp, dp, ep, moeTP int64, prefix string) query.Errors {
 		return query.Errors{{Field: prefix + "ep", Value: i(ep), Allowed: fmt.Sprintf("1 to %d GPUs", MaxGPUs)}}
 	case moeTP < 1 || moeTP > MaxGPUs:
 		return query.Errors{{Field: prefix + "moe-tp", Value: i(moeTP), Allowed: fmt.Sprintf("1 to %d GPUs", MaxGPUs)}}
-	case moeTP*ep != tp && moeTP*ep != tp*dp:
+	}
+	if groups, err := model.ExpertLayout(tp, ep, moeTP); err != nil || groups != 1 && groups != dp {
 		return query.Errors{{Field: prefix + "ep", Value: i(ep), Allowed: fmt.Sprintf("moe-tp × ep (%d × %d) spans tp (%d: each replica holds every expert) or tp × dp (%d: the replicas share the experts)", moeTP, ep, tp, tp*dp)}}
 	}
 	return nil

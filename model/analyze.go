@@ -85,7 +85,7 @@ func (c Config) Analyze(s Shape, m *roofline.Model) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	if max(s.TP, s.EP) > 1 && d.Peer().BytesPerSecond <= 0 {
+	if s.gpus() > 1 && d.Peer().BytesPerSecond <= 0 {
 		return Result{}, fmt.Errorf("%s has no GPU-to-GPU or host link in the catalog: cannot price tp=%d ep=%d", d.Name, s.TP, s.EP)
 	}
 	r := Result{Model: c.Name, Device: d.Name, Shape: s, Memory: mem, Ops: list,
@@ -143,7 +143,7 @@ func (c Config) Analyze(s Shape, m *roofline.Model) (Result, error) {
 	}
 	if !mem.Fits && mem.Usable == 0 {
 		held := "the CUDA context"
-		if max(s.TP, s.EP) > 1 {
+		if s.gpus() > 1 {
 			held += " and NCCL's communicator"
 		}
 		r.Notes = append(r.Notes, fmt.Sprintf("does not fit: %s's %.1f GiB cannot hold %s", d.Name, float64(d.Memory.Bytes)/(1<<30), held))

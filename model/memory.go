@@ -26,15 +26,19 @@ type Shape struct {
 	Ctx   int64 `json:"ctx"`
 	// TP is the tensor-parallel degree (GPUs of one host), 1 for none.
 	TP int64 `json:"tp"`
-	// EP is the expert-parallel degree of MoE layers, 1 (or 0) for none:
-	// the routed experts are split over EP GPUs, whole (no tensor
-	// parallelism inside an expert), and the EP GPUs form EP/TP
-	// data-parallel groups of TP that each run attention, dense and shared
-	// layers for their own Batch sequences. A MoE layer sends every token
-	// to its experts' GPUs and back with two all-to-alls (dispatch and
-	// combine) and computes the experts' share of the tokens of all EP/TP
-	// groups. Batch, Seq and Ctx are one group's. TP divides EP.
-	EP int64 `json:"ep,omitempty"`
+	// EP and MoETP lay out a MoE model's routed experts: split EP ways,
+	// each GPU holding Experts/EP of them, and each expert split MoETP
+	// ways (tensor parallel inside the expert), over MoETP × EP GPUs, a
+	// multiple of TP. Those GPUs form MoETP × EP / TP attention groups of
+	// TP that each run attention, dense and shared layers for their own
+	// Batch sequences (Batch, Seq and Ctx are one group's) and share the
+	// experts: with more than one group a MoE layer sends every token to
+	// its experts' GPUs and back with two all-to-alls (dispatch and
+	// combine) and computes the experts' share of all the groups' tokens.
+	// Defaults (0): EP 1; MoETP TP without expert parallelism, 1 (whole
+	// experts) with it. ExpertLayout checks a layout.
+	EP    int64 `json:"ep,omitempty"`
+	MoETP int64 `json:"moe_tp,omitempty"`
 	// Weights is the storage type of the linear layers' weights (bf16,
 	// fp8, int4); Activations the compute type; KV the cache's.
 	Weights     WeightType    `json:"weights_dtype"`
@@ -144,6 +148,47 @@ func (s Shape) Defaults() Shape {
 	return s
 }
 
+// experts is the shape's expert layout with its defaults: each expert's
+// tensor-parallel GPUs, the expert-parallel GPUs, and the attention groups
+// that share the experts. The shape is valid (ExpertLayout).
+func (s Shape) experts() (moeTP, ep, groups int64) {
+	moeTP, ep = s.MoETP, max(s.EP, 1)
+	if moeTP == 0 {
+		moeTP = 1
+		if ep == 1 {
+			moeTP = s.TP
+		}
+	}
+	return moeTP, ep, moeTP * ep / s.TP
+}
+
+// gpus is the GPUs one step of the shape spans: the attention group's TP,
+// or the experts' MoETP × EP where they span more.
+func (s Shape) gpus() int64 {
+	moeTP, ep, _ := s.experts()
+	return max(s.TP, moeTP*ep)
+}
+
+// ExpertLayout checks an expert layout (Shape.EP and MoETP, 0 for their
+// defaults) against tp GPUs of attention, and returns the attention groups
+// that share the experts: MoETP × EP / tp, 1 where the experts span the
+// tp GPUs that run attention.
+func ExpertLayout(tp, ep, moeTP int64) (groups int64, err error) {
+	switch {
+	case tp < 1:
+		return 0, fmt.Errorf("tp=%d: expected 1 or more GPUs", tp)
+	case ep < 0 || ep > maxEP:
+		return 0, fmt.Errorf("ep=%d: expected 1 (none) to %d GPUs", ep, maxEP)
+	case moeTP < 0 || moeTP > maxEP:
+		return 0, fmt.Errorf("moe-tp=%d: expected 1 to %d GPUs", moeTP, maxEP)
+	}
+	moeTP, ep, groups = Shape{TP: tp, EP: ep, MoETP: moeTP}.experts()
+	if moeTP*ep%tp != 0 {
+		return 0, fmt.Errorf("moe-tp × ep = %d × %d: expected a multiple of tp=%d (the experts span the attention's GPUs, or several groups of them)", moeTP, ep, tp)
+	}
+	return groups, nil
+}
+
 // validate checks the shape against the model.
 func (s Shape) validate(c Config) error {
 	if err := s.validateShape(); err != nil {
@@ -206,8 +251,8 @@ func (s Shape) validateShape() error {
 	if s.TP <= 0 || s.TP > maxTP {
 		return fmt.Errorf("tp=%d: expected 1 to %d GPUs", s.TP, maxTP)
 	}
-	if s.EP < 0 || s.EP > maxEP || (s.EP > 1 && s.EP%s.TP != 0) {
-		return fmt.Errorf("ep=%d: expected 1 (none) or a multiple of tp=%d up to %d GPUs", s.EP, s.TP, maxEP)
+	if _, err := ExpertLayout(s.TP, s.EP, s.MoETP); err != nil {
+		return err
 	}
 	if s.Weights.size() == 0 || s.ExpertWeights.size() == 0 || s.Activations.Size() == 0 || s.KV.Size() == 0 {
 		return fmt.Errorf("unknown data type in weights=%s expert weights=%s activations=%s kv=%s", s.Weights, s.ExpertWeights, s.Activations, s.KV)
@@ -334,15 +379,12 @@ func (c Config) Memory(s Shape, d devices.Device) (Memory, error) {
 		return Memory{}, err
 	}
 	p := c.Params()
-	m := Memory{Params: p, Usable: Usable(d, max(s.TP, s.EP))}
+	m := Memory{Params: p, Usable: Usable(d, s.gpus())}
 	tp := float64(s.TP)
 	act := s.Activations.Size()
 	linear := p.Attention + p.MLP - c.attentionNormParams()
-	experts := tp
-	if s.EP > 1 {
-		experts = float64(s.EP)
-	}
-	m.Experts = float64(p.Experts) / experts * s.ExpertWeights.size()
+	moeTP, ep, _ := s.experts()
+	m.Experts = float64(p.Experts) / float64(moeTP*ep) * s.ExpertWeights.size()
 	m.Weights = float64(linear)/tp*s.Weights.size() + m.Experts +
 		float64(p.Embedding+p.LMHead)/tp*act + float64(p.Norms+p.Router+c.attentionNormParams())*act
 	ctx, computed := s.tokens()

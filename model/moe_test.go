@@ -204,7 +204,8 @@ func TestQwen35Hybrid(t *testing.T) {
 
 // TestExpertParallel: with ep=8 each of DeepSeek-V3's MoE layers sends the
 // step's tokens to their experts' GPUs and back (two all-to-alls over the 8
-// GPUs), computes a 1/8 share of the routed rows of all 8 data-parallel
+// GPUs, each token to the 5.25 GPUs its 8 of 256 experts fall on, uniform
+// routing: 8·(1−(7/8)^8)), computes a 1/8 share of the routed rows of all 8 data-parallel
 // groups' tokens with whole experts, and each GPU holds an eighth of the
 // experts; shapes expert parallelism cannot split are refused.
 func TestExpertParallel(t *testing.T) {
@@ -214,8 +215,8 @@ func TestExpertParallel(t *testing.T) {
 	if n["moe_dispatch"+moe] != 58 || n["moe_combine"+moe] != 58 || n["moe"+moe] != 58 {
 		t.Errorf("dispatch %d, combine %d, moe %d; want 58 each", n["moe_dispatch"+moe], n["moe_combine"+moe], n["moe"+moe])
 	}
-	if a := op["moe_dispatch"+moe]; a.Kind != ops.AllToAll || a.Ranks != 8 || a.Elems != 32*8*7168 {
-		t.Errorf("dispatch: %s, want alltoall n=%d ranks=8", a, 32*8*7168)
+	if a, want := op["moe_dispatch"+moe], 32*5.251*7168; a.Kind != ops.AllToAll || a.Ranks != 8 || math.Abs(float64(a.Elems)-want) > 1e-3*want {
+		t.Errorf("dispatch: %s, want alltoall n=%.0f ranks=8", a, want)
 	}
 	if e := op["moe"+moe]; e.Tokens != 8*32 || e.EP != 8 || e.TP != 1 || e.LocalExperts() != 32 {
 		t.Errorf("moe: %s, want 256 tokens over ep=8 (32 local experts), tp=1", e)
@@ -253,9 +254,41 @@ func TestExpertParallel(t *testing.T) {
 	if r.Time[Comm] <= 0 {
 		t.Errorf("ep=8 decode: communication %g s, want the all-to-alls' time", r.Time[Comm])
 	}
+	// The general layout: within one attention group (tp 8 over 8
+	// whole-expert GPUs) every GPU has the group's tokens and no
+	// all-to-all runs; experts split 2 ways over 4 EP groups serve 4
+	// groups of tp 2, each token sent to the 2 GPUs of each of the
+	// 4·(1−(3/4)^8) EP groups its 8 experts fall in.
+	for _, x := range []struct {
+		s                   Shape
+		tokens, tp, a2a     int64
+		dispatchElems, gpus float64
+	}{
+		{s: Shape{Phase: Decode, Batch: 32, Ctx: 4096, TP: 8, EP: 8}, tokens: 32, tp: 1, gpus: 8},
+		{s: Shape{Phase: Decode, Batch: 32, Ctx: 4096, TP: 2, EP: 4, MoETP: 2}, tokens: 4 * 32, tp: 2, a2a: 8,
+			dispatchElems: 16 * 3.5995 * 2 * 7168, gpus: 8},
+	} {
+		n, op := opCounts(t, "deepseek-v3", x.s)
+		e := op["moe"+moe]
+		if e.Tokens != x.tokens || e.TP != x.tp || e.EP != x.s.EP {
+			t.Errorf("tp %d ep %d moe-tp %d: %s, want %d tokens, tp %d", x.s.TP, x.s.EP, x.s.MoETP, e, x.tokens, x.tp)
+		}
+		a := op["moe_dispatch"+moe]
+		if x.a2a == 0 && n["moe_dispatch"+moe] != 0 || x.a2a > 0 && (a.Ranks != x.a2a || math.Abs(float64(a.Elems)-x.dispatchElems) > 1e-4*x.dispatchElems) {
+			t.Errorf("tp %d ep %d moe-tp %d: %d dispatches %s, want %d ranks, %.0f elements", x.s.TP, x.s.EP, x.s.MoETP, n["moe_dispatch"+moe], a, x.a2a, x.dispatchElems)
+		}
+		m, err := c.Memory(x.s, d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := float64(m.Params.Experts) * size / x.gpus; math.Abs(m.Experts-want) > 1 {
+			t.Errorf("tp %d ep %d moe-tp %d: experts %.4g bytes a GPU, want 1/%g of them, %.4g", x.s.TP, x.s.EP, x.s.MoETP, m.Experts, x.gpus, want)
+		}
+	}
 	for _, bad := range []Shape{
 		{Phase: Decode, Batch: 1, TP: 1, EP: 3},
 		{Phase: Decode, Batch: 1, TP: 2, EP: 4 + 1},
+		{Phase: Decode, Batch: 1, TP: 8, EP: 2, MoETP: 2},
 	} {
 		if _, err := c.Memory(bad, d); err == nil {
 			t.Errorf("tp=%d ep=%d: accepted", bad.TP, bad.EP)

@@ -2,6 +2,7 @@ package model
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/gpucalc/gpucalc/devices"
 	"github.com/gpucalc/gpucalc/ops"
@@ -384,26 +385,31 @@ func (b *builder) gated(name string, t, i int64) {
 // moe is the router's logits (a linear layer in the activation type, as
 // engines keep it) and the routed experts as one moe op (top-k, grouped
 // GEMMs over the experts the step's tokens hit, activation and combine),
-// every expert split over the tensor-parallel GPUs (or, with expert
-// parallelism, the experts over the EP GPUs, between a dispatch and a
-// combine all-to-all: Shape.EP), each token's experts drawn uniformly
-// (E·(1−(1−k/E)^T) experts hit); shared experts run every token as a dense
-// MLP.
+// each token's experts drawn uniformly (E·(1−(1−k/E)^T) experts hit), laid
+// out as Shape.EP and MoETP say: where the experts serve several attention
+// groups the op computes all the groups' tokens, between a dispatch and a
+// combine all-to-all over the experts' GPUs; within one group every GPU
+// has the group's tokens and the MLP's all-reduce combines. Shared experts
+// run every token as a dense MLP.
 func (b *builder) moe() {
 	c, s, t := b.c, b.s, b.t
 	b.preMLP()
 	b.add("router", Weights, 1, ops.Op{Kind: ops.Linear, DType: b.act, Out: b.act, M: t, N: c.Experts, K: c.Hidden, Batch: 1})
-	op := ops.Op{Kind: ops.MoE, DType: s.expertCompute(), Out: b.act, Tokens: t, Hidden: c.Hidden, Inter: c.MoEIntermediate,
-		TopK: c.TopK, Experts: c.Experts, TP: s.TP, EP: 1, Dist: ops.DistUniform}
+	moeTP, ep, groups := s.experts()
+	op := ops.Op{Kind: ops.MoE, DType: s.expertCompute(), Out: b.act, Tokens: t * groups, Hidden: c.Hidden, Inter: c.MoEIntermediate,
+		TopK: c.TopK, Experts: c.Experts, TP: moeTP, EP: ep, Dist: ops.DistUniform}
 	if w := s.ExpertWeights; w == Int4 || w == MXFP4 {
 		op.Weight = devices.FP4
 	}
-	if s.EP > 1 {
-		// Each GPU sends its share of its group's tokens once to every
-		// GPU holding one of their k experts, and gets their rows back.
-		groups := s.EP / s.TP
-		a2a := ops.Op{Kind: ops.AllToAll, DType: b.act, Elems: (t + s.TP - 1) / s.TP * min(c.TopK, s.EP) * c.Hidden, Ranks: s.EP}
-		op.Tokens, op.TP, op.EP = t*groups, 1, s.EP
+	if groups > 1 {
+		// Each GPU sends its 1/TP share of its group's tokens to every
+		// GPU of each EP group that holds one of their k experts (the
+		// expected distinct groups, ep·(1−(1−1/ep)^k), times the
+		// expert's MoETP GPUs), and gets their rows back.
+		e := float64(ep)
+		hit := e * (1 - math.Pow(1-1/e, float64(c.TopK)))
+		elems := float64(t) / float64(s.TP) * hit * float64(moeTP) * float64(c.Hidden)
+		a2a := ops.Op{Kind: ops.AllToAll, DType: b.act, Elems: max(int64(math.Round(elems)), 1), Ranks: moeTP * ep}
 		b.add("moe_dispatch", Comm, 1, a2a)
 		b.add("moe", Weights, 1, op)
 		b.add("moe_combine", Comm, 1, a2a)
