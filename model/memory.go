@@ -148,10 +148,10 @@ func (s Shape) Defaults() Shape {
 	return s
 }
 
-// experts is the shape's expert layout with its defaults: each expert's
+// Experts is the shape's expert layout with its defaults: each expert's
 // tensor-parallel GPUs, the expert-parallel GPUs, and the attention groups
 // that share the experts. The shape is valid (ExpertLayout).
-func (s Shape) experts() (moeTP, ep, groups int64) {
+func (s Shape) Experts() (moeTP, ep, groups int64) {
 	moeTP, ep = s.MoETP, max(s.EP, 1)
 	if moeTP == 0 {
 		moeTP = 1
@@ -165,7 +165,7 @@ func (s Shape) experts() (moeTP, ep, groups int64) {
 // gpus is the GPUs one step of the shape spans: the attention group's TP,
 // or the experts' MoETP × EP where they span more.
 func (s Shape) gpus() int64 {
-	moeTP, ep, _ := s.experts()
+	moeTP, ep, _ := s.Experts()
 	return max(s.TP, moeTP*ep)
 }
 
@@ -182,7 +182,7 @@ func ExpertLayout(tp, ep, moeTP int64) (groups int64, err error) {
 	case moeTP < 0 || moeTP > maxEP:
 		return 0, fmt.Errorf("moe-tp=%d: expected 1 to %d GPUs", moeTP, maxEP)
 	}
-	moeTP, ep, groups = Shape{TP: tp, EP: ep, MoETP: moeTP}.experts()
+	moeTP, ep, groups = Shape{TP: tp, EP: ep, MoETP: moeTP}.Experts()
 	if moeTP*ep%tp != 0 {
 		return 0, fmt.Errorf("moe-tp × ep = %d × %d: expected a multiple of tp=%d (the experts span the attention's GPUs, or several groups of them)", moeTP, ep, tp)
 	}
@@ -202,7 +202,10 @@ func (s Shape) validate(c Config) error {
 			return fmt.Errorf("tp=%d does not divide the %d %s of %s", s.TP, x.n, x.what, c.Name)
 		}
 	}
-	if s.EP > 1 && (c.Experts == 0 || c.Experts%s.EP != 0) {
+	if s.EP > 1 && c.Experts == 0 {
+		return fmt.Errorf("ep=%d: %s has no routed experts: expert parallelism needs a MoE model", s.EP, c.Name)
+	}
+	if s.EP > 1 && c.Experts%s.EP != 0 {
 		return fmt.Errorf("ep=%d does not divide the %d routed experts of %s", s.EP, c.Experts, c.Name)
 	}
 	// The widest activation (tokens × the widest row an op writes) is
@@ -383,7 +386,7 @@ func (c Config) Memory(s Shape, d devices.Device) (Memory, error) {
 	tp := float64(s.TP)
 	act := s.Activations.Size()
 	linear := p.Attention + p.MLP - c.attentionNormParams()
-	moeTP, ep, _ := s.experts()
+	moeTP, ep, _ := s.Experts()
 	m.Experts = float64(p.Experts) / float64(moeTP*ep) * s.ExpertWeights.size()
 	m.Weights = float64(linear)/tp*s.Weights.size() + m.Experts +
 		float64(p.Embedding+p.LMHead)/tp*act + float64(p.Norms+p.Router+c.attentionNormParams())*act

@@ -37,6 +37,8 @@ type Query struct {
 	Devices devices.Choice // --device / --devices
 
 	TP     int64 // --tp
+	EP     int64 // --ep (0: none)
+	MoETP  int64 // --moe-tp (0: 1 with --ep, else --tp)
 	Batch  int64 // --batch
 	Prompt int64 // --prompt
 	Ctx    int64 // --ctx
@@ -77,13 +79,18 @@ type Answer struct {
 // (before the config's defaults).
 func (q Query) Request() (Request, error) {
 	var errs query.Errors
-	r := Request{TP: q.TP, Batch: q.Batch, Prompt: q.Prompt, Ctx: q.Ctx, Gen: q.Gen, FullCache: q.FullCache}
+	r := Request{TP: q.TP, EP: q.EP, MoETP: q.MoETP, Batch: q.Batch, Prompt: q.Prompt, Ctx: q.Ctx, Gen: q.Gen, FullCache: q.FullCache}
 	for _, x := range []struct {
 		flag   string
 		v, min int64
-	}{{"tp", q.TP, 1}, {"batch", q.Batch, 1}, {"prompt", q.Prompt, 1}, {"ctx", q.Ctx, 0}, {"gen", q.Gen, 0}} {
+	}{{"tp", q.TP, 1}, {"batch", q.Batch, 1}, {"prompt", q.Prompt, 1}, {"ctx", q.Ctx, 0}, {"gen", q.Gen, 0}, {"ep", q.EP, 0}, {"moe-tp", q.MoETP, 0}} {
 		if x.v < x.min {
 			errs = append(errs, query.FieldError{Field: x.flag, Value: strconv.FormatInt(x.v, 10), Allowed: fmt.Sprintf("expected %d or more", x.min)})
+		}
+	}
+	if len(errs) == 0 {
+		if _, err := ExpertLayout(q.TP, q.EP, q.MoETP); err != nil {
+			errs = append(errs, query.FieldError{Field: "ep", Value: strconv.FormatInt(q.EP, 10), Allowed: err.Error()})
 		}
 	}
 	var err error
@@ -225,6 +232,8 @@ func (q Query) Args() query.Args {
 		a.Add("name", q.Name)
 	}
 	query.Changed(&a, "tp", q.TP, DefaultTP)
+	query.Changed(&a, "ep", q.EP, 0)
+	query.Changed(&a, "moe-tp", q.MoETP, 0)
 	query.Changed(&a, "batch", q.Batch, DefaultBatch)
 	query.Changed(&a, "prompt", q.Prompt, DefaultPrompt)
 	query.Changed(&a, "ctx", q.Ctx, DefaultCtx)

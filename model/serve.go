@@ -20,8 +20,10 @@ type Request struct {
 	Ctx int64 `json:"ctx"`
 	// Gen tokens generated (0: no end-to-end time).
 	Gen int64 `json:"gen"`
-	// Shape's TP and data types apply to both phases.
+	// Shape's TP, expert layout and data types apply to both phases.
 	TP          int64         `json:"tp"`
+	EP          int64         `json:"ep,omitempty"`
+	MoETP       int64         `json:"moe_tp,omitempty"`
 	Weights     WeightType    `json:"weights_dtype"`
 	Activations devices.DType `json:"activations_dtype"`
 	KV          devices.DType `json:"kv_dtype"`
@@ -58,7 +60,7 @@ func (q Request) Defaults() Request {
 }
 
 func (q Request) shape(p Phase) Shape {
-	return Shape{Phase: p, Batch: q.Batch, Seq: q.Prompt, Ctx: q.Ctx, TP: q.TP, Weights: q.Weights, ExpertWeights: q.ExpertWeights, Activations: q.Activations, KV: q.KV,
+	return Shape{Phase: p, Batch: q.Batch, Seq: q.Prompt, Ctx: q.Ctx, TP: q.TP, EP: q.EP, MoETP: q.MoETP, Weights: q.Weights, ExpertWeights: q.ExpertWeights, Activations: q.Activations, KV: q.KV,
 		FullCache: q.FullCache, Engine: q.Engine}
 }
 

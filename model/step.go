@@ -395,7 +395,7 @@ func (b *builder) moe() {
 	c, s, t := b.c, b.s, b.t
 	b.preMLP()
 	b.add("router", Weights, 1, ops.Op{Kind: ops.Linear, DType: b.act, Out: b.act, M: t, N: c.Experts, K: c.Hidden, Batch: 1})
-	moeTP, ep, groups := s.experts()
+	moeTP, ep, groups := s.Experts()
 	op := ops.Op{Kind: ops.MoE, DType: s.expertCompute(), Out: b.act, Tokens: t * groups, Hidden: c.Hidden, Inter: c.MoEIntermediate,
 		TopK: c.TopK, Experts: c.Experts, TP: moeTP, EP: ep, Dist: ops.DistUniform}
 	if w := s.ExpertWeights; w == Int4 || w == MXFP4 {

@@ -220,8 +220,13 @@ func ModelTables(name string, q model.Request, rs []model.Report, origin string,
 	if q.FullCache {
 		cache = "every layer caches the whole context"
 	}
-	shape := fmt.Sprintf("batch %d, prompt %d, decode at %d tokens of context, tp %d; weights %s, activations %s, KV %s; %s (flags: --batch --prompt --ctx --gen --tp --weights --dtype --kv --full-cache)",
-		q.Batch, q.Prompt, q.Ctx, q.TP, q.Weights, q.Activations, q.KV, cache)
+	layout := fmt.Sprintf("tp %d", q.TP)
+	if q.EP > 1 || q.MoETP > 0 {
+		moeTP, ep, groups := model.Shape{TP: q.TP, EP: q.EP, MoETP: q.MoETP}.Experts()
+		layout += fmt.Sprintf(", experts over ep %d × moe-tp %d GPUs shared by %d attention groups", ep, moeTP, groups)
+	}
+	shape := fmt.Sprintf("batch %d, prompt %d, decode at %d tokens of context, %s; weights %s, activations %s, KV %s; %s (flags: --batch --prompt --ctx --gen --tp --ep --moe-tp --weights --dtype --kv --full-cache)",
+		q.Batch, q.Prompt, q.Ctx, layout, q.Weights, q.Activations, q.KV, cache)
 	notes := []string{"Shape: " + shape + ".", q.Engine.Assumes()}
 	if len(rs) > 1 {
 		t := ModelCompare(rs)

@@ -75,6 +75,7 @@ Model types: ` + strings.Join(model.ModelTypes, ", ") + `.
   gpucalc model meta-llama/Llama-3.1-70B-Instruct --device h200 --tp 2
   gpucalc model path/to/config.json --name my-model --prompt 4096 --gen 512 --devices h100,h200
   gpucalc model qwen3-30b-a3b --weights fp8 --kv fp8 --ops
+  gpucalc model deepseek-r1 --device b200 --ep 8 --batch 32 --ctx 4096
   gpucalc model llama-3.1-8b --batch 64 --ctx 4096 --plot decode.svg
   gpucalc model llama-3.1-8b --ctx 32768 --engine eager
   gpucalc model list`,
@@ -95,6 +96,8 @@ Model types: ` + strings.Join(model.ModelTypes, ", ") + `.
 	f.addChartFlags(cmd, &opts.chart, "the decode step's ops on the roofline", chart.DefaultSize)
 	fl := cmd.Flags()
 	fl.Int64Var(&opts.req.TP, "tp", model.DefaultTP, "tensor-parallel `GPUs` (one host holds 8; more run their all-reduces over the network)")
+	fl.Int64Var(&opts.req.EP, "ep", 0, "a MoE model's expert-parallel `GPUs`: its routed experts split over them; moe-tp × ep beyond --tp makes (moe-tp × ep)/tp attention groups of --batch sequences that share the experts, tokens sent to them and back (default 1: none)")
+	fl.Int64Var(&opts.req.MoETP, "moe-tp", 0, "tensor-parallel `GPUs` of each routed expert (default 1 with --ep, else --tp)")
 	fl.Int64Var(&opts.req.Batch, "batch", model.DefaultBatch, "`sequences` in the batch")
 	fl.Int64Var(&opts.req.Prompt, "prompt", model.DefaultPrompt, "prompt `tokens` per sequence (prefill)")
 	fl.Int64Var(&opts.req.Ctx, "ctx", model.DefaultCtx, "`tokens` in the KV cache for the decode step, at least the prompt (default: the prompt); beyond the model's max_position_embeddings gets a warning")
@@ -184,7 +187,7 @@ func (opts *modelOptions) query() (model.Query, error) {
 	}
 	r := opts.req
 	return model.Query{Model: name, Config: data, Name: opts.name, Devices: f.choice(opts.devices),
-		TP: r.TP, Batch: r.Batch, Prompt: r.Prompt, Ctx: r.Ctx, Gen: r.Gen,
+		TP: r.TP, EP: r.EP, MoETP: r.MoETP, Batch: r.Batch, Prompt: r.Prompt, Ctx: r.Ctx, Gen: r.Gen,
 		DType: opts.dtype, Weights: opts.weights, KV: opts.kv, Engine: opts.engine, FullCache: r.FullCache, Ops: opts.ops, FailOn: opts.failOn,
 		Catalog: c, Datasheet: f.datasheet}, nil
 }
