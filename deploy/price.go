@@ -15,8 +15,10 @@ import (
 // step being any mix of decode tokens and prefill chunks. A step's time is
 // the sum of
 //   - the token-wise ops (projections, MLP or experts, norms, rotary, cache
-//     writes, all-reduces) over all of its tokens: model's decode op list
-//     at a batch of that many tokens, less its attention and LM head;
+//     writes, all-reduces; the experts in the shape's layout, where ranks
+//     share them over every rank's tokens between a dispatch and a combine
+//     all-to-all) over all of its tokens: model's decode op list at a batch
+//     of that many tokens, less its attention and LM head;
 //   - the LM head and final norm over the sequences that emit a token;
 //   - decode attention of the decoding sequences at their mean context;
 //   - each prefill chunk's causal attention against its prefix.
