@@ -20,7 +20,7 @@ func (s *server) modelForm(r *http.Request) map[string]string {
 	i := func(v int64) string { return strconv.FormatInt(v, 10) }
 	return formValues(r, map[string]string{
 		"source": "builtin", "model": d.Model, "config": "", "devices": s.defaultKey(),
-		"tp": i(d.TP), "batch": i(d.Batch), "prompt": i(d.Prompt), "ctx": i(d.Ctx), "gen": i(d.Gen),
+		"tp": i(d.TP), "ep": i(d.EP), "moe-tp": i(d.MoETP), "batch": i(d.Batch), "prompt": i(d.Prompt), "ctx": i(d.Ctx), "gen": i(d.Gen),
 		"dtype": d.DType, "weights": "", "kv": "", "full-cache": "", "ops": "",
 	})
 }
@@ -51,7 +51,7 @@ func (s *server) modelQuery(f map[string]string) (model.Query, query.Errors) {
 	for _, x := range []struct {
 		field string
 		v     *int64
-	}{{"tp", &q.TP}, {"batch", &q.Batch}, {"prompt", &q.Prompt}, {"ctx", &q.Ctx}, {"gen", &q.Gen}} {
+	}{{"tp", &q.TP}, {"ep", &q.EP}, {"moe-tp", &q.MoETP}, {"batch", &q.Batch}, {"prompt", &q.Prompt}, {"ctx", &q.Ctx}, {"gen", &q.Gen}} {
 		*x.v = int64(formInt(f, x.field, &errs))
 	}
 	return q, errs

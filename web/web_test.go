@@ -180,8 +180,13 @@ func TestModelAPI(t *testing.T) {
 		{"devices=h100&model=gpt-9", "model", "gpt-9"},
 		{"devices=h100&source=config&config=%7B", "config", "config.json"},
 		{"devices=", "devices", "--devices '': empty"},
+		{"devices=b200&model=deepseek-r1&tp=8&ep=2&moe-tp=2", "ep", "expected a multiple of tp=8"},
 	} {
 		refuses(t, h, "/api/model?"+tc.query, tc.field, tc.want)
+	}
+	ep := get(h, "localhost", "/api/model?devices=b200&model=deepseek-r1&tp=2&ep=4&moe-tp=2")
+	if a := decode(t, ep); ep.Code != 200 || a.CLI != "gpucalc model deepseek-r1 --device b200 --tp 2 --ep 4 --moe-tp 2" {
+		t.Errorf("expert parallelism: status %d, cli %q, errors %q", ep.Code, a.CLI, a.Errors)
 	}
 	w := get(h, "localhost", "/api/model?devices=h100")
 	a := decode(t, w)
