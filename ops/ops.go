@@ -153,6 +153,12 @@ type Op struct {
 	// (SGLang, vLLM, TensorRT-LLM): this step's K and V are appended to the
 	// cache by a kernel of their own, then the attention kernel reads it.
 	Paged bool `json:"paged,omitempty"`
+	// KOnly is a paged decode step over a K-only cache (TensorRT-LLM's
+	// CacheType SELFKONLY, MLA's layout, which aiconfigurator's TensorRT-LLM
+	// attention collector builds): the block manager points V's block
+	// offsets at K's blocks (WindowBlockManager::setOffsets), so the cache
+	// holds K alone and V's reads find the lines K's brought into L2.
+	KOnly bool `json:"k_only,omitempty"`
 	// Naive attention writes and reads the score matrix; flash does not.
 	Naive bool `json:"naive,omitempty"`
 	// Impl is flash attention's schedule: "" (split, the default) lets
@@ -353,7 +359,11 @@ func (o Op) Cost() Cost {
 		c.MatrixFLOPs = 4 * scores * float64(o.HeadDim)
 		c.VectorFLOPs = softmaxFLOPs * scores
 		c.Transcendentals = scores
-		c.Bytes = 2*f(o.B, o.Heads, o.SeqQ, o.HeadDim)*in + 2*f(o.B, o.KVHeads, o.SeqK, o.HeadDim)*o.KVSize()
+		cache := 2.0
+		if o.KOnly {
+			cache = 1 // V's reads are K's blocks
+		}
+		c.Bytes = 2*f(o.B, o.Heads, o.SeqQ, o.HeadDim)*in + cache*f(o.B, o.KVHeads, o.SeqK, o.HeadDim)*o.KVSize()
 		if o.Paged {
 			// This step's K and V read and written into the cache.
 			c.Bytes += 2 * f(o.B, o.KVHeads, o.SeqQ, o.HeadDim) * (in + o.KVSize())

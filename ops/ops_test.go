@@ -52,6 +52,11 @@ func TestCost(t *testing.T) {
 		// decode, one query against 8 keys, causal: all 8 keys are visible,
 		// (1·8 − 1/2)/8 of the matrix by the continuous convention.
 		{"attention b=1 h=1 sq=1 sk=8 d=2 causal dtype=bf16", 4 * 7.5 * 2, 4 * 7.5, 7.5, (2*1*2 + 2*8*2) * 2},
+		// paged decode step: Q, O 2·(2·4)·2 = 32; K and V 2·(8·4)·2 = 128;
+		// this step's K and V read and written 2·4·(2+2) = 32. Over a
+		// K-only cache V's reads are K's: K once, 64.
+		{"attention b=1 h=2 kv=1 sq=1 sk=8 d=4 paged dtype=bf16", 256, 64, 16, 192},
+		{"attention b=1 h=2 kv=1 sq=1 sk=8 d=4 paged konly dtype=bf16", 256, 64, 16, 128},
 		// conv 1×2×4×4, 3 filters 3×3, pad 1: P=Q=4; 2·3·2·9·16; (32 + 54 + 48)·2 B.
 		{"conv2d n=1 c=2 h=4 w=4 k=3 r=3 s=3 pad=1 dtype=bf16", 1728, 0, 0, 268},
 		{"conv2d n=1 c=2 h=4 w=4 k=3 r=3 s=3 pad=same dtype=bf16", 1728, 0, 0, 268},
@@ -140,6 +145,7 @@ func TestParseRoundTrip(t *testing.T) {
 		"attention b=8 h=16 s=4096 d=128 naive dtype=fp16",
 		"attention b=1 h=32 kv=8 sq=1 sk=32768 d=128 impl=rows dtype=bf16",
 		"attention b=8 h=32 sq=1 sk=4096 d=128 impl=heads dtype=bf16",
+		"attention b=8 h=32 kv=8 sq=1 sk=4096 d=128 paged konly dtype=bf16",
 		"copy n=4096 repeat=4 dtype=bf16",
 		"conv2d n=64 c=64 h=56 w=56 k=64 r=3 s=3 pad=1 dtype=bf16",
 		"gelu n=1024 tanh dtype=fp32",
@@ -182,6 +188,8 @@ func TestParseErrors(t *testing.T) {
 		"attention b=1 h=1 s=8 d=8 impl=tiles",
 		"attention b=1 h=1 s=8 d=8 impl=rows impl=split",
 		"attention b=1 h=1 s=8 d=8 naive impl=rows",
+		"attention b=1 h=1 sq=1 sk=8 d=8 konly",
+		"attention b=1 h=1 s=8 d=8 paged konly",
 		"matmul m=1 n=1 k=1 impl=rows",
 		"copy n=10 repeat=4",
 		"relu n=8 repeat=2",

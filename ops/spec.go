@@ -18,7 +18,7 @@ const SpecHelp = `An op spec is the op's name followed by key=value pairs and fl
   linear    tokens= in= out= [bias] [quant=]                  a matmul with shared weight
   layernorm rows= cols=        rmsnorm rows= cols=        softmax rows= cols=
   gelu n= [erf|tanh]   gelu_tanh n=   relu n=   silu n=   add n=   mul n=   copy n= [repeat=]
-  attention b= h= [kv=] s= | sq= sk= d= [causal|full] [flash|naive] [impl=split|rows|heads] [kv_dtype=] [paged]
+  attention b= h= [kv=] s= | sq= sk= d= [causal|full] [flash|naive] [impl=split|rows|heads] [kv_dtype=] [paged [konly]]
   conv2d    n= c= h= w= k= r= s= [stride=1] [pad=0|same] [groups=1]
   allreduce n= | bytes= ranks= [impl=nccl]   a sum over tensor-parallel GPUs; impl=nccl: NCCL's own
             collective as nccl-tests times it (ring LL or Simple, or NVLS on NVLink switches), not calls back in a graph
@@ -52,6 +52,10 @@ paged is a serving engine's attention layer over a paged KV cache: a kernel
 appends this step's K and V to the cache before the attention kernel, and
 the layer costs its GPU family's fixed engine overhead besides (metadata,
 cache writes; fitted on aiconfigurator's SGLang tables).
+konly is a paged decode step (sq=1) over a K-only cache (TensorRT-LLM's
+SELFKONLY, as aiconfigurator's TensorRT-LLM collector builds it): V's block
+offsets point at K's blocks, so the cache is read once from memory and V's
+reads hit L2.
 copy repeat=R writes each of n/R input elements R times (repeat_kv).
 moe: h=hidden tokens on this GPU routed to topk of the experts (inter wide,
 gated SiLU unless ungated); tp splits every expert, ep the experts (this
@@ -264,6 +268,9 @@ func parse(spec string, dtype devices.DType) (Op, error) {
 	if o.Naive && o.Paged {
 		return Op{}, fmt.Errorf("op spec %s: paged is an engine's flash attention layer; naive attention has none", rows.Quote(spec))
 	}
+	if o.KOnly && (!o.Paged || o.SeqQ != 1) {
+		return Op{}, fmt.Errorf("op spec %s: konly is a paged decode step's K-only cache: add paged and give sq=1", rows.Quote(spec))
+	}
 	if o.Naive && o.Impl != "" {
 		return Op{}, fmt.Errorf("op spec %s: impl= schedules flash attention; naive attention has none", rows.Quote(spec))
 	}
@@ -340,8 +347,10 @@ func (o *Op) flag(w string) error {
 		o.Naive = w == "naive"
 	case w == "paged" && o.Kind == Attention:
 		o.Paged = true
+	case w == "konly" && o.Kind == Attention:
+		o.KOnly = true
 	default:
-		return fmt.Errorf("unknown word %s for %s (flags: bias for matmul/linear/conv2d; erf, tanh for gelu; causal, full, flash, naive, paged for attention; causal, absorbed, expanded for mla; gated, ungated for moe)", rows.Quote(w), o.Kind)
+		return fmt.Errorf("unknown word %s for %s (flags: bias for matmul/linear/conv2d; erf, tanh for gelu; causal, full, flash, naive, paged, konly for attention; causal, absorbed, expanded for mla; gated, ungated for moe)", rows.Quote(w), o.Kind)
 	}
 	return nil
 }
@@ -541,6 +550,9 @@ func (o Op) String() string {
 		}
 		if o.Paged {
 			b.WriteString(" paged")
+		}
+		if o.KOnly {
+			b.WriteString(" konly")
 		}
 		if o.Impl != "" {
 			b.WriteString(" impl=" + o.Impl)

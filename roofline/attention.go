@@ -35,6 +35,12 @@ const (
 // rows fit one tile (decode); a family whose engine runs prefill on its
 // forward kernel alone (engineForward) takes that kernel for it.
 func (m *Model) flashAttention(op ops.Op, c ops.Cost, rate float64) estimate {
+	if op.KOnly && !m.genericDecode(op) {
+		// Over a K-only cache a tile's V is the lines its K tile just
+		// brought: read again from L2 (A100 rows over 0.5-2 GB of K and
+		// V ran at 3.3 TB/s counting both, above its 2.04 TB/s DRAM).
+		m = m.warmed(c.Bytes, float64(op.B*op.KVHeads*op.SeqK*op.HeadDim)*op.KVSize())
+	}
 	switch op.Impl {
 	case ops.ImplRows:
 		g := op.Heads / op.KVHeads
@@ -50,7 +56,16 @@ func (m *Model) flashAttention(op ops.Op, c ops.Cost, rate float64) estimate {
 		// CTAs) and read the same K and V: the first read comes from
 		// where the cache lies, the group's others from L2.
 		again := 2 * float64(op.B*(op.Heads-op.KVHeads)*op.SeqK*op.HeadDim) * op.KVSize()
-		return m.warmed(c.Bytes, again).splitKV(op, rate, t)
+		first := c.Bytes
+		if op.KOnly {
+			// The generic kernel sweeps all of a head's keys before
+			// its values (QKᵀ, softmax, then PV), so over a K-only
+			// cache V's reads find K's lines gone from L2 and read
+			// them again (the A100's one-head rows over 0.5-2 GB of
+			// K and V: 1.73 TB/s, as distinct K and V).
+			first += float64(op.B*op.KVHeads*op.SeqK*op.HeadDim) * op.KVSize()
+		}
+		return m.warmed(first, again).splitKV(op, rate, t)
 	}
 	best := m.flashForward(op, c, rate)
 	if m.engineForward(op) {
