@@ -33,11 +33,14 @@ func (m *Model) quantGEMM(op ops.Op, key string, peak float64) estimate {
 	if f := m.eff.QuantCTA[string(op.Quant)]; f > 0 {
 		dp = dataParallel{cta: f * peak / float64(m.dev.SMs), minM: quantTileM[op.Quant]}
 	}
-	compute, memory := m.gemm(b, mm, n, k, g.Bytes, rate, dp)
+	compute, memory, reduce := m.gemm(b, mm, n, k, g.Bytes, rate, dp)
 	if op.Bias {
 		compute += float64(b*mm*n) / m.rate("fp32", m.vectorPeak())
 	}
 	e := m.kernel(compute, memory)
+	if reduce {
+		e = m.splitK(e)
+	}
 	if op.Quant.Scheme().Kernels == 0 {
 		return e // weight-only: the activation goes in as it is
 	}

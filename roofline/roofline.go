@@ -441,8 +441,12 @@ func (m *Model) estimate(op ops.Op, c ops.Cost, key string, peak float64) estima
 		if op.Path() == devices.Tensor && !aligned(op) {
 			r *= m.eff.GEMMUnaligned
 		}
-		compute, memory = m.gemm(b, mm, n, k, c.Bytes, r, dataParallel{})
+		var reduce bool
+		compute, memory, reduce = m.gemm(b, mm, n, k, c.Bytes, r, dataParallel{})
 		compute += c.VectorFLOPs / m.rate("fp32", m.vectorPeak())
+		if reduce {
+			return m.splitK(m.kernel(compute, memory))
+		}
 	case ops.Attention:
 		if op.Naive {
 			return m.naiveAttention(op, key, peak)
@@ -531,15 +535,27 @@ func (m *Model) vector(c ops.Cost, key string, peak float64) float64 {
 // (1024 23.3%, but 41% over the 128x1024x1024 GEMM measured warm).
 const streamKChunk = 512
 
+// splitKWaves is the most waves of CTAs a split-K GEMM fills: a library
+// splits K to fill the SMs and to shorten the tail of its last wave. One
+// constant, chosen on aiconfigurator's A100 and L40S GEMM tables (the
+// families without stream-K; with the split's reduction kernel priced): 2
+// waves left the A100's tiles of just over one wave (512×3584×65536: 112
+// tiles on 108 SMs, 927 µs measured, 259 TFLOP/s) at two waves' time; 3 and
+// 4 give the A100's bf16 table 8.6% (23.6%), 8 gives 8.2% (23.2%) but the
+// L40S's 15.0% median 16.2%.
+const splitKWaves = 4
+
 // gemm models batch × (M×N×K) on CTA tiles: for each tile shape (and split
-// of K when tiles are too few to fill the SMs) the compute time is the
+// of K, up to splitKWaves waves of CTAs, at the cost of a reduction kernel
+// that sums the fp32 partials) the compute time is the
 // number of waves times one tile's time at the SM's share of the
 // achievable rate, scaled by the tile's efficiency; memory time streams the
 // ideal bytes (plus split-K partial sums) at the memory-bound GEMM fraction
 // of streaming bandwidth, over the SMs the tiles occupy. The fastest choice
-// wins, as a library's heuristic picks its kernel. A data-parallel kernel
+// wins, as a library's heuristic picks its kernel; reduce says it splits K
+// (the caller adds the reduction kernel: splitK). A data-parallel kernel
 // (dp) is priced as its own kind (see dataParallel).
-func (m *Model) gemm(batch, M, N, K int64, bytes, rate float64, dp dataParallel) (compute, memory float64) {
+func (m *Model) gemm(batch, M, N, K int64, bytes, rate float64, dp dataParallel) (compute, memory float64, reduce bool) {
 	sms := float64(m.dev.SMs)
 	perSM := rate / sms
 	bw := m.gemmStream * m.eff.GEMMMemory
@@ -561,7 +577,7 @@ func (m *Model) gemm(batch, M, N, K int64, bytes, rate float64, dp dataParallel)
 		}
 		tiles := float64(batch) * ceilDiv(M, int64(tl.M)) * ceilDiv(N, int64(tl.N))
 		for split := int64(1); split <= 16; split *= 2 {
-			if split > 1 && (dp.on() || tiles*float64(split) > 2*sms || K/split < 256) {
+			if split > 1 && (dp.on() || tiles*float64(split) > splitKWaves*sms || K/split < 256) {
 				break
 			}
 			kk := ceilDiv(K, split)
@@ -590,17 +606,36 @@ func (m *Model) gemm(batch, M, N, K int64, bytes, rate float64, dp dataParallel)
 				}
 				active = 1
 			}
-			extra := 0.0
+			extra, fix := 0.0, 0.0
 			if split > 1 {
 				extra = float64(split) * float64(batch*M*N) * 4 * 2 // fp32 partials written and read
+				fix = m.kernelPeriod()
 			}
 			tm := (bytes + extra) / (bw * active)
-			if t := math.Max(tc, tm); t < best {
-				best, compute, memory = t, tc, tm
+			if t := math.Max(tc, tm) + fix; t < best {
+				best, compute, memory, reduce = t, tc, tm, split > 1
 			}
 		}
 	}
-	return compute, memory
+	return compute, memory, reduce
+}
+
+// splitK adds to a GEMM split over K the kernel that sums its fp32 partials
+// (cuBLASLt's splitKreduce_kernel, in gpucalc's own H100 traces:
+// trace/testdata/): its bytes are in the GEMM's, its launch is its own.
+func (m *Model) splitK(e estimate) estimate {
+	e.kernels++
+	return e
+}
+
+// kernelPeriod is what one more kernel adds to an op's time: under CUDA
+// graph replay the graph's kernel period, launched eagerly one launch
+// period (see opTime).
+func (m *Model) kernelPeriod() float64 {
+	if m.cond.graph() {
+		return m.eff.GraphKernel
+	}
+	return m.period()
 }
 
 // dataParallel describes a data-parallel GEMM kernel: each CTA computes

@@ -51,7 +51,7 @@ const (
 	// Python forward (use_reentrant=False); the median over the
 	// checkpointed rows of testdata/multigpu_fam_x2.csv
 	// (TestCheckpointLayerHost).
-	CheckpointLayerHost = 2.20e-3
+	CheckpointLayerHost = 2.12e-3
 )
 
 // Causes of host time.
