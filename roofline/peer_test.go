@@ -307,8 +307,9 @@ func TestPeerDefault(t *testing.T) {
 // a warm L2 at their own rate (the L40 probe at the H100's GEMM-to-probe
 // ratio) and Ada's paged layers over a cache of the compute type at their
 // own fixed cost; then with the A100's decode steps over its collector's
-// K-only cache, and a split-K GEMM's reduction kernel (up to splitKWaves
-// waves of split CTAs, the A100's and B200's ramps refitted). A cell that
+// K-only cache, a split-K GEMM's reduction kernel (up to splitKWaves
+// waves of split CTAs, the A100's and B200's ramps refitted), and the
+// A100's decode steps with their own fixed cost. A cell that
 // met the goal is held to the goal; every other cell to its
 // figures (0.5 points of slack).
 //
@@ -329,7 +330,7 @@ func TestPeerDefault(t *testing.T) {
 var peerWarmGraph = map[string][3]float64{
 	"a100_sxm all-reduce < 1 MiB": {5.35, 19.35, 0.05},
 	"a100_sxm all-reduce ≥ 1 MiB": {4.95, 14.35, 0.05},
-	"a100_sxm decode attention":   {16.85, 36.95, 0.05},
+	"a100_sxm decode attention":   {15.15, 37.45, 0.05},
 	"a100_sxm gemm bfloat16":      {8.65, 23.65, 0.05},
 	"a100_sxm prefill attention":  {5.95, 31.95, 0.05},
 	"h100_sxm all-reduce < 1 MiB": {3.85, 12.45, 0.05},
@@ -418,8 +419,8 @@ func TestPeerWarmGraph(t *testing.T) {
 // head, or more than 32), priced as a CTA per query head: before, they
 // were priced 32% slow (one head per KV head) and 86% fast (48 and more)
 // at the median. Each group's median |error| is held where it was
-// recorded (13.5% and 15.4% over the collector's K-only cache, 0.5 points
-// of slack).
+// recorded (12.6% and 14.3% over the collector's K-only cache with
+// Ampere's decode fixed cost, 0.5 points of slack).
 func TestPeerGenericDecode(t *testing.T) {
 	m := mustNew(t, device(t, "a100-sxm4-80gb")).Under(Conditions{L2: L2Warm, Launch: LaunchGraph})
 	rows, _ := peerRows(t, "a100_sxm", "generation_attention", attentionSpec(true, true, true))
@@ -443,7 +444,7 @@ func TestPeerGenericDecode(t *testing.T) {
 		}
 		errs[k] = append(errs[k], math.Abs(p.Expected-r.measured)/r.measured)
 	}
-	for k, want := range map[string]float64{"one query head per KV head": 14.0, "over 32 query heads per KV head": 15.9} {
+	for k, want := range map[string]float64{"one query head per KV head": 13.1, "over 32 query heads per KV head": 14.8} {
 		e := errs[k]
 		if len(e) < 500 {
 			t.Fatalf("%s: %d rows, want at least 500", k, len(e))
