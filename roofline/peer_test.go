@@ -351,9 +351,9 @@ var peerWarmGraph = map[string][3]float64{
 	"l40s all-reduce < 1 MiB":     {7.95, 35.65, 0.05},
 	"l40s all-reduce ≥ 1 MiB":     {7.55, 13.45, 0.05},
 	"l40s decode attention":       {14.05, 48.65, 0.05},
-	"l40s gemm bfloat16":          {11.45, 33.75, 0.05},
-	"l40s gemm fp8":               {7.45, 21.85, 0.05},
-	"l40s gemm fp8_block":         {9.35, 30.55, 0.05},
+	"l40s gemm bfloat16":          {12.15, 32.35, 0.05},
+	"l40s gemm fp8":               {7.25, 19.45, 0.05},
+	"l40s gemm fp8_block":         {9.35, 30.45, 0.05},
 	"l40s prefill attention":      {14.05, 42.25, 0.05},
 }
 
