@@ -106,6 +106,16 @@ type Efficiency struct {
 	// deep; fp8 kernels also transpose V and convert P in registers); a
 	// key without a figure gets the GEMM rate.
 	AttentionMMA map[string]float64 `json:"attention_mma,omitempty"`
+	// TritonMMA is, as AttentionMMA, the fraction of the family's GEMM
+	// rate that a serving engine's Triton attention kernels (impl=triton)
+	// reach for their products, by peak key; a key without a figure gets
+	// the family's AttentionMMA.
+	TritonMMA map[string]float64 `json:"triton_mma,omitempty"`
+	// TritonRead is the bytes per clock one CTA of a Triton decode
+	// kernel reads its K and V at (a CTA of a few warps gathers them
+	// row by row through the page table, two blocks in flight); zero:
+	// no such limit.
+	TritonRead float64 `json:"triton_cta_bytes_per_clock,omitempty"`
 	// KVDequant is the KV-cache elements per SM per clock a paged
 	// attention kernel converts from a narrower cache type (fp8) to its
 	// compute type.
@@ -218,6 +228,8 @@ type efficiencyFile struct {
 		AttnGroup   sourced            `yaml:"attention_group_max"`
 		AttnHeadCTA sourced            `yaml:"attention_head_cta"`
 		AttnMMA     map[string]sourced `yaml:"attention_mma"`
+		TritonMMA   map[string]sourced `yaml:"triton_mma"`
+		TritonRead  sourced            `yaml:"triton_cta_bytes_per_clock"`
 		PrefillCTA  sourced            `yaml:"prefill_cta"`
 		KVDequant   sourced            `yaml:"kv_dequant_per_sm_per_clock"`
 		QuantFixed  map[string]sourced `yaml:"quant_fixed"`
@@ -378,6 +390,7 @@ func parseEfficiency(data []byte) (*efficiencyTable, error) {
 			{"graph_ramp", a.GraphRamp, &e.GraphRamp, units.ParseDuration, nil, ""},
 			{"attention_cta", a.AttnCTA, &e.AttentionCTA, units.ParseDuration, nil, ""},
 			{"prefill_cta", a.PrefillCTA, &e.PrefillCTA, units.ParseDuration, nil, ""},
+			{"triton_cta_bytes_per_clock", a.TritonRead, &e.TritonRead, frac, nil, ""},
 			{"attention_group_max", a.AttnGroup, &group, frac, func(v float64) bool { return v >= 1 && v == math.Trunc(v) }, "a whole number of heads"},
 			{"weight_cycle_l2", a.WeightCycle, &e.WeightCycleL2, frac, func(v float64) bool { return v >= 0 && v <= 1 }, "in [0, 1]"},
 			{"attention_head_cta", a.AttnHeadCTA, &e.AttentionHeadCTA, units.ParseDuration, nil, ""},
@@ -412,6 +425,7 @@ func parseEfficiency(data []byte) (*efficiencyTable, error) {
 			{"quant_cta", a.QuantCTA, &e.QuantCTA, frac, nil},
 			{"quant_fixed", a.QuantFixed, &e.QuantFixed, units.ParseDuration, nil},
 			{"attention_mma", a.AttnMMA, &e.AttentionMMA, frac, func(v float64) bool { return v > 0 && v <= 1 }},
+			{"triton_mma", a.TritonMMA, &e.TritonMMA, frac, func(v float64) bool { return v > 0 && v <= 1 }},
 		} {
 			for k, sv := range x.m {
 				if v, err = num(at(x.key+"."+k), sv, x.parse); err != nil {
@@ -480,6 +494,7 @@ func (d Device) Efficiency() (Efficiency, error) {
 	e.L2PerSMPerClock, e.GraphKernel, e.PagedAttention, e.StreamK = a.L2PerSMPerClock, a.GraphKernel, a.PagedAttention, a.StreamK
 	e.QuantFixed, e.QuantCTA, e.GraphRamp, e.AttentionCTA, e.KVDequant = a.QuantFixed, a.QuantCTA, a.GraphRamp, a.AttentionCTA, a.KVDequant
 	e.AttentionMMA, e.AttentionGroupMax, e.AttentionHeadCTA = a.AttentionMMA, a.AttentionGroupMax, a.AttentionHeadCTA
+	e.TritonMMA, e.TritonRead = a.TritonMMA, a.TritonRead
 	e.PagedDecode, e.WeightCycleL2, e.GEMML2PerSMPerClock = a.PagedDecode, a.WeightCycleL2, a.GEMML2PerSMPerClock
 	e.PrefillCTA, e.PagedNative = a.PrefillCTA, a.PagedNative
 	if d.SFUPerSMPerClock > 0 {

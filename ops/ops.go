@@ -56,6 +56,12 @@ const (
 	ImplSplit = "split"
 	ImplRows  = "rows"
 	ImplHeads = "heads"
+	// ImplTriton is a serving engine's Triton attention kernels (SGLang's
+	// triton backend: a CTA per sequence × query head × query tile at
+	// prefill, and at decode a CTA per sequence × group of up to 16 query
+	// heads × split of the keys), compiled by Triton rather than written
+	// by hand.
+	ImplTriton = "triton"
 	// ImplNCCL prices an all-reduce as NCCL's own collective, as
 	// nccl-tests times it (Op.Impl of an allreduce).
 	ImplNCCL = "nccl"
@@ -168,7 +174,8 @@ type Op struct {
 	// KV group's query heads into query rows of one head and never splits
 	// (one CTA per batch × KV head at decode); ImplHeads gives each query
 	// head its own CTA and never splits (a masked SDPA kernel, at decode
-	// one CTA per batch × query head).
+	// one CTA per batch × query head); ImplTriton tiles as SGLang's
+	// Triton attention kernels do.
 	Impl string `json:"impl,omitempty"`
 
 	// Conv2d: input N×C×H×W, K filters of C/Groups×R×S, Stride, Pad on

@@ -259,8 +259,8 @@ func TestShape(t *testing.T) {
 	}
 }
 
-// TestImpl: impl=split is the default schedule (stored as ""); impl=rows is
-// kept; both cost the same ideal FLOPs and bytes.
+// TestImpl: impl=split is the default schedule (stored as ""); impl=rows and
+// impl=triton are kept; schedules cost the same ideal FLOPs and bytes.
 func TestImpl(t *testing.T) {
 	def, err := Parse("attention b=1 h=32 kv=8 sq=1 sk=4096 d=128")
 	if err != nil {
@@ -270,6 +270,10 @@ func TestImpl(t *testing.T) {
 	rows, _ := Parse("attention b=1 h=32 kv=8 sq=1 sk=4096 d=128 impl=ROWS")
 	if def != split || rows.Impl != ImplRows {
 		t.Errorf("default %+v, split %+v, rows %q", def, split, rows.Impl)
+	}
+	triton := mustParse(t, "attention b=1 h=32 kv=8 sq=1 sk=4096 d=128 paged impl=Triton")
+	if triton.Impl != ImplTriton || triton.String() != "attention b=1 h=32 kv=8 sq=1 sk=4096 d=128 paged impl=triton dtype=bf16" {
+		t.Errorf("impl=Triton: %q, %q", triton.Impl, triton.String())
 	}
 	if def.Cost() != rows.Cost() {
 		t.Errorf("schedules change the ideal cost: %+v vs %+v", def.Cost(), rows.Cost())

@@ -18,7 +18,7 @@ const SpecHelp = `An op spec is the op's name followed by key=value pairs and fl
   linear    tokens= in= out= [bias] [quant=]                  a matmul with shared weight
   layernorm rows= cols=        rmsnorm rows= cols=        softmax rows= cols=
   gelu n= [erf|tanh]   gelu_tanh n=   relu n=   silu n=   add n=   mul n=   copy n= [repeat=]
-  attention b= h= [kv=] s= | sq= sk= d= [causal|full] [flash|naive] [impl=split|rows|heads] [kv_dtype=] [paged [konly]]
+  attention b= h= [kv=] s= | sq= sk= d= [causal|full] [flash|naive] [impl=split|rows|heads|triton] [kv_dtype=] [paged [konly]]
   conv2d    n= c= h= w= k= r= s= [stride=1] [pad=0|same] [groups=1]
   allreduce n= | bytes= ranks= [impl=nccl]   a sum over tensor-parallel GPUs; impl=nccl: NCCL's own
             collective as nccl-tests times it (ring LL or Simple, or NVLS on NVLink switches), not calls back in a graph
@@ -368,10 +368,10 @@ func (o *Op) setImpl(val string) error {
 	switch strings.ToLower(val) {
 	case ImplSplit:
 		o.Impl = ""
-	case ImplRows, ImplHeads:
+	case ImplRows, ImplHeads, ImplTriton:
 		o.Impl = strings.ToLower(val)
 	default:
-		return fmt.Errorf("impl=%s: expected split, rows or heads", rows.Quote(val))
+		return fmt.Errorf("impl=%s: expected split, rows, heads or triton", rows.Quote(val))
 	}
 	return nil
 }

@@ -452,10 +452,15 @@ func (m *Model) estimate(op ops.Op, c ops.Cost, key string, peak float64) estima
 			return m.naiveAttention(op, key, peak)
 		}
 		rate := m.rate(key, peak)
-		if op.Paged {
-			rate = m.attentionRate(key, rate)
+		var e estimate
+		switch {
+		case op.Impl == ops.ImplTriton:
+			e = m.tritonAttention(op, c, rate, m.tritonFraction(key))
+		case op.Paged:
+			e = m.flashAttention(op, c, m.attentionRate(key, rate))
+		default:
+			e = m.flashAttention(op, c, rate)
 		}
-		e := m.flashAttention(op, c, rate)
 		if op.Paged {
 			fixed := m.eff.PagedAttention
 			if op.KVSize() >= op.DType.Size() {
