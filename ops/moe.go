@@ -243,6 +243,9 @@ func (o Op) moeString(b *strings.Builder) {
 	if o.Ungated {
 		b.WriteString(" ungated")
 	}
+	if o.Impl != "" {
+		b.WriteString(" impl=" + o.Impl)
+	}
 }
 
 // MaxExperts is the most experts a moe op takes: a hundred times today's

@@ -56,16 +56,31 @@ const (
 	ImplSplit = "split"
 	ImplRows  = "rows"
 	ImplHeads = "heads"
-	// ImplTriton is a serving engine's Triton attention kernels (SGLang's
-	// triton backend: a CTA per sequence × query head × query tile at
-	// prefill, and at decode a CTA per sequence × group of up to 16 query
-	// heads × split of the keys), compiled by Triton rather than written
-	// by hand.
+	// ImplTriton is a serving engine's Triton kernels (SGLang's): for
+	// attention its triton backend (a CTA per sequence × query head ×
+	// query tile at prefill, and at decode a CTA per sequence × group of
+	// up to 16 query heads × split of the keys); for a moe op its fused
+	// MoE (fused_moe_kernel), tiled by its tuned configuration files.
 	ImplTriton = "triton"
 	// ImplNCCL prices an all-reduce as NCCL's own collective, as
 	// nccl-tests times it (Op.Impl of an allreduce).
 	ImplNCCL = "nccl"
 )
+
+// MoE kernels (Op.Impl of a moe op): the serving engine's (SGLang's) MoE
+// runners (and ImplTriton), "" for the one it runs by default on the
+// device.
+const (
+	// ImplTRTLLM is FlashInfer's TensorRT-LLM MoE (datacenter Blackwell).
+	ImplTRTLLM = "trtllm"
+	// ImplCUTLASS is FlashInfer's CUTLASS MoE.
+	ImplCUTLASS = "cutlass"
+	// ImplMarlin is the Marlin weight-only MoE.
+	ImplMarlin = "marlin"
+)
+
+// MoEImpls lists the moe op's kernels, for help text and errors.
+var MoEImpls = []string{ImplTriton, ImplTRTLLM, ImplCUTLASS, ImplMarlin}
 
 // Kinds lists every operation, for help text and errors.
 var Kinds = []Kind{Matmul, Linear, LayerNorm, RMSNorm, Softmax, GELU, ReLU, SiLU, Add, Mul, Copy, Attention, Conv2D, AllReduce, AllToAll, MoE, MLA}
@@ -175,7 +190,8 @@ type Op struct {
 	// (one CTA per batch × KV head at decode); ImplHeads gives each query
 	// head its own CTA and never splits (a masked SDPA kernel, at decode
 	// one CTA per batch × query head); ImplTriton tiles as SGLang's
-	// Triton attention kernels do.
+	// Triton attention kernels do. A moe op's names its kernel (ImplTriton…;
+	// "" the device's default), an allreduce's ImplNCCL.
 	Impl string `json:"impl,omitempty"`
 
 	// Conv2d: input N×C×H×W, K filters of C/Groups×R×S, Stride, Pad on

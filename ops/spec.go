@@ -2,6 +2,7 @@ package ops
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -24,7 +25,8 @@ const SpecHelp = `An op spec is the op's name followed by key=value pairs and fl
             collective as nccl-tests times it (ring LL or Simple, or NVLS on NVLink switches), not calls back in a graph
   alltoall  n= | bytes= ranks=   each GPU's n elements in equal parts to every GPU (EP dispatch)
   moe       tokens= hidden= inter= topk= experts= [tp=1] [ep=1] [dtype=|quant=]
-            [dist=balanced|uniform|power_law:A] [gated|ungated]   a mixture-of-experts layer on one GPU
+            [dist=balanced|uniform|power_law:A] [gated|ungated]
+            [impl=triton|trtllm|cutlass|marlin]   a mixture-of-experts layer on one GPU
   mla       b= h= sq= sk= [causal] [kv_dtype=] [absorbed|expanded] [kv_lora=512]
             [rope=64] [nope=128] [v=128] [q_lora=1536]   latent attention (DeepSeek-V3 geometry)
 dtype= is fp64, fp32, tf32, bf16 (default), fp16, fp8 (e4m3), e5m2, int8 or fp4.
@@ -65,7 +67,11 @@ busiest expert this GPU holds; quant= is a matmul's scheme, for the
 experts' GEMMs (bf16 for none; w4a16_mxfp4 and int4_wo keep bf16 GEMMs on
 4-bit weights; nvfp4 and mxfp4 need fp4 tensor cores). The router's logits
 are a linear layer of their own and the all-to-all dispatch a collective
-(alltoall), not in it.
+(alltoall), not in it. impl= names SGLang's MoE kernel: triton (fused MoE,
+tiled by SGLang's tuned configuration for the GPU and shape, else its
+default; 4-bit mxfp4 weights upcast to bf16 at load), trtllm (FlashInfer's
+TensorRT-LLM kernels, datacenter Blackwell), cutlass or marlin; by default
+trtllm on datacenter Blackwell, triton elsewhere.
 mla: h query heads on this GPU; expanded (default when sq > 1) attends over
 per-head keys (nope+rope) and values (v) the model projected from the
 latent; absorbed (default when sq = 1, FlashMLA's form) over the latent
@@ -190,7 +196,7 @@ func parse(spec string, dtype devices.DType) (Op, error) {
 				o.KVType, err = devices.ParseDType(val)
 			}
 		case "impl":
-			if kind != Attention && kind != AllReduce {
+			if kind != Attention && kind != AllReduce && kind != MoE {
 				err = fmt.Errorf("unknown key %s for %s", rows.Quote(key), kind)
 			} else if err = once("impl", f); err == nil {
 				err = o.setImpl(val)
@@ -358,6 +364,14 @@ func (o *Op) flag(w string) error {
 // setImpl sets flash attention's schedule; split, the default, is stored
 // as "".
 func (o *Op) setImpl(val string) error {
+	if o.Kind == MoE {
+		v := strings.ToLower(val)
+		if !slices.Contains(MoEImpls, v) {
+			return fmt.Errorf("impl=%s: expected %s (or no impl=: the kernel the engine runs by default on the GPU)", rows.Quote(val), strings.Join(MoEImpls, ", "))
+		}
+		o.Impl = v
+		return nil
+	}
 	if o.Kind == AllReduce {
 		if !strings.EqualFold(val, ImplNCCL) {
 			return fmt.Errorf("impl=%s: expected nccl (or no impl=: calls back to back as engines make them)", rows.Quote(val))

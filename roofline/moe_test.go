@@ -42,7 +42,9 @@ func TestOwnH100(t *testing.T) {
 			continue
 		}
 		ms, _ := strconv.ParseFloat(r[col["latency_ms"]], 64)
-		moe = append(moe, row{fmt.Sprintf("moe tokens=%s hidden=%s inter=%s topk=%s experts=%s", r[col["num_tokens"]], r[col["hidden_size"]],
+		// torch._grouped_mm is a CUTLASS grouped GEMM on sm_90
+		// (ATen's GroupMM.cu), not SGLang's Triton fused MoE.
+		moe = append(moe, row{fmt.Sprintf("moe tokens=%s hidden=%s inter=%s topk=%s experts=%s impl=cutlass", r[col["num_tokens"]], r[col["hidden_size"]],
 			r[col["inter_size"]], r[col["topk"]], r[col["num_experts"]]), ms * 1e-3})
 	}
 	recs, col = testfile.CSV(t, "testdata/mla_h100.csv")
