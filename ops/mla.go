@@ -105,7 +105,4 @@ func (o Op) mlaString(b *strings.Builder) {
 	} else {
 		b.WriteString(" expanded")
 	}
-	if o.KVType != "" {
-		fmt.Fprintf(b, " kv_dtype=%s", o.KVType)
-	}
 }

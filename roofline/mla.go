@@ -3,6 +3,7 @@ package roofline
 import (
 	"math"
 
+	"github.com/gpucalc/gpucalc/devices"
 	"github.com/gpucalc/gpucalc/ops"
 )
 
@@ -33,6 +34,15 @@ func (m *Model) mla(op ops.Op, c ops.Cost, rate float64) estimate {
 		kvSize = op.KVType.Size()
 	}
 	write := m.kernel(0, float64(op.B*op.SeqQ*(op.KVLoRA+op.Rope))*kvSize/m.stream)
+	if _, cast := mlaCast[m.dev.Architecture]; kvSize < op.DType.Size() && !cast {
+		// Where the engine's kernels read a quantized cache as it is
+		// (SGLang's TensorRT-LLM MLA backend casts the query, or the
+		// expanded prefill's query, keys and values, to fp8 instead),
+		// their products run at the cache type's GEMM rate.
+		if p, err := m.dev.Peak(op.KVType, devices.Tensor); err == nil {
+			rate = m.rate(devices.PeakKey(op.KVType, devices.Tensor), p)
+		}
+	}
 	// The expanded form also assembles each head's query and key from
 	// their nope and rotary parts (a kernel each), prefill over a
 	// latent cache concatenates the rotary key, and an fp8 cache is
@@ -45,6 +55,16 @@ func (m *Model) mla(op ops.Op, c ops.Cost, rate float64) estimate {
 	}
 	if kvSize < op.DType.Size() {
 		extra++
+		if !op.Absorbs() {
+			// Over an fp8 cache the expanded prefill runs in fp8: the
+			// query, keys and values are each cast to it first, a
+			// kernel apiece (SGLang's TensorRT-LLM MLA backend,
+			// _quantize_fp8_qkv, before trtllm_ragged_attention_deepseek).
+			q := float64(op.B * op.SeqQ * op.Heads * g.QK)
+			kv := float64(op.B * op.SeqK * op.Heads * (g.QK + g.V))
+			write.work += (q + kv) * (op.DType.Size() + kvSize) / m.stream
+			extra += 2
+		}
 	}
 	// Each kernel waits for the one before: all but the first pay the
 	// kernel ramp on top of their work.
@@ -62,6 +82,11 @@ func (m *Model) mla(op ops.Op, c ops.Cost, rate float64) estimate {
 		ctas := float64(op.B*op.Heads) * ceilDiv(op.SeqQ, flashBlock)
 		cta := perBlock * m.flashBlockTime(flashBlock, cols, d, rate)
 		compute := math.Max(math.Ceil(ctas/sms)*cta, ctas/sms*cta/r[0])
+		if !op.Absorbs() {
+			// The engine's forward kernel spends the family's SM time on
+			// every CTA however short (PrefillCTA, as paged prefill's).
+			compute += ctas * m.eff.PrefillCTA / sms
+		}
 		return withWrite(m.kernel(compute, c.Bytes/(bw*m.active(ctas))))
 	}
 	// A prefill's few queries run the prefill kernels (their CTAs at the
