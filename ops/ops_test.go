@@ -300,6 +300,8 @@ func TestMoEMLASpecs(t *testing.T) {
 	for _, spec := range []string{
 		"moe tokens=16 hidden=7168 inter=2048 topk=8 experts=256 tp=2 ep=4 dist=power_law:1.2 quant=fp8_block",
 		"moe tokens=1 hidden=2880 inter=2880 topk=4 experts=128 dist=uniform quant=w4a16_mxfp4",
+		"moe tokens=64 hidden=4096 inter=14336 topk=2 experts=8 ep=2 impl=triton",
+		"moe tokens=64 hidden=2048 inter=5120 topk=22 experts=512 ungated impl=cutlass",
 		"mla b=8 h=16 sq=1 sk=4096 absorbed kv_dtype=fp8_e4m3 dtype=bf16",
 		"mla b=1 h=128 sq=2048 sk=2048 nope=192 v=256 causal expanded dtype=bf16",
 	} {
@@ -321,7 +323,8 @@ func TestMoEMLASpecs(t *testing.T) {
 		t.Errorf("absorbed mla cost %+v", c)
 	}
 	for _, bad := range []string{"moe tokens=1 hidden=8 inter=8 topk=9 experts=8", "moe tokens=1 hidden=8 inter=8 topk=1 experts=70000",
-		"moe tokens=1 hidden=8 inter=6 topk=1 experts=8 tp=4"} {
+		"moe tokens=1 hidden=8 inter=6 topk=1 experts=8 tp=4", "moe tokens=1 hidden=8 inter=8 topk=1 experts=8 impl=deepgemm",
+		"matmul m=8 n=8 k=8 impl=triton"} {
 		if _, err := Parse(bad); err == nil {
 			t.Errorf("%s: no error", bad)
 		}

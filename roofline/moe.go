@@ -1,6 +1,7 @@
 package roofline
 
 import (
+	"fmt"
 	"math"
 
 	"github.com/gpucalc/gpucalc/devices"
@@ -122,6 +123,28 @@ func (m *Model) moeImpl(op ops.Op) string {
 // table (a 22-of-512 layer of 2048×5120 experts reads its 21.5 GB in
 // 32.7 ms at 64 tokens).
 var moeUngated = map[string][2]float64{"Hopper": {0.1, 0.2}}
+
+// moeKernelNames are the moe op's kernels as the output names them.
+var moeKernelNames = map[string]string{ops.ImplTriton: "Triton fused MoE", ops.ImplTRTLLM: "FlashInfer's TensorRT-LLM MoE",
+	ops.ImplCUTLASS: "FlashInfer's CUTLASS MoE", ops.ImplMarlin: "Marlin MoE"}
+
+// moeNote says which kernel prices op, and under Triton its configuration.
+func (m *Model) moeNote(op ops.Op) string {
+	how := "its default on this GPU; impl= picks another"
+	if op.Impl != "" {
+		how = "impl=" + op.Impl
+	}
+	note := fmt.Sprintf("priced as SGLang's %s (%s)", moeKernelNames[m.moeImpl(op)], how)
+	if !m.moePath(op).triton {
+		return note
+	}
+	c, tuned := tritonConfig(cudaName(m.dev.Aliases), op.LocalExperts(), op.LocalInter(), op.Tokens, op.Quant == ops.QuantFP8Block, false)
+	src := "SGLang's tuned configuration for"
+	if !tuned {
+		src = "get_default_config's tiles: SGLang has no tuned configuration for"
+	}
+	return fmt.Sprintf("%s, %s E=%d, N=%d on this GPU: %d×%d×%d tiles at %d tokens", note, src, op.LocalExperts(), op.LocalInter(), c.BM, c.BN, c.BK, op.Tokens)
+}
 
 // moeKernel is how the engine's MoE kernel on a device runs a layer: the
 // fraction of the GEMM rate its grouped GEMMs reach, the fraction of the

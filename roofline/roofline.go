@@ -272,6 +272,7 @@ func (m *Model) Analyze(op ops.Op) (Point, error) {
 		// A MoE op's cost counts only what surely happens; its
 		// kernels touch the experts it is expected to hit.
 		inL2 = m.fitsL2(m.moeWorkingSet(op))
+		p.Notes = append(p.Notes, m.moeNote(op))
 	}
 	if inL2 && m.cond.warm() {
 		pricing = m.warmed(cold, warm)
