@@ -3,8 +3,10 @@ package deploy
 import (
 	"bytes"
 	"fmt"
+	"maps"
 	"math"
 	"os"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -167,21 +169,7 @@ func TestScoreByFamily(t *testing.T) {
 	for _, x := range s {
 		groups[x.family+" "+x.mode] = append(groups[x.family+" "+x.mode], x)
 	}
-	// Refusing these rows is right while answering them misses the goals
-	// by far; should the one-of-each answer come within them, answer them.
-	if g := summarize(groups["all"]); g.tpotMed <= 0.10 && g.ttftMed <= 0.20 {
-		t.Errorf("the unsized disaggregated rows answered with one worker of each: TPOT %.1f%%, TTFT %.1f%% median, within the goals: answer them rather than refuse", 100*g.tpotMed, 100*g.ttftMed)
-	}
-	var keys []string
-	for k := range groups {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		g := summarize(groups[k])
-		t.Logf("%-56s rows %4d answered %5.1f%% not fitting %4.1f%%  TPOT %5.1f%% / %6.1f%%  TTFT %5.1f%% / %6.1f%%", k, g.rows, 100*g.answered, 100*g.notFit,
-			100*g.tpotMed, 100*g.tpotP90, 100*g.ttftMed, 100*g.ttftP90)
-	}
+	logGroups(t, groups)
 }
 
 // TestScoreUnsizedDisagg logs (go test -run ScoreUnsizedDisagg -v, about two
@@ -227,14 +215,21 @@ func TestScoreUnsizedDisagg(t *testing.T) {
 			groups[k] = append(groups[k], x)
 		}
 	}
-	var keys []string
-	for k := range groups {
-		keys = append(keys, k)
+	// Refusing these rows is right while answering them misses the goals
+	// by far; should the one-of-each answer come within them, answer them.
+	if g := summarize(groups["all"]); g.tpotMed <= 0.10 && g.ttftMed <= 0.20 {
+		t.Errorf("the unsized disaggregated rows answered with one worker of each: TPOT %.1f%%, TTFT %.1f%% median, within the goals: answer them rather than refuse", 100*g.tpotMed, 100*g.ttftMed)
 	}
-	sort.Strings(keys)
+	logGroups(t, groups)
+}
+
+// logGroups logs each group's figures, by name.
+func logGroups(t *testing.T, groups map[string][]scored) {
+	t.Helper()
+	keys := slices.Sorted(maps.Keys(groups))
 	for _, k := range keys {
 		g := summarize(groups[k])
-		t.Logf("%-18s rows %4d answered %5.1f%% not fitting %4.1f%%  TPOT %5.1f%% / %6.1f%%  TTFT %5.1f%% / %6.1f%%", k, g.rows, 100*g.answered, 100*g.notFit,
+		t.Logf("%-56s rows %4d answered %5.1f%% not fitting %4.1f%%  TPOT %5.1f%% / %6.1f%%  TTFT %5.1f%% / %6.1f%%", k, g.rows, 100*g.answered, 100*g.notFit,
 			100*g.tpotMed, 100*g.tpotP90, 100*g.ttftMed, 100*g.ttftP90)
 	}
 }
