@@ -265,10 +265,12 @@ type feed struct {
 	lines  *Lines
 	filter func([]byte) []byte
 	first  int // lines read before the CSV started
-	buf    []byte
-	used   int
-	start  int // the line the current record starts on
-	err    error
+	// buf is what is left to hand of the line in line's array (kept
+	// whole, so that each line reuses it: buf moves forward in it).
+	buf, line []byte
+	used      int
+	start     int // the line the current record starts on
+	err       error
 }
 
 func (f *feed) Read(p []byte) (int, error) {
@@ -291,7 +293,8 @@ func (f *feed) Read(p []byte) (int, error) {
 			f.err = &Error{f.start, fmt.Errorf("the CSV record that starts here (an unclosed quote?) is %w", ErrTooLong)}
 			return 0, f.err
 		}
-		f.buf = append(append(f.buf[:0], line...), '\n')
+		f.line = append(append(f.line[:0], line...), '\n')
+		f.buf = f.line
 	}
 	n := copy(p, f.buf)
 	f.buf = f.buf[n:]
