@@ -28,9 +28,10 @@ type Launches struct {
 	// lists[0] is nil.
 	lists     [][]string
 	listIndex map[string]uint32
-	// works are the kernels' work by precision, a run per kernel; keys the
-	// precisions, by index.
-	works []work
+	// works are the kernels' work by precision, a run per kernel (in
+	// blocks: a slice grown to millions copies itself into fresh memory at
+	// each doubling); keys the precisions, by index.
+	works rows.Blocks[work]
 	keys  []Work
 	// devices are the texts that name a kernel's device, in order of first
 	// appearance.
@@ -144,14 +145,14 @@ func (l *Launches) add(k *Kernel) {
 	if k.Launch != nil {
 		r.launch, r.hasLaunch = *k.Launch, true
 	}
-	r.work, r.nWork = uint32(len(l.works)), uint8(len(k.Work))
+	r.work, r.nWork = uint32(l.works.Len()), uint8(len(k.Work))
 	for _, w := range k.Work {
 		key := slices.IndexFunc(l.keys, func(x Work) bool { return x.DType == w.DType && x.Path == w.Path })
 		if key < 0 {
 			key = len(l.keys)
 			l.keys = append(l.keys, Work{DType: w.DType, Path: w.Path})
 		}
-		l.works = append(l.works, work{key: uint8(key), flops: w.FLOPs})
+		l.works.Add(work{key: uint8(key), flops: w.FLOPs})
 	}
 	for _, t := range k.Traffic {
 		i := slices.Index(levels[:], t.Level)
@@ -199,7 +200,8 @@ func (l *Launches) kernel(r *record, k *Kernel, b *buffers) {
 	}
 	if r.nWork > 0 {
 		k.Work = b.work[:0]
-		for _, w := range l.works[r.work : r.work+uint32(r.nWork)] {
+		for i := range int(r.nWork) {
+			w := l.works.At(int(r.work) + i)
 			x := l.keys[w.key]
 			x.FLOPs = w.flops
 			k.Work = append(k.Work, x)
