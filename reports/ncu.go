@@ -25,7 +25,7 @@ func ncuKernels(as *ncu.Analyses, device, origin string) Table {
 		Title:  fmt.Sprintf("Kernels on %s (%s)", device, origin),
 		Header: []string{"ID", "Kernel", "Block", "Grid", "Duration", "FLOP/s", "Bound"},
 	}
-	t.Stream = kernelRows(as, func(a *ncu.Analysis, yield func([]string) bool) bool {
+	t.Stream = kernelRows(as, func(a *ncu.Analysis, row []string, yield func([]string) bool) bool {
 		flops, bound := "-", "-"
 		if a.FLOPs > 0 && a.Duration > 0 {
 			flops = units.FormatFLOPS(a.FLOPs / a.Duration)
@@ -36,7 +36,7 @@ func ncuKernels(as *ncu.Analyses, device, origin string) Table {
 		if len(a.Implausible) > 0 {
 			bound += " (implausible)"
 		}
-		return yield([]string{strconv.Itoa(a.ID), a.Name, a.Block.String(), a.Grid.String(), duration(a.Duration), flops, bound})
+		return yield(append(row[:0], strconv.Itoa(a.ID), a.Name, a.Block.String(), a.Grid.String(), duration(a.Duration), flops, bound))
 	})
 	t.Notes = []string{
 		"FLOP/s: FADD, FMUL and FFMA (2 FLOPs) thread instructions of each precision, and the tensor-core operation counters, over gpu__time_duration.",
@@ -85,7 +85,7 @@ func grouped(as *ncu.Analyses, note func(*ncu.Analysis) string) []string {
 
 func ncuCompute(as *ncu.Analyses) Table {
 	t := Table{Title: "Compute", Header: []string{"ID", "Precision", "FLOPs", "FLOP/s", "Peak", "Of peak"}}
-	t.Stream = kernelRows(as, func(a *ncu.Analysis, yield func([]string) bool) bool {
+	t.Stream = kernelRows(as, func(a *ncu.Analysis, row []string, yield func([]string) bool) bool {
 		for _, r := range a.Compute {
 			peak, share := "-", "-"
 			if r.Peak > 0 {
@@ -94,7 +94,7 @@ func ncuCompute(as *ncu.Analyses) Table {
 					share = pct(r.Share)
 				}
 			}
-			if !yield([]string{strconv.Itoa(a.ID), r.Key(), units.FormatDecimal(r.FLOPs, "FLOP"), rate(a, r.PerSecond, units.FormatFLOPS), peak, share}) {
+			if !yield(append(row[:0], strconv.Itoa(a.ID), r.Key(), units.FormatDecimal(r.FLOPs, "FLOP"), rate(a, r.PerSecond, units.FormatFLOPS), peak, share)) {
 				return false
 			}
 		}
@@ -106,7 +106,7 @@ func ncuCompute(as *ncu.Analyses) Table {
 
 func ncuMemory(as *ncu.Analyses) Table {
 	t := Table{Title: "Memory", Header: []string{"ID", "Level", "Bytes", "Bandwidth", "Of ceiling", "FLOP/byte"}}
-	t.Stream = kernelRows(as, func(a *ncu.Analysis, yield func([]string) bool) bool {
+	t.Stream = kernelRows(as, func(a *ncu.Analysis, row []string, yield func([]string) bool) bool {
 		for _, l := range a.Memory {
 			ceil, ai := "-", "-"
 			if l.Ceiling > 0 && a.Duration > 0 {
@@ -115,7 +115,7 @@ func ncuMemory(as *ncu.Analyses) Table {
 			if l.Bytes > 0 {
 				ai = strconv.FormatFloat(l.Intensity, 'g', 4, 64)
 			}
-			if !yield([]string{strconv.Itoa(a.ID), string(l.Level), units.FormatDecimal(l.Bytes, "B"), rate(a, l.PerSecond, units.FormatBandwidth), ceil, ai}) {
+			if !yield(append(row[:0], strconv.Itoa(a.ID), string(l.Level), units.FormatDecimal(l.Bytes, "B"), rate(a, l.PerSecond, units.FormatBandwidth), ceil, ai)) {
 				return false
 			}
 		}
@@ -141,7 +141,7 @@ func ncuOccupancy(as *ncu.Analyses) Table {
 			mismatch = append(mismatch, strconv.Itoa(a.ID))
 		}
 	}
-	t.Stream = kernelRows(as, func(a *ncu.Analysis, yield func([]string) bool) bool {
+	t.Stream = kernelRows(as, func(a *ncu.Analysis, row []string, yield func([]string) bool) bool {
 		o := a.Occupancy
 		ours, theirs, match, blocks, limiter := "-", "-", "-", "-", "-"
 		if p := a.Kernel.Occupancy.Theoretical; p != nil {
@@ -160,7 +160,7 @@ func ncuOccupancy(as *ncu.Analyses) Table {
 		if l := a.Launch; l != nil {
 			regs, smem = strconv.Itoa(l.RegistersPerThread), units.FormatSize(int64(l.StaticSmem+l.DynamicSmem))
 		}
-		return yield([]string{strconv.Itoa(a.ID), regs, smem, ours, theirs, match, optPct(a.Kernel.Occupancy.Achieved), blocks, limiter})
+		return yield(append(row[:0], strconv.Itoa(a.ID), regs, smem, ours, theirs, match, optPct(a.Kernel.Occupancy.Achieved), blocks, limiter))
 	})
 	t.Notes = []string{
 		"Theoretical (gpucalc): the CUDA runtime's calculation from the launch statistics: registers, block size, static + dynamic shared memory (shown; the driver adds 1 KiB per block), barriers and the carveout the driver chose.",
@@ -185,11 +185,13 @@ func optPct(p *float64) string {
 }
 
 // kernelRows is a Stream of the rows that rows gives for each analysed
-// kernel in turn (rows returns false once yield has).
-func kernelRows(as *ncu.Analyses, rows func(a *ncu.Analysis, yield func([]string) bool) bool) iter.Seq[[]string] {
+// kernel in turn (rows returns false once yield has), each made in row:
+// one array for every row, not one per row (see Table.Stream).
+func kernelRows(as *ncu.Analyses, rows func(a *ncu.Analysis, row []string, yield func([]string) bool) bool) iter.Seq[[]string] {
 	return func(yield func([]string) bool) {
+		row := make([]string, 0, 32)
 		for a := range as.All() {
-			if !rows(a, yield) {
+			if !rows(a, row, yield) {
 				return
 			}
 		}
@@ -411,7 +413,7 @@ func NCURecords(as *ncu.Analyses, device string) []Table {
 		}
 		return num(*p)
 	}
-	k.Stream = kernelRows(as, func(a *ncu.Analysis, yield func([]string) bool) bool {
+	k.Stream = kernelRows(as, func(a *ncu.Analysis, row []string, yield func([]string) bool) bool {
 		dur, rate := "", ""
 		if a.Duration > 0 {
 			dur, rate = num(a.Duration), num(a.FLOPs/a.Duration)
@@ -420,10 +422,10 @@ func NCURecords(as *ncu.Analyses, device string) []Table {
 		if a.Bound != "" {
 			share = num(a.BoundShare)
 		}
-		return yield([]string{integer(a.ID), a.Name, a.FullName, device, a.CC.String(), integer(a.Block.X), integer(a.Block.Y), integer(a.Block.Z),
-			integer(a.Grid.X), integer(a.Grid.Y), integer(a.Grid.Z), dur, num(a.FLOPs), rate, a.Bound, share, strings.Join(a.Implausible, "; ")})
+		return yield(append(row[:0], integer(a.ID), a.Name, a.FullName, device, a.CC.String(), integer(a.Block.X), integer(a.Block.Y), integer(a.Block.Z),
+			integer(a.Grid.X), integer(a.Grid.Y), integer(a.Grid.Z), dur, num(a.FLOPs), rate, a.Bound, share, strings.Join(a.Implausible, "; ")))
 	})
-	c.Stream = kernelRows(as, func(a *ncu.Analysis, yield func([]string) bool) bool {
+	c.Stream = kernelRows(as, func(a *ncu.Analysis, row []string, yield func([]string) bool) bool {
 		for _, r := range a.Compute {
 			rate, share := "", ""
 			if a.Duration > 0 {
@@ -432,13 +434,13 @@ func NCURecords(as *ncu.Analyses, device string) []Table {
 					share = num(r.Share)
 				}
 			}
-			if !yield([]string{integer(a.ID), string(r.DType), string(r.Path), num(r.FLOPs), rate, optNum(r.Peak), share}) {
+			if !yield(append(row[:0], integer(a.ID), string(r.DType), string(r.Path), num(r.FLOPs), rate, optNum(r.Peak), share)) {
 				return false
 			}
 		}
 		return true
 	})
-	m.Stream = kernelRows(as, func(a *ncu.Analysis, yield func([]string) bool) bool {
+	m.Stream = kernelRows(as, func(a *ncu.Analysis, row []string, yield func([]string) bool) bool {
 		for _, l := range a.Memory {
 			rate, share, ai := "", "", ""
 			if a.Duration > 0 {
@@ -450,13 +452,13 @@ func NCURecords(as *ncu.Analyses, device string) []Table {
 			if l.Bytes > 0 {
 				ai = num(l.Intensity)
 			}
-			if !yield([]string{integer(a.ID), string(l.Level), num(l.Bytes), rate, optNum(l.Ceiling), share, ai}) {
+			if !yield(append(row[:0], integer(a.ID), string(l.Level), num(l.Bytes), rate, optNum(l.Ceiling), share, ai)) {
 				return false
 			}
 		}
 		return true
 	})
-	o.Stream = kernelRows(as, func(a *ncu.Analysis, yield func([]string) bool) bool {
+	o.Stream = kernelRows(as, func(a *ncu.Analysis, row []string, yield func([]string) bool) bool {
 		regs, static, dyn, config := "", "", "", ""
 		if l := a.Launch; l != nil {
 			regs, static, dyn, config = integer(l.RegistersPerThread), integer(l.StaticSmem), integer(l.DynamicSmem), optInt(l.SmemConfig)
@@ -469,8 +471,8 @@ func NCURecords(as *ncu.Analyses, device string) []Table {
 				match = boolean(occ.Match)
 			}
 		}
-		return yield([]string{integer(a.ID), regs, static, dyn, config, ours, pctCell(a.Kernel.Occupancy.Theoretical), match,
-			pctCell(a.Kernel.Occupancy.Achieved), blocks, lim, occ.Error})
+		return yield(append(row[:0], integer(a.ID), regs, static, dyn, config, ours, pctCell(a.Kernel.Occupancy.Theoretical), match,
+			pctCell(a.Kernel.Occupancy.Achieved), blocks, lim, occ.Error))
 	})
 	return []Table{k, c, m, o}
 }

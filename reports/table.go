@@ -76,10 +76,11 @@ type Table struct {
 	// the table may leave out, the first first (the width and --wide are
 	// the command line's; see fit).
 	Optional []string
-	// Stream, when set, yields the rows after Rows, each its own slice,
-	// made as they are written: a table of a row per input row (an
-	// export's kernels) is never held whole. Render calls it up to twice
-	// (see longRows).
+	// Stream, when set, yields the rows after Rows, made as they are
+	// written: a table of a row per input row (an export's kernels) is
+	// never held whole. A row's slice is the reader's only until the next
+	// (a stream may make every row in one array): clone it to keep it.
+	// Render calls it up to twice (see longRows).
 	Stream iter.Seq[[]string]
 }
 
@@ -99,7 +100,10 @@ func (t Table) all(yield func([]string) bool) {
 // wants them all (a web answer, whose rows are bounded).
 func (t Table) Collected() Table {
 	if t.Stream != nil {
-		t.Rows = slices.AppendSeq(slices.Clip(t.Rows), t.Stream)
+		t.Rows = slices.Clip(t.Rows)
+		for r := range t.Stream {
+			t.Rows = append(t.Rows, slices.Clone(r))
+		}
 		t.Stream = nil
 	}
 	return t
