@@ -123,6 +123,9 @@ func Section(tables []Table, name string) (Table, bool) {
 // numeric reports whether a cell reads as a number, so that its column is
 // right-aligned.
 func numeric(s string) bool {
+	if s != "" && (s[0] >= '0' && s[0] <= '9' || s[0] == '.') { // most numbers: no sign to trim
+		return true
+	}
 	s = strings.TrimLeft(s, "-+~≈<>≤≥ ")
 	return s != "" && (s[0] >= '0' && s[0] <= '9' || s[0] == '.')
 }
@@ -365,9 +368,10 @@ func drawLong(b *bytes.Buffer, w io.Writer, header []string, rows iter.Seq[[]str
 					text[c] = text[c] || !numeric(s)
 				}
 				s = strings.TrimSpace(esc(s))
-				widths[c] = max(widths[c], cellWidth(s))
 			}
-			a.add(s)
+			wd := cellWidth(s)
+			widths[c] = max(widths[c], wd)
+			a.add(s, wd)
 		}
 	}
 	bar, rule := "│", "─"
@@ -384,9 +388,9 @@ func drawLong(b *bytes.Buffer, w io.Writer, header []string, rows iter.Seq[[]str
 		}
 		b.WriteString(right + "\n")
 	}
-	// cell draws cell c, s as escaped and trimmed.
-	cell := func(c int, s []byte, right bool) {
-		pad := widths[c] - bytesWidth(s)
+	// cell draws cell c, s as escaped and trimmed, wd columns wide.
+	cell := func(c int, s []byte, wd int, right bool) {
+		pad := widths[c] - wd
 		b.WriteByte(' ')
 		if right {
 			spaces(b, pad)
@@ -403,7 +407,8 @@ func drawLong(b *bytes.Buffer, w io.Writer, header []string, rows iter.Seq[[]str
 	}
 	b.WriteString(bar)
 	for c := range n {
-		cell(c, []byte(strings.TrimSpace(header[c])), false)
+		h := strings.TrimSpace(header[c])
+		cell(c, []byte(h), cellWidth(h), false)
 	}
 	b.WriteByte('\n')
 	if markdown {
@@ -420,15 +425,15 @@ func drawLong(b *bytes.Buffer, w io.Writer, header []string, rows iter.Seq[[]str
 		border("├", "┼", "┤")
 	}
 	for cells := a.cells(); ; {
-		s, ok := cells()
+		s, wd, ok := cells()
 		if !ok {
 			break
 		}
 		b.WriteString(bar)
-		cell(0, s, seen[0] && !text[0])
+		cell(0, s, wd, seen[0] && !text[0])
 		for c := 1; c < n; c++ {
-			s, _ = cells()
-			cell(c, s, seen[c] && !text[c])
+			s, wd, _ = cells()
+			cell(c, s, wd, seen[c] && !text[c])
 		}
 		b.WriteByte('\n')
 		if b.Len() >= 64<<10 {
@@ -444,7 +449,9 @@ func drawLong(b *bytes.Buffer, w io.Writer, header []string, rows iter.Seq[[]str
 }
 
 // cellArena holds a long table's cells, escaped and trimmed, in order:
-// each its length (uvarint) and its bytes, in blocks of arenaBlock bytes
+// each its length and width (a uvarint of the length doubled, plus one
+// where a uvarint of the width follows: it differs from the length) and
+// its bytes, in blocks of arenaBlock bytes
 // (a cell longer has one of its own), filled one after the other. A string
 // per cell held three times the memory, and one array grown by doubling
 // twice.
@@ -463,9 +470,9 @@ func (a *cellArena) reset() {
 	a.last = 0
 }
 
-// add appends s.
-func (a *cellArena) add(s string) {
-	need := binary.MaxVarintLen64 + len(s)
+// add appends s, wd columns wide.
+func (a *cellArena) add(s string, wd int) {
+	need := 2*binary.MaxVarintLen64 + len(s)
 	for a.last < len(a.blocks) && cap(a.blocks[a.last])-len(a.blocks[a.last]) < need {
 		if len(a.blocks[a.last]) == 0 { // too small even empty: one of its own
 			a.blocks[a.last] = make([]byte, 0, need)
@@ -476,27 +483,38 @@ func (a *cellArena) add(s string) {
 	if a.last == len(a.blocks) {
 		a.blocks = append(a.blocks, make([]byte, 0, max(arenaBlock, need)))
 	}
-	b := binary.AppendUvarint(a.blocks[a.last], uint64(len(s)))
+	b := a.blocks[a.last]
+	if wd == len(s) {
+		b = binary.AppendUvarint(b, uint64(len(s))<<1)
+	} else {
+		b = binary.AppendUvarint(binary.AppendUvarint(b, uint64(len(s))<<1|1), uint64(wd))
+	}
 	a.blocks[a.last] = append(b, s...)
 }
 
-// cells returns a function that yields the cells in order, false after
-// the last.
-func (a *cellArena) cells() func() ([]byte, bool) {
+// cells returns a function that yields the cells in order with their
+// widths, false after the last.
+func (a *cellArena) cells() func() ([]byte, int, bool) {
 	block, at := 0, 0
-	return func() ([]byte, bool) {
+	return func() ([]byte, int, bool) {
 		for block < len(a.blocks) && at == len(a.blocks[block]) {
 			block, at = block+1, 0
 		}
 		if block == len(a.blocks) {
-			return nil, false
+			return nil, 0, false
 		}
 		b := a.blocks[block]
 		n, k := binary.Uvarint(b[at:])
 		at += k
-		s := b[at : at+int(n)]
-		at += int(n)
-		return s, true
+		wd := int(n >> 1)
+		if n&1 != 0 {
+			w, k := binary.Uvarint(b[at:])
+			at += k
+			wd = int(w)
+		}
+		s := b[at : at+int(n>>1)]
+		at += int(n >> 1)
+		return s, wd, true
 	}
 }
 
@@ -509,16 +527,6 @@ func cellWidth(s string) int {
 	for i := 0; i < len(s); i++ {
 		if s[i] >= 0x80 {
 			return twwidth.Width(s)
-		}
-	}
-	return len(s)
-}
-
-// bytesWidth is cellWidth of s's bytes.
-func bytesWidth(s []byte) int {
-	for _, c := range s {
-		if c >= 0x80 {
-			return twwidth.Width(string(s))
 		}
 	}
 	return len(s)
