@@ -17,10 +17,35 @@ import (
 // memory and occupancy tables keyed by ncu's launch ID. device names the
 // catalog entry the shares are taken against and origin where it came from.
 func NCU(as *ncu.Analyses, device, origin string) []Table {
-	return []Table{ncuKernels(as, device, origin), ncuCompute(as), ncuMemory(as), ncuOccupancy(as)}
+	// The notes about kernels, gathered in one pass: each pass analyses
+	// every kernel again.
+	g := grouped(as, func(a *ncu.Analysis) string {
+		if len(a.Implausible) == 0 {
+			return ""
+		}
+		return "implausible: " + strings.Join(a.Implausible, "; ") + " (was the export edited, or profiled on another GPU than the device?)"
+	}, func(a *ncu.Analysis) string {
+		if len(a.Missing) == 0 {
+			return ""
+		}
+		return "the export lacks " + strings.Join(a.Missing, ", ") + " (profile with --set full for every figure)"
+	}, func(a *ncu.Analysis) string {
+		if a.Occupancy.Error == "" && a.Kernel.Occupancy.Theoretical != nil && !a.Occupancy.Match {
+			return mismatched
+		}
+		return ""
+	}, func(a *ncu.Analysis) string { return a.Occupancy.Error })
+	return []Table{ncuKernels(as, device, origin, append(g[0].lines(), g[1].lines()...)), ncuCompute(as), ncuMemory(as),
+		ncuOccupancy(as, g[2].ids[mismatched], g[3].lines())}
 }
 
-func ncuKernels(as *ncu.Analyses, device, origin string) Table {
+// mismatched is the note of a kernel whose theoretical occupancy gpucalc
+// and Nsight Compute disagree on.
+const mismatched = "mismatched"
+
+// ncuKernels is the table of kernels; notes says what is implausible or
+// missing (grouped).
+func ncuKernels(as *ncu.Analyses, device, origin string, notes []string) Table {
 	t := Table{
 		Title:  fmt.Sprintf("Kernels on %s (%s)", device, origin),
 		Header: []string{"ID", "Kernel", "Block", "Grid", "Duration", "FLOP/s", "Bound"},
@@ -42,43 +67,50 @@ func ncuKernels(as *ncu.Analyses, device, origin string) Table {
 		"FLOP/s: FADD, FMUL and FFMA (2 FLOPs) thread instructions of each precision, and the tensor-core operation counters, over gpu__time_duration.",
 		"Bound: the device ceiling (dense datasheet peak or bandwidth) the kernel comes closest to, and the share of it reached.",
 	}
-	t.Notes = append(t.Notes, grouped(as, func(a *ncu.Analysis) string {
-		if len(a.Implausible) == 0 {
-			return ""
-		}
-		return "implausible: " + strings.Join(a.Implausible, "; ") + " (was the export edited, or profiled on another GPU than the device?)"
-	})...)
-	t.Notes = append(t.Notes, grouped(as, func(a *ncu.Analysis) string {
-		if len(a.Missing) == 0 {
-			return ""
-		}
-		return "the export lacks " + strings.Join(a.Missing, ", ") + " (profile with --set full for every figure)"
-	})...)
+	t.Notes = append(t.Notes, notes...)
 	return t
 }
 
-// grouped returns one note per distinct text, naming the IDs it is about:
-// "IDs 0, 1: ...".
-func grouped(as *ncu.Analyses, note func(*ncu.Analysis) string) []string {
-	var order []string
-	ids := map[string][]string{}
-	for a := range as.All() {
-		n := note(a)
-		if n == "" {
-			continue
-		}
-		if _, ok := ids[n]; !ok {
-			order = append(order, n)
-		}
-		ids[n] = append(ids[n], strconv.Itoa(a.ID))
+// idNotes are the distinct texts a note gave, in order, and the IDs of
+// the kernels each is about.
+type idNotes struct {
+	order []string
+	ids   map[string][]string
+}
+
+// grouped gathers what each of notes says of the kernels ("" for
+// nothing), in one pass over them.
+func grouped(as *ncu.Analyses, notes ...func(*ncu.Analysis) string) []idNotes {
+	out := make([]idNotes, len(notes))
+	for i := range out {
+		out[i].ids = map[string][]string{}
 	}
-	out := make([]string, 0, len(order))
-	for _, n := range order {
+	for a := range as.All() {
+		for i, note := range notes {
+			n := note(a)
+			if n == "" {
+				continue
+			}
+			g := &out[i]
+			if _, ok := g.ids[n]; !ok {
+				g.order = append(g.order, n)
+			}
+			g.ids[n] = append(g.ids[n], strconv.Itoa(a.ID))
+		}
+	}
+	return out
+}
+
+// lines returns one note per distinct text, naming the IDs it is about:
+// "IDs 0, 1: ...".
+func (g idNotes) lines() []string {
+	out := make([]string, 0, len(g.order))
+	for _, n := range g.order {
 		label := "ID "
-		if len(ids[n]) > 1 {
+		if len(g.ids[n]) > 1 {
 			label = "IDs "
 		}
-		out = append(out, label+strings.Join(ids[n], ", ")+": "+n)
+		out = append(out, label+strings.Join(g.ids[n], ", ")+": "+n)
 	}
 	return out
 }
@@ -128,18 +160,15 @@ func ncuMemory(as *ncu.Analyses) Table {
 	return t
 }
 
-func ncuOccupancy(as *ncu.Analyses) Table {
+// ncuOccupancy is the occupancy table; mismatch lists the IDs of the
+// kernels gpucalc and Nsight disagree on, errors the notes of those
+// gpucalc could not compute (grouped).
+func ncuOccupancy(as *ncu.Analyses, mismatch, errors []string) Table {
 	t := Table{
 		Title: "Occupancy (% of the SM's warp slots)",
 		Header: []string{"ID", "Registers", "Shared memory", "Theoretical (gpucalc)", "Theoretical (Nsight)", "Match",
 			"Achieved", "Blocks/SM", "Limiter"},
 		Optional: []string{"Theoretical (Nsight)", "Blocks/SM", "Shared memory", "Registers"},
-	}
-	var mismatch []string
-	for a := range as.All() {
-		if a.Occupancy.Error == "" && a.Kernel.Occupancy.Theoretical != nil && !a.Occupancy.Match {
-			mismatch = append(mismatch, strconv.Itoa(a.ID))
-		}
 	}
 	t.Stream = kernelRows(as, func(a *ncu.Analysis, row []string, yield func([]string) bool) bool {
 		o := a.Occupancy
@@ -169,7 +198,7 @@ func ncuOccupancy(as *ncu.Analyses) Table {
 	if len(mismatch) > 0 {
 		t.Notes = append(t.Notes, fmt.Sprintf("gpucalc and Nsight Compute disagree for ID %s: check the launch statistics in the export.", strings.Join(mismatch, ", ")))
 	}
-	t.Notes = append(t.Notes, grouped(as, func(a *ncu.Analysis) string { return a.Occupancy.Error })...)
+	t.Notes = append(t.Notes, errors...)
 	return t
 }
 
