@@ -2,6 +2,7 @@ package trace
 
 import (
 	"cmp"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -68,6 +69,9 @@ func (s *scanner) time(field string) (float64, error) {
 		}
 		return 0, timeError{fmt.Errorf("%q is %s, not a number of microseconds", field, kind(c))}
 	}
+	if m, frac, ok := s.plain(); ok {
+		return float64(m) / pow10[frac], nil
+	}
 	lit, err := s.literal()
 	if err != nil {
 		return 0, err
@@ -104,6 +108,14 @@ func (s *scanner) integer() (int64, error) {
 // count reads a whole number that may be absent: ok false for anything
 // else.
 func (s *scanner) count() (n int64, ok bool, err error) {
+	if _, err := s.space(); err == nil {
+		if m, frac, ok := s.plain(); ok {
+			if frac == 0 {
+				return int64(m), true, nil
+			}
+			return 0, false, nil // a fraction: not a whole number
+		}
+	}
 	lit, ok, err := s.number()
 	if !ok {
 		return 0, false, err
@@ -199,10 +211,20 @@ func list[T any](s *scanner, elem func() (T, error)) ([]T, error) {
 	return out, nil
 }
 
-// fold lower-cases an ASCII key in place (a copy of the trace's bytes).
+// fold lower-cases an ASCII key in place (a copy of the trace's bytes),
+// eight bytes at a time: a byte of x is a capital where it is at least
+// 'A', below '[' and ASCII, and then gains 0x20.
 func fold(k []byte) []byte {
-	for i, c := range k {
-		if c >= 'A' && c <= 'Z' {
+	i := 0
+	for ; i+8 <= len(k); i += 8 {
+		x := binary.LittleEndian.Uint64(k[i:])
+		const ones, high = 0x0101010101010101, 0x8080808080808080
+		low := x &^ high // each byte below 0x80: adding carries into no other
+		capital := (low + (0x80-'A')*ones) &^ (low + (0x80-'[')*ones) &^ x & high
+		binary.LittleEndian.PutUint64(k[i:], x|capital>>2)
+	}
+	for ; i < len(k); i++ {
+		if c := k[i]; c >= 'A' && c <= 'Z' {
 			k[i] = c + 'a' - 'A'
 		}
 	}
@@ -293,7 +315,8 @@ func timeLater(first, err error) (error, error) {
 	return first, err
 }
 
-// id reads a pid or tid: a number (its text), or a string.
+// id reads a pid or tid: a number (its text), or a string; either kept
+// once (names).
 func (s *scanner) id() (flexID, error) {
 	c, err := s.space()
 	if err != nil {
@@ -307,7 +330,10 @@ func (s *scanner) id() (flexID, error) {
 	if !ok {
 		return "", err
 	}
-	return flexID(lit), nil
+	if v, ok := s.names[string(lit)]; ok {
+		return flexID(v), nil
+	}
+	return flexID(s.names.get(string(lit))), nil
 }
 
 // intTo reads an integer into an int field.
@@ -415,7 +441,6 @@ func (s *scanner) decode() (*Trace, error) {
 		return &Trace{}, fmt.Errorf("a trace is a JSON object, found %s", lit)
 	}
 	t := &Trace{}
-	in := s.names
 	var b building // every traceEvents list's events, moved into t at the end
 	defer b.done(t)
 	sawEvents := false
@@ -424,7 +449,7 @@ func (s *scanner) decode() (*Trace, error) {
 		switch string(key) {
 		case "traceevents":
 			sawEvents = true
-			return t.events(s, in, &b)
+			return t.events(s, &b)
 		case "deviceproperties":
 			if err := s.skip(true); err != nil {
 				return err
@@ -469,7 +494,7 @@ func (s *scanner) decode() (*Trace, error) {
 }
 
 // events reads the traceEvents list one event at a time.
-func (t *Trace) events(s *scanner, in interner, b *building) error {
+func (t *Trace) events(s *scanner, b *building) error {
 	c, err := s.space()
 	if err != nil {
 		return fail(err)
@@ -499,7 +524,7 @@ func (t *Trace) events(s *scanner, in interner, b *building) error {
 			return err // a limit, worded by Read
 		}
 		t.Events++
-		if err := b.add(&e, in, s.lim.events); err != nil {
+		if err := b.add(&e, s.lim.events); err != nil {
 			return fmt.Errorf("event %d (line %d): %w", t.Events, s.line, err)
 		}
 		s.done()

@@ -234,7 +234,7 @@ func (s *scanner) part(p *part, b *building) *ahead {
 			return nil
 		}
 		events++
-		if err := b.add(&e, s.names, s.lim.events); err != nil {
+		if err := b.add(&e, s.lim.events); err != nil {
 			return nil
 		}
 		s.done()

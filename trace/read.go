@@ -253,7 +253,7 @@ type Transfer struct {
 }
 
 // event is one trace event as read; fields of other event kinds are left
-// zero.
+// zero. Its strings are the scanner's, each kept once (names).
 type event struct {
 	Ph, Cat, Name string
 	Tid           flexID
@@ -263,11 +263,11 @@ type event struct {
 
 // comm is the collective the args describe, or nil: an event is a
 // collective's when it names one or gives a message size.
-func (a *args) comm(in interner) *Comm {
+func (a *args) comm() *Comm {
 	if a.Collective == "" && a.InElems == nil && a.OutElems == nil {
 		return nil
 	}
-	c := &Comm{Name: in.get(a.Collective), DType: in.get(a.DType), GroupSize: a.GroupSize, Group: in.get(string(a.Group))}
+	c := &Comm{Name: a.Collective, DType: a.DType, GroupSize: a.GroupSize, Group: string(a.Group)}
 	if a.InElems != nil {
 		c.InElems = *a.InElems
 	}
@@ -371,7 +371,7 @@ func (b *building) kept() int {
 // add keeps what the analysis needs of one event; it refuses one that
 // cannot be real (a negative duration, an overlong name) and one past
 // MaxEvents.
-func (b *building) add(e *event, in interner, maxEvents int) error {
+func (b *building) add(e *event, maxEvents int) error {
 	if e.Ph != "X" {
 		return nil
 	}
@@ -403,22 +403,22 @@ func (b *building) add(e *event, in interner, maxEvents int) error {
 			types = []string{}
 		}
 		b.ops.Add(Op{
-			Name: in.get(e.Name), Thread: in.get(string(e.Tid)), Start: e.Ts, Dur: e.Dur,
-			ExternalID: a.ExternalID, Inputs: []Input(a.Dims), Types: types, Concrete: a.Concrete, Comm: a.comm(in),
+			Name: e.Name, Thread: string(e.Tid), Start: e.Ts, Dur: e.Dur,
+			ExternalID: a.ExternalID, Inputs: []Input(a.Dims), Types: types, Concrete: a.Concrete, Comm: a.comm(),
 		})
 	case "kernel":
 		b.kernels.Add(Kernel{
-			Name: in.get(e.Name), Start: e.Ts, Dur: e.Dur, ExternalID: a.ExternalID, Correlation: a.Correlation,
+			Name: e.Name, Start: e.Ts, Dur: e.Dur, ExternalID: a.ExternalID, Correlation: a.Correlation,
 			Device: a.Device, Stream: a.Stream, Grid: a.Grid, Block: a.Block,
-			Registers: a.Registers, SharedMemory: a.Smem, EstOccupancy: a.Occupancy, Comm: a.comm(in),
+			Registers: a.Registers, SharedMemory: a.Smem, EstOccupancy: a.Occupancy, Comm: a.comm(),
 		})
 	case "cuda_runtime", "cuda_driver", "runtime":
 		b.launches.Add(Launch{
-			Name: in.get(e.Name), Thread: in.get(string(e.Tid)), Start: e.Ts, ExternalID: a.ExternalID, Correlation: a.Correlation,
+			Name: e.Name, Thread: string(e.Tid), Start: e.Ts, ExternalID: a.ExternalID, Correlation: a.Correlation,
 		})
 	default:
 		b.transfers.Add(Transfer{
-			Kind: strings.TrimPrefix(cat, "gpu_"), Name: in.get(e.Name), Start: e.Ts, Dur: e.Dur, Bytes: a.Bytes,
+			Kind: strings.TrimPrefix(cat, "gpu_"), Name: e.Name, Start: e.Ts, Dur: e.Dur, Bytes: a.Bytes,
 			Stream: a.Stream, ExternalID: a.ExternalID, Correlation: a.Correlation,
 		})
 	}

@@ -392,6 +392,45 @@ func (s *scanner) literal() ([]byte, error) {
 	return s.lit, nil
 }
 
+// plain reads the number the scanner stands at where it is plain (up to
+// 17 digits, with no leading zero, perhaps a "." among them: most of a
+// trace's numbers) and lies whole in the buffer, followed by a byte no literal
+// has: its digits as a whole number m, and how many of them follow the
+// "." (frac). m is below 2^53, so m / 10^frac, both exact, rounds as
+// strconv.ParseFloat does. ok false leaves the scanner as it was, for
+// literal to read the number.
+func (s *scanner) plain() (m uint64, frac int, ok bool) {
+	b := s.buf[s.pos:s.end]
+	i := 0
+	for ; i < len(b) && i < 17 && b[i] >= '0' && b[i] <= '9'; i++ {
+		m = m*10 + uint64(b[i]-'0')
+	}
+	if i == 0 || i > 1 && b[0] == '0' {
+		return 0, 0, false
+	}
+	if i < len(b) && b[i] == '.' {
+		j := i + 1
+		for ; j < len(b) && j < 18 && b[j] >= '0' && b[j] <= '9'; j++ {
+			m = m*10 + uint64(b[j]-'0')
+		}
+		if frac = j - i - 1; frac == 0 {
+			return 0, 0, false
+		}
+		i = j
+	}
+	if i == len(b) || m > 1<<53 {
+		return 0, 0, false
+	}
+	if c := b[i]; c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c == '-' || c == '+' || c == '.' || c == 'E' {
+		return 0, 0, false // more of the literal than plain reads
+	}
+	s.discard(i)
+	return m, frac, true
+}
+
+// pow10 are the powers of ten a plain number's fraction divides by.
+var pow10 = [...]float64{1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17}
+
 // maxLiteral is the longest number or literal read: float64's longest
 // exact form is 24 bytes.
 const maxLiteral = 64

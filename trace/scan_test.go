@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -85,6 +87,74 @@ func TestSpecial(t *testing.T) {
 			w[at] = byte(v)
 			if got := special(binary.LittleEndian.Uint64(w)); got != want {
 				t.Errorf("%q at %d: %v, want %v", byte(v), at, got, want)
+			}
+		}
+	}
+}
+
+// TestPlainNumbers: a number read on the fast path (plain) reads as
+// strconv reads it, a time as ParseFloat and a count as ParseInt, and
+// anything plain does not take is left whole for literal: fractions of up
+// to 17 digits, numbers past 2^53, leading zeros, exponents, signs, a
+// number cut by the buffer's end.
+func TestPlainNumbers(t *testing.T) {
+	nums := []string{"0", "7", "10", "8.5", "0.5", "1700000000123.456", "6011337393733.491", "12345678901234567",
+		"9007199254740993", "9007199254740992", "99999999999999999", "123456789012345678", "0.1", "0.30000000000000004",
+		"1.7976931348623157", "4.2", "3.1", "0.000001", "1e5", "1E-3", "-4", "-0", "01", "00.5", "1.", "2.5e3",
+		"123456789.12345678", "1.0000000000000002"}
+	for _, n := range nums {
+		for _, after := range []string{",", "}", "]", " ", "\n", ""} {
+			src := n + after
+			want, wantErr := strconv.ParseFloat(n, 64)
+			if !validLiteral([]byte(n)) {
+				want, wantErr = 0, errors.New("not JSON")
+			}
+			s := newScannerOf([]byte(src), bounds{event: 1 << 20})
+			got, err := s.time("ts")
+			if (err != nil) != (wantErr != nil) || err == nil && got != want {
+				t.Errorf("time %q: %v, %v; want %v, %v", src, got, err, want, wantErr)
+			}
+			if err == nil && s.off != int64(len(n)) {
+				t.Errorf("time %q: consumed %d bytes, want %d", src, s.off, len(n))
+			}
+			wantN, wantOK := int64(0), false
+			if v, err := strconv.ParseInt(n, 10, 64); err == nil && validLiteral([]byte(n)) {
+				wantN, wantOK = v, true
+			}
+			s = newScannerOf([]byte(src), bounds{event: 1 << 20})
+			gotN, ok, err := s.count()
+			if ok != wantOK || gotN != wantN || (err != nil) == validLiteral([]byte(n)) {
+				t.Errorf("count %q: %d, %v, %v; want %d, %v", src, gotN, ok, err, wantN, wantOK)
+			}
+		}
+	}
+	for i := range 100000 { // fractions of every length, as torch.profiler writes times
+		n := strconv.FormatFloat(float64(i)*1.37e-3+float64(i%7)*1e9, 'f', i%9, 64)
+		s := newScannerOf([]byte(n+","), bounds{event: 1 << 20})
+		got, err := s.time("dur")
+		if want, _ := strconv.ParseFloat(n, 64); err != nil || got != want {
+			t.Fatalf("time %q: %v, %v; ParseFloat: %v", n, got, err, want)
+		}
+	}
+}
+
+// TestFold: keys fold to lower case as bytes.ToLower folds ASCII, eight
+// bytes at a time, leaving every other byte as it is.
+func TestFold(t *testing.T) {
+	var all []byte
+	for c := range 256 {
+		all = append(all, byte(c))
+	}
+	for _, k := range []string{"", "A", "External id", "Input Dims", "EST. ACHIEVED OCCUPANCY %", "@[`{AZaz", string(all), string(all[100:]) + "Zé" + string(all[:90])} {
+		want := []byte(k)
+		for i, c := range want {
+			if c >= 'A' && c <= 'Z' {
+				want[i] = c + 'a' - 'A'
+			}
+		}
+		for off := range 8 { // every alignment
+			if got := fold([]byte(k[min(off, len(k)):])); !bytes.Equal(got, want[min(off, len(k)):]) {
+				t.Errorf("fold(%q) = %q, want %q", k[min(off, len(k)):], got, want[min(off, len(k)):])
 			}
 		}
 	}
