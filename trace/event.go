@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 )
 
@@ -390,13 +391,28 @@ func (s *scanner) arg(a *args, key []byte) error {
 		var ok bool
 		if lit, ok, err = s.number(); ok {
 			if v, perr := strconv.ParseFloat(string(lit), 64); perr == nil {
-				a.Occupancy = &v
+				a.Occupancy = s.estimate(v)
 			}
 		}
 	default:
 		err = s.skip(false)
 	}
 	return err
+}
+
+// estimate returns a pointer to v, shared by the kernels of that estimated
+// occupancy (up to maxShapes values; nothing changes them): an allocation
+// per kernel otherwise.
+func (s *scanner) estimate(v float64) *float64 {
+	bits := math.Float64bits(v) // -0 apart from 0
+	if p, ok := s.estimates[bits]; ok {
+		return p
+	}
+	p := &v
+	if len(s.estimates) < maxShapes {
+		s.estimates[bits] = p
+	}
+	return p
 }
 
 // dims parses "Input Dims" (nil when it is not a list of integer lists),

@@ -43,6 +43,9 @@ type scanner struct {
 	// lists holds each distinct list of strings read ("Input type",
 	// "Concrete Inputs"), up to maxShapes of them.
 	lists map[string][]string
+	// estimates holds each distinct "est. achieved occupancy %" (by its
+	// bits), up to maxShapes of them.
+	estimates map[uint64]*float64
 	// feed, when the trace is read on several cores, hands out the
 	// trace's bytes in parts, read ahead where they begin an event; cur is
 	// the part in buf.
@@ -67,7 +70,8 @@ func newScanner(r io.Reader, lim bounds) *scanner {
 
 // newScannerOf is a scanner of b alone.
 func newScannerOf(b []byte, lim bounds) *scanner {
-	return &scanner{buf: b, end: len(b), eof: io.EOF, lim: lim, line: 1, names: interner{}, shapes: map[string]inputDims{}, lists: map[string][]string{}}
+	return &scanner{buf: b, end: len(b), eof: io.EOF, lim: lim, line: 1, names: interner{}, shapes: map[string]inputDims{}, lists: map[string][]string{},
+		estimates: map[uint64]*float64{}}
 }
 
 // discard consumes n buffered bytes.
