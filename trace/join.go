@@ -30,33 +30,50 @@ func newTree(t *Trace) *tree {
 		byThread: map[string][]int{}}
 	tr.byExtID = newIDs(t.Ops.Len(), func(i int) int64 { return t.Ops.At(i).ExternalID }, func(i int) bool { return t.Ops.At(i).ExternalID == 0 }, false)
 	// Each thread's ops, found by its name in a map only where the thread
-	// changes from the op before (ops come in runs of one thread).
-	var lists [][]int
+	// changes from the op before (ops come in runs of one thread): counted
+	// first, so that each thread's list is made once at its length (grown
+	// an op at a time, it was copied again at every doubling).
 	index := map[string]int{}
-	last, at := "", -1
-	for i := range t.Ops.Len() {
-		if th := t.Ops.At(i).Thread; at < 0 || th != last {
-			j, ok := index[th]
-			if !ok {
-				lists = append(lists, nil)
-				j = len(lists) - 1
-				index[th] = j
+	threads := func(each func(i, j int)) {
+		last, at := "", -1
+		for i := range t.Ops.Len() {
+			if th := t.Ops.At(i).Thread; at < 0 || th != last {
+				j, ok := index[th]
+				if !ok {
+					j = len(index)
+					index[th] = j
+				}
+				last, at = th, j
 			}
-			last, at = th, j
+			each(i, at)
 		}
-		lists[at] = append(lists[at], i)
 	}
+	var counts []int
+	threads(func(_, j int) {
+		if j == len(counts) {
+			counts = append(counts, 0)
+		}
+		counts[j]++
+	})
+	lists := make([][]int, len(counts))
+	for j, n := range counts {
+		lists[j] = make([]int, 0, n)
+	}
+	threads(func(i, j int) { lists[j] = append(lists[j], i) })
 	for th, j := range index {
 		tr.byThread[th] = lists[j]
 	}
+	byStart := func(a, b int) int {
+		oa, ob := t.Ops.At(a), t.Ops.At(b)
+		if c := cmp.Compare(oa.Start, ob.Start); c != 0 {
+			return c
+		}
+		return cmp.Compare(ob.Dur, oa.Dur)
+	}
 	for _, idx := range tr.byThread {
-		slices.SortStableFunc(idx, func(a, b int) int {
-			oa, ob := t.Ops.At(a), t.Ops.At(b)
-			if c := cmp.Compare(oa.Start, ob.Start); c != 0 {
-				return c
-			}
-			return cmp.Compare(ob.Dur, oa.Dur)
-		})
+		if !slices.IsSortedFunc(idx, byStart) { // a thread's ops are written in order
+			slices.SortStableFunc(idx, byStart)
+		}
 		var stack []int
 		for _, i := range idx {
 			o := t.Ops.At(i)
