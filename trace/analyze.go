@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/gpucalc/gpucalc/devices"
 	"github.com/gpucalc/gpucalc/ops"
@@ -171,6 +172,21 @@ func Analyze(t *Trace, m *roofline.Model, arch devices.Arch) (Analysis, error) {
 	// Empty lists, not nil: JSON writes [] for a trace without any.
 	a := Analysis{Device: m.Device().Name, Ops: []OpRow{}, Unattributed: []Unattributed{}, Kernels: []KernelRow{},
 		Streams: []Stream{}, Transfers: []TransferRow{}, Findings: []review.Finding{}}
+	// The rows of kernels, streams and transfers need no op: made on a
+	// second core while the kernels are joined to their ops.
+	var (
+		kernels   []KernelRow
+		strs      []Stream
+		window    float64
+		transfers []TransferRow
+		apart     sync.WaitGroup
+	)
+	apart.Go(func() {
+		kernels = kernelRows(&t.Kernels, arch)
+		strs, window = streams(t)
+		transfers = transferRows(&t.Transfers)
+	})
+	defer apart.Wait()
 	j := newJoiner(t)
 	rows := map[string]int{} // group key -> index in a.Ops
 	// The row of each op seen by what it is made of: ops that share their
@@ -256,9 +272,8 @@ func Analyze(t *Trace, m *roofline.Model, arch devices.Arch) (Analysis, error) {
 	}
 	slices.SortStableFunc(a.Ops, func(x, y OpRow) int { return cmp.Compare(y.Measured, x.Measured) })
 	a.renumberKernelOps()
-	a.Kernels = kernelRows(&t.Kernels, arch)
-	a.Streams, a.Summary.Window = streams(t)
-	a.Transfers = transferRows(&t.Transfers)
+	apart.Wait()
+	a.Kernels, a.Streams, a.Summary.Window, a.Transfers = kernels, strs, window, transfers
 	for _, tr := range a.Transfers {
 		a.Summary.TransferTime += tr.Time
 		a.Summary.TransferBytes += tr.Bytes
