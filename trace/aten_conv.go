@@ -54,7 +54,7 @@ func convBackward(c call) ([]ops.Op, error) {
 	}
 	// grad_output, input, weight, bias_sizes, stride, padding,
 	// dilation, transposed, output_padding, groups, output_mask.
-	fwd, err := conv(call{op: &Op{Name: name, Inputs: c.op.Inputs[1:], Types: c.op.Types[1:], Concrete: c.op.Concrete[1:]}, compute: c.compute}, 3, 4, 5, 8)
+	fwd, err := conv(call{op: &Op{Name: name, OpArgs: &OpArgs{Inputs: c.op.Inputs[1:], Types: c.op.Types[1:], Concrete: c.op.Concrete[1:]}}, compute: c.compute}, 3, 4, 5, 8)
 	if err != nil {
 		return nil, err
 	}

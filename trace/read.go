@@ -79,13 +79,20 @@ type Op struct {
 	Thread     string
 	Start, Dur float64
 	ExternalID int64
-	// Inputs, Types and Concrete are the op's "Input Dims", "Input type"
-	// and "Concrete Inputs", one entry per argument.
+	// OpArgs are the op's arguments as recorded, shared by the ops that
+	// repeat them (a step repeats a few hundred over millions of ops): a
+	// pointer, never nil, where three slices took 72 bytes an op.
+	*OpArgs
+	// Comm is the collective the op records (nil for any other op).
+	Comm *Comm
+}
+
+// OpArgs are an op's "Input Dims", "Input type" and "Concrete Inputs",
+// one entry per argument. Nothing changes them once read.
+type OpArgs struct {
 	Inputs   []Input
 	Types    []string
 	Concrete []string
-	// Comm is the collective the op records (nil for any other op).
-	Comm *Comm
 }
 
 // End is when the op returns.
@@ -356,6 +363,49 @@ type building struct {
 	kernels   rows.Blocks[Kernel]
 	launches  rows.Blocks[Launch]
 	transfers rows.Blocks[Transfer]
+	// opArgs holds each distinct OpArgs made, by the arrays it holds (which
+	// the scanner shares), up to maxShapes of them.
+	shared map[opArgsKey]*OpArgs
+}
+
+// opArgsKey is an OpArgs by its arrays: their first elements, lengths and
+// whether they are nil.
+type opArgsKey struct {
+	inputs                       *Input
+	types, concrete              *string
+	nIn, nTypes, nConcrete       int
+	nilIn, nilTypes, nilConcrete bool
+}
+
+// opArgs returns the OpArgs of the arguments a, one for each distinct set
+// of the arrays the scanner shares (Types is never nil).
+func (b *building) opArgs(a *args) *OpArgs {
+	x := OpArgs{Inputs: []Input(a.Dims), Types: a.Types, Concrete: a.Concrete}
+	if x.Types == nil {
+		x.Types = []string{}
+	}
+	k := opArgsKey{nIn: len(x.Inputs), nTypes: len(x.Types), nConcrete: len(x.Concrete),
+		nilIn: x.Inputs == nil, nilTypes: a.Types == nil, nilConcrete: x.Concrete == nil}
+	if len(x.Inputs) > 0 {
+		k.inputs = &x.Inputs[0]
+	}
+	if len(x.Types) > 0 {
+		k.types = &x.Types[0]
+	}
+	if len(x.Concrete) > 0 {
+		k.concrete = &x.Concrete[0]
+	}
+	if p, ok := b.shared[k]; ok {
+		return p
+	}
+	p := &x
+	if b.shared == nil {
+		b.shared = map[opArgsKey]*OpArgs{}
+	}
+	if len(b.shared) < maxShapes {
+		b.shared[k] = p
+	}
+	return p
 }
 
 // done moves what was kept into t.
@@ -398,13 +448,9 @@ func (b *building) add(e *event, maxEvents int) error {
 	}
 	switch cat {
 	case "cpu_op", "operator":
-		types := a.Types // interned by the scanner, shared by the ops that repeat them
-		if types == nil {
-			types = []string{}
-		}
 		b.ops.Add(Op{
 			Name: e.Name, Thread: string(e.Tid), Start: e.Ts, Dur: e.Dur,
-			ExternalID: a.ExternalID, Inputs: []Input(a.Dims), Types: types, Concrete: a.Concrete, Comm: a.comm(),
+			ExternalID: a.ExternalID, OpArgs: b.opArgs(a), Comm: a.comm(),
 		})
 	case "kernel":
 		b.kernels.Add(Kernel{

@@ -552,7 +552,7 @@ func TestModel(t *testing.T) {
 		if err := json.Unmarshal([]byte(c.dims), &dims); err != nil {
 			t.Fatal(err)
 		}
-		o := &Op{Name: c.name, Inputs: dims, Types: c.types, Concrete: c.concrete}
+		o := &Op{Name: c.name, OpArgs: &OpArgs{Inputs: dims, Types: c.types, Concrete: c.concrete}}
 		got, err := model(call{op: o})
 		if err != nil || len(got) != 1 || got[0] != c.want {
 			t.Errorf("%s %s: %+v, %v; want %+v", c.name, c.dims, got, err, c.want)
