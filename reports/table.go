@@ -358,6 +358,13 @@ func drawLong(b *bytes.Buffer, w io.Writer, header []string, rows iter.Seq[[]str
 	a := arenas.Get().(*cellArena)
 	defer arenas.Put(a)
 	a.reset()
+	// A long cell (a kernel's name) repeats over many rows: escaped and
+	// measured once (up to memoCells of them).
+	type escaped struct {
+		s  string
+		wd int
+	}
+	memo := map[string]escaped{}
 	for r := range rows {
 		for c := range n {
 			s := ""
@@ -367,11 +374,21 @@ func drawLong(b *bytes.Buffer, w io.Writer, header []string, rows iter.Seq[[]str
 					seen[c] = true
 					text[c] = text[c] || !numeric(s)
 				}
-				s = strings.TrimSpace(esc(s))
 			}
-			wd := cellWidth(s)
-			widths[c] = max(widths[c], wd)
-			a.add(s, wd)
+			long := len(s) >= memoMin && len(s) <= memoMax
+			e, ok := escaped{}, false
+			if long {
+				e, ok = memo[s]
+			}
+			if !ok {
+				e.s = strings.TrimSpace(esc(s))
+				e.wd = cellWidth(e.s)
+				if long && len(memo) < memoCells {
+					memo[s] = e
+				}
+			}
+			widths[c] = max(widths[c], e.wd)
+			a.add(e.s, e.wd)
 		}
 	}
 	bar, rule := "│", "─"
@@ -447,6 +464,14 @@ func drawLong(b *bytes.Buffer, w io.Writer, header []string, rows iter.Seq[[]str
 	}
 	return nil
 }
+
+// memoMin and memoMax are the lengths of the cells drawLong escapes once
+// (shorter ones, numbers, rarely repeat; a longer one could hold much
+// memory), and memoCells how many it keeps.
+const (
+	memoMin, memoMax = 32, 1024
+	memoCells        = 4096
+)
 
 // cellArena holds a long table's cells, escaped and trimmed, in order:
 // each its length and width (a uvarint of the length doubled, plus one
