@@ -208,6 +208,10 @@ func (s Shape) validate(c Config) error {
 	if s.EP > 1 && c.Experts%s.EP != 0 {
 		return fmt.Errorf("ep=%d does not divide the %d routed experts of %s", s.EP, c.Experts, c.Name)
 	}
+	// Each expert's gate, up and down projections are split MoETP ways.
+	if moeTP, _, _ := s.Experts(); c.Experts > 0 && c.MoEIntermediate%moeTP != 0 {
+		return fmt.Errorf("moe-tp=%d does not divide the %d-wide experts (moe_intermediate_size) of %s", moeTP, c.MoEIntermediate, c.Name)
+	}
 	// The widest activation (tokens × the widest row an op writes) is
 	// counted in int64 element counts: refuse what would wrap.
 	_, t := s.tokens()
