@@ -200,3 +200,21 @@ func TestPeerAllToAll(t *testing.T) {
 		}
 	}
 }
+
+// TestMoEImplRefused checks that FlashInfer's TensorRT-LLM MoE, built for
+// compute capability 10.x alone, is refused elsewhere and taken there.
+func TestMoEImplRefused(t *testing.T) {
+	op, err := ops.Parse("moe tokens=64 hidden=2048 inter=768 topk=8 experts=128 impl=trtllm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for dev, refused := range map[string]bool{"L40S": true, "H100 SXM": true, "B200": false} {
+		d, err := devices.Lookup(dev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := Analyze(d, op); (err != nil) != refused {
+			t.Errorf("%s on %s: error %v, want refused %v", op, dev, err, refused)
+		}
+	}
+}

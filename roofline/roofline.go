@@ -228,6 +228,9 @@ func (m *Model) Analyze(op ops.Op) (Point, error) {
 	if err != nil {
 		return Point{}, err
 	}
+	if op.Kind == ops.MoE && op.Impl == ops.ImplTRTLLM && m.dev.CC.Major != 10 {
+		return Point{}, fmt.Errorf("impl=trtllm: FlashInfer's TensorRT-LLM MoE kernels run on datacenter Blackwell (compute capability 10.x) only, and %s is %d.%d; give impl=triton, cutlass or marlin, or leave impl= out", m.dev.Name, m.dev.CC.Major, m.dev.CC.Minor)
+	}
 	p := Point{
 		Op: op, Device: m.dev.Name, Count: 1,
 		FLOPs: c.FLOPs(), MatrixFLOPs: c.MatrixFLOPs, Transcendentals: c.Transcendentals, Bytes: c.Bytes, AI: c.AI(),
