@@ -76,22 +76,48 @@ func (m *Model) flashAttention(op ops.Op, c ops.Cost, rate float64) estimate {
 	if op.SeqQ >= flashBlock && rows > flashBlock && tiles >= splitFill*float64(m.dev.SMs) {
 		return best
 	}
-	xqa := m.eff.AttentionGroupMax > 0 && decodeStep(op)
+	if m.eff.AttentionGroupMax > 0 && decodeStep(op) {
+		// XQA: one CTA per sequence × KV head holding the group's query
+		// rows (its warps work them 16 at a time, so a CTA's own time
+		// grows with its row tiles), split over the keys as its
+		// multi-block heuristic says.
+		t := splitTiling(op, true, flashBlock)
+		t.cta = m.eff.AttentionCTA * t.rows / mmaRows
+		return m.splitKVAt(op, rate, t, xqaSplits(op, m.dev.SMs))
+	}
 	for _, pack := range []bool{true, false} {
 		for _, tm := range []int64{mmaRows, splitBlock, flashBlock} {
 			t := splitTiling(op, pack, tm)
-			if xqa {
-				// XQA's warps work a CTA's rows 16 at a time (its warp
-				// tile is the group's rows rounded up to the MMA's 16):
-				// a CTA's own time grows with its row tiles.
-				t.cta = m.eff.AttentionCTA * t.rows / mmaRows
-			}
 			if e := m.splitKV(op, rate, t); m.opTime(e) < m.opTime(best) {
 				best = e
 			}
 		}
 	}
 	return best
+}
+
+// TensorRT-LLM's XQA multi-block heuristic (decoderXQAImplCommon.h,
+// computeMultiBlockCount; decoderXQAConstants.h): a split per
+// xqaMinKeys keys of history, at most √(8 × that) splits (more and the
+// final reduction dominates), fewer where the batch × KV heads × splits
+// CTAs would exceed xqaWaves waves of the SMs. (Its workspace cap of
+// 6000 sub-sequences binds only above 750 SMs.) The history is the
+// step's keys, its own included (the PyTorch backend passes kv_lens as
+// past_key_value_lengths).
+const (
+	xqaMinKeys = 128
+	xqaWaves   = 8
+)
+
+// xqaSplits is the number of key splits XQA's multi-block mode gives a
+// decode step on a GPU of sms SMs.
+func xqaSplits(op ops.Op, sms int) float64 {
+	n := math.Floor(float64(op.SeqK) / xqaMinKeys)
+	n = math.Max(1, math.Min(n, math.Round(math.Sqrt(8*n))))
+	if waves := float64(op.B*op.KVHeads) * n / float64(sms) / xqaWaves; waves > 1 {
+		n = math.Floor(n / waves)
+	}
+	return math.Max(1, n)
 }
 
 // engineForward says op is a serving engine's prefill that the family's

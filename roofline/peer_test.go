@@ -315,7 +315,9 @@ func TestPeerDefault(t *testing.T) {
 // waves of split CTAs, the A100's and B200's ramps refitted), and the
 // A100's decode steps with their own fixed cost; then with the rows SGLang's
 // Triton backend ran (the tables' kernel_source) priced as its Triton
-// kernels tile them (impl=triton). A cell that
+// kernels tile them (impl=triton); then with XQA's key splits as its
+// multi-block heuristic sets them (A100 decode 15.1/37.4 → 13.5/33.6).
+// A cell that
 // met the goal is held to the goal; every other cell to its
 // figures (0.5 points of slack).
 //
@@ -336,7 +338,7 @@ func TestPeerDefault(t *testing.T) {
 var peerWarmGraph = map[string][3]float64{
 	"a100_sxm all-reduce < 1 MiB": {5.35, 19.35, 0.05},
 	"a100_sxm all-reduce ≥ 1 MiB": {4.95, 14.35, 0.05},
-	"a100_sxm decode attention":   {15.15, 37.45, 0.05},
+	"a100_sxm decode attention":   {13.55, 33.65, 0.05},
 	"a100_sxm gemm bfloat16":      {8.65, 23.65, 0.05},
 	"a100_sxm prefill attention":  {5.95, 31.95, 0.05},
 	"h100_sxm all-reduce < 1 MiB": {3.85, 12.45, 0.05},
