@@ -34,7 +34,9 @@ func (m *Model) mla(op ops.Op, c ops.Cost, rate float64) estimate {
 		kvSize = op.KVType.Size()
 	}
 	write := m.kernel(0, float64(op.B*op.SeqQ*(op.KVLoRA+op.Rope))*kvSize/m.stream)
-	if _, cast := mlaCast[m.dev.Architecture]; kvSize < op.DType.Size() && !cast {
+	triton := m.mlaImpl(op) == ops.ImplTriton
+	decode := op.SeqQ == 1 && !op.Causal
+	if _, cast := mlaCast[m.dev.Architecture]; kvSize < op.DType.Size() && !cast && !triton {
 		// Where the engine's kernels read a quantized cache as it is
 		// (SGLang's TensorRT-LLM MLA backend casts the query, or the
 		// expanded prefill's query, keys and values, to fp8 instead),
@@ -74,6 +76,19 @@ func (m *Model) mla(op ops.Op, c ops.Cost, rate float64) estimate {
 		e.work += float64(e.kernels-1) * m.eff.Ramp
 		return e
 	}
+	if triton && !decode {
+		// SGLang's Triton prefill (extend) kernel over the paged cache,
+		// its tiles by the key width as for attention: absorbed, one
+		// latent KV head whose rows are the keys and, their first
+		// KVLoRA columns, the values; expanded, per-head keys and
+		// values. Its CTAs sustain the family's MLA prefill fraction.
+		att.HeadDim, att.Paged, att.KVType = g.QK, true, op.KVType
+		w := tritonWidths{qk: float64(g.QK), v: float64(g.V), kv: float64(g.QK)}
+		if !op.Absorbs() {
+			w.kv += float64(g.V)
+		}
+		return withWrite(m.tritonKernels(att, c, rate, r[0], w))
+	}
 	if !op.Absorbs() || op.SeqQ >= flashBlock {
 		// A CTA runs its blocks at its SM's share of the GEMM rate; the
 		// whole GPU sustains only the family's fraction of that over
@@ -93,11 +108,9 @@ func (m *Model) mla(op ops.Op, c ops.Cost, rate float64) estimate {
 	// SM's share of the rate, the GPU at the family's fraction of it);
 	// one query per sequence attending to its cache (not a causal
 	// prefill of one token), the decode kernels, whose fraction holds for
-	// every CTA, except Triton's (mlaTritonDecode), whose fixed splits
+	// every CTA, except Triton's, whose fixed splits (tritonSplits)
 	// leave long single sequences a few CTAs running at their SMs' rate.
 	frac := r[0]
-	_, triton := mlaTritonDecode[m.dev.Architecture]
-	decode := op.SeqQ == 1 && !op.Causal
 	if decode {
 		frac = r[1]
 		if !triton {
@@ -116,7 +129,7 @@ func (m *Model) mla(op ops.Op, c ops.Cost, rate float64) estimate {
 	rows := op.Heads * op.SeqQ
 	tileRows, splits := int64(mlaRows), 0.0
 	if decode && triton {
-		tileRows, splits = 16, mlaTritonDecode[m.dev.Architecture]
+		tileRows, splits = tritonHeads, tritonSplits
 	}
 	tiles := float64(op.B) * ceilDiv(rows, tileRows)
 	tm := math.Min(float64(tileRows), roundUp(rows, mmaRows))
@@ -153,4 +166,14 @@ func (m *Model) mla(op ops.Op, c ops.Cost, rate float64) estimate {
 		best.kernels++
 	}
 	return withWrite(best)
+}
+
+// mlaImpl is the attention kernel family op runs with: its impl=, else
+// Triton where SGLang serves latent attention with it (mlaTriton), else
+// "" (FlashMLA, FlashAttention 3 or TensorRT-LLM's MLA kernels).
+func (m *Model) mlaImpl(op ops.Op) string {
+	if op.Impl == "" && mlaTriton[m.dev.Architecture] {
+		return ops.ImplTriton
+	}
+	return op.Impl
 }

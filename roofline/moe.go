@@ -51,17 +51,23 @@ var tritonStep = map[string]float64{"Hopper": 700, "Ampere": 500, "Ada Lovelace"
 
 // mlaRate is the same for latent-attention kernels (FlashAttention 3 on
 // Hopper, TensorRT-LLM's MLA kernels on Blackwell, Triton on Ada), of the
-// tensor rate in prefill (and a prefill's few queries) and in decode.
-var mlaRate = map[string][2]float64{"Hopper": {0.9, 0.7}, "Blackwell": {1.0, 0.7}, "Ada Lovelace": {0.34, 0.12}}
+// tensor rate in prefill (and a prefill's few queries) and in decode. Ada's
+// prefill figure is the fraction SGLang's Triton extend kernel sustains
+// over its 576-wide tiles (priced by tritonKernels), fitted on the L40S
+// table's 880 prefill rows (median|p90 |error| at 0.26|0.28|0.30|0.34:
+// 10.3|25.9, 7.1|21.8, 8.9|25.2, 16.2|30.6; the family's Triton fraction
+// for attention, 0.5, gives 41.4|48.7).
+var mlaRate = map[string][2]float64{"Hopper": {0.9, 0.7}, "Blackwell": {1.0, 0.7}, "Ada Lovelace": {0.28, 0.12}}
 
-// mlaTritonDecode is, by architecture, the key splits of the absorbed-MLA
-// decode where the engine runs SGLang's Triton attention backend (on Ada:
-// no FlashInfer MLA or FlashMLA kernel for sm_89): every sequence's keys
-// in num_kv_splits = 8 splits whatever their length (aiconfigurator's L40S
-// table: 64 sequences of 128 heads take 372 µs over 2 keys and over 32
-// alike), 16 query heads (BLOCK_H) to a CTA, each split's fp32 partial
-// output written and merged by a second kernel.
-var mlaTritonDecode = map[string]float64{"Ada Lovelace": 8}
+// mlaTriton are the architectures where SGLang serves latent attention
+// with its Triton backend (on Ada: no FlashInfer MLA, FlashMLA or
+// TensorRT-LLM MLA kernel for sm_89; aiconfigurator's L40S tables name
+// Triton for every MLA row). Its decode puts every sequence's keys in
+// tritonSplits splits whatever their length (the L40S table: 64 sequences
+// of 128 heads take 372 µs over 2 keys and over 32 alike), tritonHeads
+// query heads to a CTA, each split's fp32 partial output written and
+// merged by a second kernel.
+var mlaTriton = map[string]bool{"Ada Lovelace": true}
 
 // mlaCast is, by architecture, the fraction of the streaming bandwidth at
 // which the engine's absorbed-MLA decode casts an fp8 cache to bf16 before

@@ -69,9 +69,22 @@ func tritonExtendTile(cc devices.CC, d int64) (bm, bn float64) {
 // the value tile's power of two, mma.sync with the softmax in turn); the
 // whole GPU sustains frac of that.
 func (m *Model) tritonAttention(op ops.Op, c ops.Cost, rate, frac float64) estimate {
-	sms := float64(m.dev.SMs)
 	d := float64(op.HeadDim)
-	dv := math.Exp2(math.Ceil(math.Log2(d)))
+	return m.tritonKernels(op, c, rate, frac, tritonWidths{qk: d, v: d, kv: 2 * d})
+}
+
+// tritonWidths are the widths a Triton attention kernel works over: the
+// query and key width qk, the value width v (its PV tile padded to a power
+// of two), and the cache elements read per key and KV head, kv (keys and
+// values apart; absorbed MLA's latent, once, its keys and values alike).
+type tritonWidths struct{ qk, v, kv float64 }
+
+// tritonKernels prices SGLang's Triton attention kernels over op's
+// sequences and heads with the widths w (op.HeadDim aside).
+func (m *Model) tritonKernels(op ops.Op, c ops.Cost, rate, frac float64, w tritonWidths) estimate {
+	sms := float64(m.dev.SMs)
+	d := w.qk
+	dv := math.Exp2(math.Ceil(math.Log2(w.v)))
 	tile := func(rows, cols float64) float64 {
 		return 2*rows*cols*(d+dv)/(rate/sms) + rows*cols/(m.sfu/sms)
 	}
@@ -79,7 +92,7 @@ func (m *Model) tritonAttention(op ops.Op, c ops.Cost, rate, frac float64) estim
 		return math.Max(math.Ceil(ctas/sms)*cta, ctas/sms*cta/frac)
 	}
 	if !decodeStep(op) {
-		bm, bn := tritonExtendTile(m.dev.CC, op.HeadDim)
+		bm, bn := tritonExtendTile(m.dev.CC, int64(d))
 		qt := ceilDiv(op.SeqQ, int64(bm))
 		prefix := float64(op.SeqK - op.SeqQ)
 		blocks, most := 0.0, 0.0
@@ -98,7 +111,7 @@ func (m *Model) tritonAttention(op ops.Op, c ops.Cost, rate, frac float64) estim
 		compute := math.Max(most*t, float64(op.B*op.Heads)*blocks*t/sms) / frac
 		// Only the cached prefix is read from the cache (and converted
 		// from a narrower type); this step's keys come as computed.
-		compute += m.pagedCost(op, ctas, 0, 2*float64(op.B*op.Heads)*prefix*d)
+		compute += m.pagedCost(op, ctas, 0, float64(op.B*op.Heads)*prefix*w.kv)
 		return m.kernel(compute, c.Bytes/(m.stream*m.eff.GEMMMemory*m.active(ctas)))
 	}
 	g := op.Heads / op.KVHeads
@@ -114,22 +127,22 @@ func (m *Model) tritonAttention(op ops.Op, c ops.Cost, rate, frac float64) estim
 	used := math.Ceil(sk / per)
 	ctas := tiles * used
 	compute := run(ctas, math.Ceil(per/bn)*tile(rows, bn)) +
-		m.pagedCost(op, ctas, 0, 2*float64(op.B*op.KVHeads*op.SeqK*op.HeadDim))
+		m.pagedCost(op, ctas, 0, float64(op.B*op.KVHeads*op.SeqK)*w.kv)
 	in, out := op.DType.Size(), op.Out.Size()
 	if out == 0 {
 		out = in
 	}
 	queries := float64(op.B*op.Heads*op.SeqQ) * d
-	kv := 2 * float64(op.B*op.KVHeads*op.SeqK*op.HeadDim) * op.KVSize()
+	kv := float64(op.B*op.KVHeads*op.SeqK) * w.kv * op.KVSize()
 	partials := used * float64(op.B*op.Heads) * (dv + 1) * 4
-	inflight := 2 * 2 * bn * d * op.KVSize()
+	inflight := 2 * bn * w.kv * op.KVSize()
 	memory := m.streamTime(queries*in+kv+partials, ctas, inflight)
 	if m.eff.TritonRead > 0 {
 		// A CTA's own reads: its split of one KV head's keys.
-		memory = math.Max(memory, 2*math.Min(per, sk)*d*op.KVSize()/(m.eff.TritonRead*m.dev.BoostClockHz))
+		memory = math.Max(memory, math.Min(per, sk)*w.kv*op.KVSize()/(m.eff.TritonRead*m.dev.BoostClockHz))
 	}
 	e := m.kernel(compute, memory)
-	merge := m.kernel(0, m.streamTime(partials+queries*out, float64(op.B*op.Heads), inflight))
+	merge := m.kernel(0, m.streamTime(partials+queries/d*w.v*out, float64(op.B*op.Heads), inflight))
 	e.work += merge.work
 	e.kernels++
 	return e
