@@ -105,4 +105,7 @@ func (o Op) mlaString(b *strings.Builder) {
 	} else {
 		b.WriteString(" expanded")
 	}
+	if o.Impl != "" {
+		b.WriteString(" impl=" + o.Impl)
+	}
 }

@@ -28,7 +28,7 @@ const SpecHelp = `An op spec is the op's name followed by key=value pairs and fl
             [dist=balanced|uniform|power_law:A] [gated|ungated]
             [impl=triton|trtllm|cutlass|marlin]   a mixture-of-experts layer on one GPU
   mla       b= h= sq= sk= [causal] [kv_dtype=] [absorbed|expanded] [kv_lora=512]
-            [rope=64] [nope=128] [v=128] [q_lora=1536]   latent attention (DeepSeek-V3 geometry)
+            [rope=64] [nope=128] [v=128] [q_lora=1536] [impl=triton]   latent attention (DeepSeek-V3 geometry)
 dtype= is fp64, fp32, tf32, bf16 (default), fp16, fp8 (e4m3), e5m2, int8 or fp4.
 out_dtype= defaults to the input type, except int8 → int32 and fp8 → bf16.
 weight_dtype= stores B (a linear's weight) in another type, dequantized to
@@ -76,6 +76,8 @@ mla: h query heads on this GPU; expanded (default when sq > 1) attends over
 per-head keys (nope+rope) and values (v) the model projected from the
 latent; absorbed (default when sq = 1, FlashMLA's form) over the latent
 itself (keys kv_lora+rope, values kv_lora, read once for all heads).
+impl=triton prices SGLang's Triton attention kernels (the default on GPUs
+without FlashMLA, FlashAttention 3 or TensorRT-LLM MLA kernels: Ada).
 shape= takes roof_bench's form instead of the sizes: ` + ShapeHelp + `.`
 
 // ShapeHelp is roof_bench's shape of each op family (shape=, and the shape
@@ -196,7 +198,7 @@ func parse(spec string, dtype devices.DType) (Op, error) {
 				o.KVType, err = devices.ParseDType(val)
 			}
 		case "impl":
-			if kind != Attention && kind != AllReduce && kind != MoE {
+			if kind != Attention && kind != AllReduce && kind != MoE && kind != MLA {
 				err = fmt.Errorf("unknown key %s for %s", rows.Quote(key), kind)
 			} else if err = once("impl", f); err == nil {
 				err = o.setImpl(val)
@@ -370,6 +372,13 @@ func (o *Op) setImpl(val string) error {
 			return fmt.Errorf("impl=%s: expected %s (or no impl=: the kernel the engine runs by default on the GPU)", rows.Quote(val), strings.Join(MoEImpls, ", "))
 		}
 		o.Impl = v
+		return nil
+	}
+	if o.Kind == MLA {
+		if !strings.EqualFold(val, ImplTriton) {
+			return fmt.Errorf("impl=%s: expected triton (or no impl=: the kernel the engine runs by default on the GPU)", rows.Quote(val))
+		}
+		o.Impl = ImplTriton
 		return nil
 	}
 	if o.Kind == AllReduce {

@@ -55,8 +55,14 @@ func (m *Model) mla(op ops.Op, c ops.Cost, rate float64) estimate {
 	} else if op.SeqQ > 1 {
 		extra++
 	}
+	_, cast := mlaCast[m.dev.Architecture]
 	if kvSize < op.DType.Size() {
-		extra++
+		if !decode || cast || triton {
+			// (A decode step whose kernel reads the fp8 cache as it is
+			// takes the query cast in its rotary kernel: SGLang's
+			// TensorRT-LLM MLA backend, quantize_and_rope_for_fp8.)
+			extra++
+		}
 		if !op.Absorbs() {
 			// Over an fp8 cache the expanded prefill runs in fp8: the
 			// query, keys and values are each cast to it first, a
@@ -146,6 +152,11 @@ func (m *Model) mla(op ops.Op, c ops.Cost, rate float64) estimate {
 		ctas := tiles * s
 		cta := math.Ceil(kb/s) * m.flashBlockTime(tm, splitBlock, d, rate)
 		compute := math.Max(math.Ceil(ctas/sms)*cta, ctas/sms*cta/frac)
+		if decode && splits == 0 {
+			// Each CTA's own SM time besides its blocks, as the
+			// family's paged attention kernels take (AttentionCTA).
+			compute += ctas * m.eff.AttentionCTA / sms
+		}
 		bytes := c.Bytes
 		var partials float64
 		if s > 1 {

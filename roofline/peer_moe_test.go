@@ -119,14 +119,20 @@ func peerMoE(r []string, col map[string]int) (ops.Op, error) {
 
 // peerMLA reads a context (prefill) or generation (one decode step) row.
 // The collector runs Hopper and older GPUs' prefill in the absorbed form
-// too (FlashAttention over the 576-wide latent keys), Blackwell's expanded
-// (TensorRT-LLM's MLA kernels); decode is absorbed everywhere.
+// too (FlashAttention over the 576-wide latent keys, SGLang's Triton
+// kernels on the L40S), Blackwell's expanded (TensorRT-LLM's MLA kernels);
+// decode is absorbed everywhere. A row its kernel_source names Triton for
+// is priced as impl=triton.
 func peerMLA(context bool) func(r []string, col map[string]int) (ops.Op, error) {
 	return func(r []string, col map[string]int) (ops.Op, error) {
 		g := func(k string) string { return r[col[k]] }
 		kv := "bf16"
 		if g("kv_cache_dtype") == "fp8" {
 			kv = "fp8"
+		}
+		impl := ""
+		if g("kernel_source") == "triton" {
+			impl = " impl=" + ops.ImplTriton
 		}
 		isl, _ := strconv.Atoi(g("isl"))
 		step, _ := strconv.Atoi(g("step"))
@@ -135,9 +141,9 @@ func peerMLA(context bool) func(r []string, col map[string]int) (ops.Op, error) 
 			if g("kernel_source") == "trtllm_mla" {
 				form = "expanded"
 			}
-			return ops.Parse(fmt.Sprintf("mla b=%s h=%s s=%d causal kv_dtype=%s %s", g("batch_size"), g("num_heads"), isl, kv, form))
+			return ops.Parse(fmt.Sprintf("mla b=%s h=%s s=%d causal kv_dtype=%s %s%s", g("batch_size"), g("num_heads"), isl, kv, form, impl))
 		}
-		return ops.Parse(fmt.Sprintf("mla b=%s h=%s sq=1 sk=%d kv_dtype=%s absorbed", g("batch_size"), g("num_heads"), isl+step, kv))
+		return ops.Parse(fmt.Sprintf("mla b=%s h=%s sq=1 sk=%d kv_dtype=%s absorbed%s", g("batch_size"), g("num_heads"), isl+step, kv, impl))
 	}
 }
 
@@ -183,10 +189,10 @@ var peerBounds = map[string][3]float64{
 	"h100_sxm mla_decode":  moePeerGoal,
 	"b200_sxm moe":         {0.205, 0.567, 0.01},
 	"b200_sxm mla_prefill": moePeerGoal,
-	"b200_sxm mla_decode":  {0.156, 0.427, 0.01},
+	"b200_sxm mla_decode":  {0.141, 0.379, 0.01},
 	"l40s moe":             {0.174, 0.443, 0.01},
-	"l40s mla_prefill":     {0.143, 0.403, 0.01},
-	"l40s mla_decode":      {0.2, 0.528, 0.01},
+	"l40s mla_prefill":     moePeerGoal,
+	"l40s mla_decode":      {0.193, 0.526, 0.01},
 }
 
 var moePeerGoal = [3]float64{0.15, 0.35, 0.01}
