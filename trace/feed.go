@@ -211,16 +211,25 @@ func blankBefore(b []byte, i int) int {
 func (f *feed) readAhead(lim bounds) {
 	s := newScannerOf(nil, lim)
 	var b building
+	var k slabs
 	for p := range f.todo {
-		p.ahead = s.part(p, &b)
+		p.ahead = s.part(p, &b, &k)
 		close(p.done)
 	}
+}
+
+// slabs give the records kept from each part their arrays.
+type slabs struct {
+	ops       slab[Op]
+	kernels   slab[Kernel]
+	launches  slab[Launch]
+	transfers slab[Transfer]
 }
 
 // part reads p's events, as the scanner would read them standing at p's
 // first byte inside traceEvents: nil unless every event reads cleanly and
 // p ends after a "," and blank space.
-func (s *scanner) part(p *part, b *building) *ahead {
+func (s *scanner) part(p *part, b *building, k *slabs) *ahead {
 	s.buf, s.pos, s.end, s.eof = p.data, 0, len(p.data), io.EOF
 	s.off, s.line, s.mark = 0, 1, -p.gap
 	b.ops.Reset()
@@ -249,7 +258,7 @@ func (s *scanner) part(p *part, b *building) *ahead {
 	}
 	return &ahead{
 		gap: p.gap, events: events, lines: s.line - 1, tail: s.off - s.mark, kept: b.kept(),
-		ops: b.ops.All(), kernels: b.kernels.All(), launches: b.launches.All(), transfers: b.transfers.All(),
+		ops: k.ops.copy(&b.ops), kernels: k.kernels.copy(&b.kernels), launches: k.launches.copy(&b.launches), transfers: k.transfers.copy(&b.transfers),
 	}
 }
 

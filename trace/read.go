@@ -366,6 +366,7 @@ type building struct {
 	// opArgs holds each distinct OpArgs made, by the arrays it holds (which
 	// the scanner shares), up to maxShapes of them.
 	shared map[opArgsKey]*OpArgs
+	args   slab[OpArgs] // where OpArgs are made
 }
 
 // opArgsKey is an OpArgs by its arrays: their first elements, lengths and
@@ -398,7 +399,8 @@ func (b *building) opArgs(a *args) *OpArgs {
 	if p, ok := b.shared[k]; ok {
 		return p
 	}
-	p := &x
+	p := &b.args.take(1)[0]
+	*p = x
 	if b.shared == nil {
 		b.shared = map[opArgsKey]*OpArgs{}
 	}
