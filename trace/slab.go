@@ -10,8 +10,9 @@ import (
 // ahead, and the ops' arguments) in larger arrays, each twice the last
 // from a page up to maxSlab bytes: the kept records are most of such a
 // trace's memory, and first touching it page by page cost a fifth of the
-// CPU (on a virtual machine, about 10 µs a 4 KiB page). Arrays this large
-// can be backed by huge pages, and one allocation serves many records.
+// CPU (on the team's virtual machine, 288 MB written fresh took 1.3 to
+// 1.7 s in 70,000 page faults, and 0.7 s in huge pages). Arrays this
+// large can be backed by huge pages, and one allocation serves many.
 type slab[T any] struct {
 	free []T // what is left of the last array made
 	made int // records in the last array made
