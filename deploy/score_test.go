@@ -44,9 +44,8 @@ type scored struct {
 	answered, notFit bool
 }
 
-// scoreShared answers every shared deployment and returns each row's
-// errors against its measured TTFT and TPOT.
-func scoreShared(t testing.TB) []scored {
+// sharedBatch reads the shared deployments and indexes their columns.
+func sharedBatch(t testing.TB) (Batch, map[string]int) {
 	data := testfile.Gunzip(t, "testdata/serving.csv.gz")
 	b, err := ReadBatch(bytes.NewReader(data))
 	if err != nil && len(b.Rows) == 0 {
@@ -56,6 +55,13 @@ func scoreShared(t testing.TB) []scored {
 	for i, h := range b.Header {
 		col[h] = i
 	}
+	return b, col
+}
+
+// scoreShared answers every shared deployment and returns each row's
+// errors against its measured TTFT and TPOT.
+func scoreShared(t testing.TB) []scored {
+	b, col := sharedBatch(t)
 	out := RunBatch(b.Rows, testConfigs)
 	var s []scored
 	for _, o := range out {
@@ -181,15 +187,7 @@ func TestScoreUnsizedDisagg(t *testing.T) {
 	if testing.Short() || !testing.Verbose() {
 		t.Skip("logs the refused rows' figures with -v")
 	}
-	data := testfile.Gunzip(t, "testdata/serving.csv.gz")
-	b, err := ReadBatch(bytes.NewReader(data))
-	if err != nil && len(b.Rows) == 0 {
-		t.Fatal(err)
-	}
-	col := map[string]int{}
-	for i, h := range b.Header {
-		col[h] = i
-	}
+	b, col := sharedBatch(t)
 	var rs []BatchRow
 	for _, r := range b.Rows {
 		if d := r.Query.Disagg; r.Err != nil && d != nil && r.Query.Concurrency > 0 && (d.PrefillWorkers == 0 || d.DecodeWorkers == 0) {
