@@ -4,14 +4,27 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/gpucalc/gpucalc/roofline"
 	"github.com/gpucalc/gpucalc/rows"
 )
 
-// BatchColumns is the header of a model batch file.
-var BatchColumns = []string{"model", "device", "phase", "batch", "seq", "ctx", "tp"}
+// BatchColumns is the header of a model batch file; BatchLayout its
+// optional expert-parallel columns (--ep, --moe-tp), after tp in that
+// order.
+var (
+	BatchColumns = []string{"model", "device", "phase", "batch", "seq", "ctx", "tp"}
+	BatchLayout  = []string{"ep", "moe_tp"}
+)
+
+// Batch is a batch file read: its header (BatchColumns and those of
+// BatchLayout it has) and rows.
+type Batch struct {
+	Header []string
+	Rows   []BatchRow
+}
 
 // BatchRow is one line of a batch file: the cells as given, the shape they
 // describe, and why the row cannot be evaluated (Err) if it cannot.
@@ -31,31 +44,37 @@ const (
 	MaxBatchBytes = 64 << 20
 )
 
-// ReadBatch reads CSV with BatchColumns as its header, in that order,
-// through rows (bounded lines, binary data and broken quotes stop it with
+// ReadBatch reads CSV with BatchColumns as its header, in that order, then
+// any of BatchLayout, through rows (bounded lines, binary data and broken quotes stop it with
 // their line). A row is read as the flags are: a header with another,
 // missing or repeated column is an error; a row with more or fewer cells
 // than the header, or a cell out of its flag's range (batch 0, tp 0), is a
 // row with Err set naming the column; an empty cell is the default. One
 // bad row never stops the batch; an input that breaks off returns the rows
 // before the break and the error.
-func ReadBatch(r io.Reader) ([]BatchRow, error) {
+func ReadBatch(r io.Reader) (Batch, error) {
 	cr := rows.NewCSV(rows.Limit(r, MaxBatchBytes))
 	head, err := cr.Read()
 	if err == io.EOF {
-		return nil, fmt.Errorf("empty input; expected the header %s", strings.Join(BatchColumns, ","))
+		return Batch{}, fmt.Errorf("empty input; expected the header %s", strings.Join(BatchColumns, ","))
 	}
 	if err != nil {
-		return nil, err
+		return Batch{}, err
 	}
-	cols, err := rows.ReadColumns(head, BatchColumns, nil)
+	cols, err := rows.ReadColumns(head, BatchColumns, BatchLayout)
 	if err != nil {
-		return nil, err
+		return Batch{}, err
 	}
-	// The output echoes the cells under BatchColumns: they come in its order.
-	for i, h := range BatchColumns {
+	// The output echoes the cells under the header: they come in its order.
+	header := slices.Clone(BatchColumns)
+	for _, h := range BatchLayout {
+		if _, ok := cols.Index(h); ok {
+			header = append(header, h)
+		}
+	}
+	for i, h := range header {
 		if j, _ := cols.Index(h); j != i {
-			return nil, fmt.Errorf("line 1: column %d is %s; expected the header %s, in that order", i+1, rows.Quote(head[i]), strings.Join(BatchColumns, ","))
+			return Batch{}, fmt.Errorf("line 1: column %d is %s; expected the header %s (then %s, if given), in that order", i+1, rows.Quote(head[i]), strings.Join(BatchColumns, ","), strings.Join(BatchLayout, ","))
 		}
 	}
 	cr.Fields = len(head)
@@ -70,7 +89,7 @@ func ReadBatch(r io.Reader) ([]BatchRow, error) {
 	if errors.As(err, &se) {
 		err = fmt.Errorf("%w; split the file", err)
 	}
-	return out, err
+	return Batch{Header: header, Rows: out}, err
 }
 
 // The ranges of a batch row's sizes (validateShape's).
@@ -94,7 +113,8 @@ func (r *BatchRow) parse(cols rows.Columns) error {
 		name   string
 		lo, hi int64
 		dst    *int64
-	}{{"batch", 1, maxBatch, &r.Shape.Batch}, {"seq", 1, maxTokens, &r.Shape.Seq}, {"ctx", 0, maxTokens, &r.Shape.Ctx}, {"tp", 1, maxTP, &r.Shape.TP}} {
+	}{{"batch", 1, maxBatch, &r.Shape.Batch}, {"seq", 1, maxTokens, &r.Shape.Seq}, {"ctx", 0, maxTokens, &r.Shape.Ctx}, {"tp", 1, maxTP, &r.Shape.TP},
+		{"ep", 1, maxEP, &r.Shape.EP}, {"moe_tp", 1, maxEP, &r.Shape.MoETP}} {
 		v, _, err := cols.Int(r.Cells, x.name, x.lo, x.hi)
 		if err != nil {
 			return err

@@ -14,10 +14,11 @@ func TestReadBatch(t *testing.T) {
 		"llama-3.1-8b,h100,prefill,1,,,\n" +
 		"llama-3.1-8b,h100,decode,x,1,1,1\n" +
 		"llama-3.1-8b,h100\n"
-	rows, err := ReadBatch(strings.NewReader(in))
+	b, err := ReadBatch(strings.NewReader(in))
 	if err != nil {
 		t.Fatal(err)
 	}
+	rows := b.Rows
 	if len(rows) != 4 {
 		t.Fatalf("%d rows, want 4", len(rows))
 	}
@@ -51,11 +52,14 @@ func TestReadBatchRefuses(t *testing.T) {
 		{"phase", head + "\nllama-3.1-8b,h100,training,1,1,512,1\n", `column 3 (phase) "training": expected prefill or decode`},
 		{"an unknown column", head + ",gpus\nllama-3.1-8b,h100,decode,1,1,512,1,8\n", `line 1, column 8: unknown column "gpus"`},
 		{"a repeated column", head + ",tp\nllama-3.1-8b,h100,decode,1,1,512,1,8\n", `line 1, columns 7 and 8: both are "tp"`},
+		{"ep 0", head + ",ep\ndeepseek-v3,h200,decode,1,1,512,8,0\n", `column 8 (ep) "0"`},
+		{"moe_tp before ep", head + ",moe_tp,ep\ndeepseek-v3,h200,decode,1,1,512,8,1,8\n", `line 1: column 8 is "moe_tp"; expected the header model,device,phase,batch,seq,ctx,tp (then ep,moe_tp, if given), in that order`},
+		{"a layout that spans no whole group", head + ",ep,moe_tp\ndeepseek-v3,h200,decode,1,1,512,8,2,2\n", "moe-tp × ep = 2 × 2: expected a multiple of tp=8"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			rows, err := ReadBatch(strings.NewReader(c.in))
-			if err == nil && len(rows) == 1 {
-				err = rows[0].Err
+			b, err := ReadBatch(strings.NewReader(c.in))
+			if err == nil && len(b.Rows) == 1 {
+				err = b.Rows[0].Err
 			}
 			if err == nil || !strings.Contains(err.Error(), c.want) {
 				t.Errorf("error %v, want %q", err, c.want)
@@ -68,8 +72,8 @@ func FuzzReadBatch(f *testing.F) {
 	f.Add("model,device,phase,batch,seq,ctx,tp\nllama-3.1-8b,h100,decode,8,1,4096,2\n")
 	f.Add("model,device,phase,batch,seq,ctx,tp\n\"a,b\",,prefill,1,2,,\n")
 	f.Fuzz(func(t *testing.T, in string) {
-		rows, _ := ReadBatch(strings.NewReader(in))
-		for _, r := range rows {
+		b, _ := ReadBatch(strings.NewReader(in))
+		for _, r := range b.Rows {
 			if r.Err == nil && r.Shape.Defaults().validateShape() != nil {
 				t.Errorf("row %d accepted an invalid shape %+v", r.Line, r.Shape)
 			}
@@ -83,8 +87,8 @@ func TestReadBatchLimits(t *testing.T) {
 	head := "model,device,phase,batch,seq,ctx,tp\n"
 	many := head + strings.Repeat("llama-3.1-8b,h100,decode,8,1,4096,2\n", MaxBatchRows+1)
 	got, err := ReadBatch(strings.NewReader(many))
-	if err == nil || !strings.Contains(err.Error(), "more than 50000 rows; split the file") || len(got) != MaxBatchRows {
-		t.Errorf("past the rows: %d rows, %v", len(got), err)
+	if err == nil || !strings.Contains(err.Error(), "more than 50000 rows; split the file") || len(got.Rows) != MaxBatchRows {
+		t.Errorf("past the rows: %d rows, %v", len(got.Rows), err)
 	}
 	long := head + strings.Repeat("x,"+strings.Repeat("a", 1<<20-10)+",decode\n", MaxBatchBytes>>20+2)
 	if _, err := ReadBatch(strings.NewReader(long)); err == nil || !strings.Contains(err.Error(), "larger than 64 MiB; split the file") {
@@ -101,10 +105,11 @@ func TestRunBatch(t *testing.T) {
 		"llama-3.1-8b,h900,decode,8,1,4096,1\n" +
 		"llama-3.1-8b,h100,decode,x,1,1,1\n" +
 		"llama-3.1-8b,h100,prefill,1,2048,,1\n"
-	rows, err := ReadBatch(strings.NewReader(in))
+	b, err := ReadBatch(strings.NewReader(in))
 	if err != nil {
 		t.Fatal(err)
 	}
+	rows := b.Rows
 	loads, devs := map[string]int{}, map[string]int{}
 	m := h100(t)
 	out := RunBatch(rows,
@@ -134,5 +139,26 @@ func TestRunBatch(t *testing.T) {
 	}
 	if got := out[0].Result; got.Ops != nil || got.Expected != want.Expected || out[0].SmallestTP != 1 {
 		t.Errorf("row 2: expected %v, smallest tp %d; want Analyze's %v and 1 (8B fits one H100)", got.Expected, out[0].SmallestTP, want.Expected)
+	}
+}
+
+// TestReadBatchLayout: the optional ep and moe_tp columns set the expert
+// layout as --ep and --moe-tp do, empty cells their defaults, and the
+// header read is the one the output echoes.
+func TestReadBatchLayout(t *testing.T) {
+	in := "model,device,phase,batch,seq,ctx,tp,ep,moe_tp\n" +
+		"deepseek-v3,h200,decode,32,1,4096,2,4,2\n" +
+		"deepseek-v3,h200,decode,32,1,4096,8,,\n"
+	b, err := ReadBatch(strings.NewReader(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "model,device,phase,batch,seq,ctx,tp,ep,moe_tp"; strings.Join(b.Header, ",") != want {
+		t.Errorf("header %v, want %s", b.Header, want)
+	}
+	for i, want := range []Shape{{Phase: Decode, Batch: 32, Seq: 1, Ctx: 4096, TP: 2, EP: 4, MoETP: 2}, {Phase: Decode, Batch: 32, Seq: 1, Ctx: 4096, TP: 8}} {
+		if r := b.Rows[i]; r.Err != nil || r.Shape != want {
+			t.Errorf("row %d: %+v, %v; want %+v", i+2, r.Shape, r.Err, want)
+		}
 	}
 }

@@ -23,7 +23,9 @@ func newCmdModelBatch(f *factory, runF func(*modelBatchOptions) error) *cobra.Co
 		Long: `Read CSV with the header ` + strings.Join(model.BatchColumns, ",") + `: model is a
 built-in name or a path to a config.json; device a GPU name (empty: the
 default device); phase prefill (uses seq) or decode (uses ctx); tp 1 when
-empty. bf16 throughout, except weights a config's quantization_config ships
+empty. Optional columns after tp, in this order: ep and moe_tp, the
+expert layout as --ep and --moe-tp give it (empty: their defaults).
+bf16 throughout, except weights a config's quantization_config ships
 quantized (DeepSeek-V3: fp8). Write the input columns followed by
 ` + strings.Join(reports.ModelBatchOut, ",") + `.
 ` + batchRowsHelp + `
@@ -55,15 +57,15 @@ func modelBatchRun(opts *modelBatchOptions) error {
 		return usagef("--engine: %w", err)
 	}
 	// The rows before a break in the input are still answered.
-	rows, name, readErr := parseInput(f, opts.input, model.ReadBatch)
-	if err := noBatchRows(len(rows), name, readErr); err != nil {
+	b, name, readErr := parseInput(f, opts.input, model.ReadBatch)
+	if err := noBatchRows(len(b.Rows), name, readErr); err != nil {
 		return err
 	}
-	for i := range rows {
-		rows[i].Shape.FullCache, rows[i].Shape.Engine = opts.fullCache, engine
+	for i := range b.Rows {
+		b.Rows[i].Shape.FullCache, b.Rows[i].Shape.Engine = opts.fullCache, engine
 	}
-	out := model.RunBatch(rows, f.loadModel, f.batchDevice)
+	out := model.RunBatch(b.Rows, f.loadModel, f.batchDevice)
 	return writeBatch(f, form, name, out, func(r reports.ModelBatchRow) error { return r.Err }, readErr,
-		func() any { return reports.ModelBatchJSON(model.BatchColumns, out) },
-		func() reports.Table { return reports.ModelBatch(model.BatchColumns, out) })
+		func() any { return reports.ModelBatchJSON(b.Header, out) },
+		func() reports.Table { return reports.ModelBatch(b.Header, out) })
 }
