@@ -134,8 +134,25 @@ func (m *Model) mla(op ops.Op, c ops.Cost, rate float64) estimate {
 	}
 	rows := op.Heads * op.SeqQ
 	tileRows, splits := int64(mlaRows), 0.0
-	if decode && triton {
+	ctaTime := m.eff.AttentionCTA
+	gen, trtllm := mlaGen[m.dev.Architecture]
+	switch {
+	case decode && triton:
 		tileRows, splits = tritonHeads, tritonSplits
+	case decode && trtllm:
+		// TensorRT-LLM's generation kernels (trtllm-gen, through
+		// FlashInfer; TllmGenFmhaKernel's kernel selection) take the
+		// low-latency form, 16 query heads to a CTA (8 for at most 8),
+		// where a sequence has at most 32 heads or its 16-head CTAs
+		// number at most half the SMs; else the high-throughput one, 64
+		// heads to a CTA. Either spends gen's SM time on every CTA.
+		tileRows, ctaTime = mlaRows, gen
+		if op.Heads <= 32 || float64(op.B)*ceilDiv(op.Heads, 16)*2 <= sms {
+			tileRows = 16
+			if op.Heads <= 8 {
+				tileRows = 8
+			}
+		}
 	}
 	tiles := float64(op.B) * ceilDiv(rows, tileRows)
 	tm := math.Min(float64(tileRows), roundUp(rows, mmaRows))
@@ -155,7 +172,7 @@ func (m *Model) mla(op ops.Op, c ops.Cost, rate float64) estimate {
 		if decode && splits == 0 {
 			// Each CTA's own SM time besides its blocks, as the
 			// family's paged attention kernels take (AttentionCTA).
-			compute += ctas * m.eff.AttentionCTA / sms
+			compute += ctas * ctaTime / sms
 		}
 		bytes := c.Bytes
 		var partials float64

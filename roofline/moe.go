@@ -69,6 +69,16 @@ var mlaRate = map[string][2]float64{"Hopper": {0.9, 0.7}, "Blackwell": {1.0, 0.7
 // merged by a second kernel.
 var mlaTriton = map[string]bool{"Ada Lovelace": true}
 
+// mlaGen is, by architecture, the SM time each CTA of the engine's MLA
+// decode kernel spends besides its key blocks, where SGLang runs
+// TensorRT-LLM's generation kernels (its TensorRT-LLM MLA backend, on the
+// B200). Fitted: on aiconfigurator's B200 decode table (2,896 rows) 1,024
+// sequences of 32 heads over 2-64 keys take 77-101 µs, 5.6-7.3 µs of SM
+// time for each of their 2,048 CTAs; from a 0.5 µs grid, median|p90 of the
+// decode cell's |error| 13.7|31.8% at 3 µs, 11.9|25.8 at 5, 11.3|25.9 at
+// 5.5, 11.3|26.5 at 6, 11.4|27.9 at 7 (the family's 1 µs: 14.7|37.8).
+var mlaGen = map[string]float64{"Blackwell": 5.5e-6}
+
 // mlaCast is, by architecture, the fraction of the streaming bandwidth at
 // which the engine's absorbed-MLA decode casts an fp8 cache to bf16 before
 // attending over it, where its kernel cannot read fp8 (SGLang's

@@ -189,7 +189,7 @@ var peerBounds = map[string][3]float64{
 	"h100_sxm mla_decode":  moePeerGoal,
 	"b200_sxm moe":         {0.205, 0.567, 0.01},
 	"b200_sxm mla_prefill": moePeerGoal,
-	"b200_sxm mla_decode":  {0.141, 0.379, 0.01},
+	"b200_sxm mla_decode":  moePeerGoal,
 	"l40s moe":             {0.174, 0.443, 0.01},
 	"l40s mla_prefill":     moePeerGoal,
 	"l40s mla_decode":      {0.193, 0.526, 0.01},
