@@ -315,31 +315,18 @@ func computeTypes(tr *tree) []devices.DType {
 	return out
 }
 
-// opIdentity is an op by its name and the arrays of its shapes and type
-// lists: ops alike in these have one groupKey.
+// opIdentity is an op by its name and its arguments, which the reader
+// shares among the ops that repeat them (opArgs): ops alike in these have
+// one groupKey.
 type opIdentity struct {
-	name                   string
-	inputs                 *Input
-	types, concrete        *string
-	nIn, nTypes, nConcrete int
+	name string
+	args *OpArgs
 }
 
 // maxSame is the most opIdentity entries Analyze keeps.
 const maxSame = 1 << 16
 
-func identity(o *Op) opIdentity {
-	id := opIdentity{name: o.Name, nIn: len(o.Inputs), nTypes: len(o.Types), nConcrete: len(o.Concrete)}
-	if len(o.Inputs) > 0 {
-		id.inputs = &o.Inputs[0]
-	}
-	if len(o.Types) > 0 {
-		id.types = &o.Types[0]
-	}
-	if len(o.Concrete) > 0 {
-		id.concrete = &o.Concrete[0]
-	}
-	return id
-}
+func identity(o *Op) opIdentity { return opIdentity{o.Name, o.OpArgs} }
 
 // groupKey identifies an op's row: name, shapes, types and the arguments
 // that change its cost.
