@@ -161,4 +161,23 @@ func TestReadBatchLayout(t *testing.T) {
 			t.Errorf("row %d: %+v, %v; want %+v", i+2, r.Shape, r.Err, want)
 		}
 	}
+	// The row answers as Analyze does for the layout the flags give, and
+	// the layout matters: tp 2 alone holds every expert on each GPU.
+	m := h100(t)
+	out := RunBatch(b.Rows[:1], LoadBuiltin, func(string) (*roofline.Model, error) { return m, nil })
+	c, err := LoadBuiltin("deepseek-v3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := c.Analyze(b.Rows[0].Shape, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain, err := c.Memory(Shape{Phase: Decode, Batch: 32, Seq: 1, Ctx: 4096, TP: 2}, m.Device())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := out[0].Result; out[0].Err != nil || got.Expected != want.Expected || got.Memory.Weights != want.Memory.Weights || got.Memory.Weights >= plain.Weights {
+		t.Errorf("row 2: %v, expected %v, weights %v; want Analyze's %v and %v, below tp 2's %v", out[0].Err, got.Expected, got.Memory.Weights, want.Expected, want.Memory.Weights, plain.Weights)
+	}
 }
